@@ -1,0 +1,1 @@
+"""Transports for agui-core hosts (import name: agui_transports)."""
