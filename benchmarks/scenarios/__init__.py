@@ -1,0 +1,18 @@
+"""The registry of benchmark scenarios: the harness runs :data:`SCENARIOS`, in this order.
+
+A new scenario is a module in this package exposing a :class:`benchmarks.harness.Scenario`
+named ``SCENARIO``, added to the list below.
+"""
+
+from __future__ import annotations
+
+from benchmarks.harness import Scenario
+from benchmarks.scenarios import decode_input, encode_stream, payload_validation
+
+__all__ = ["SCENARIOS"]
+
+SCENARIOS: list[Scenario] = [
+    encode_stream.SCENARIO,
+    decode_input.SCENARIO,
+    payload_validation.SCENARIO,
+]
