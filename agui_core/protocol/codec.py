@@ -92,6 +92,13 @@ def _tagged_union(tag: str, members: tuple[type[Any], ...]) -> Callable[[Any, An
     return structure
 
 
+def _optional(hook: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def structure(value: Any, _type: Any) -> Any:
+        return None if value is None else hook(value, _type)
+
+    return structure
+
+
 def _register_unions() -> None:
     for union, tag in (
         (t.Message, "role"),
@@ -103,8 +110,8 @@ def _register_unions() -> None:
         members = get_args(union)
         hook = _tagged_union(tag, members)
         converter.register_structure_hook(union, hook)
-        # ``X | None`` of a tagged union: None is handled by cattrs, the rest by the hook.
-        converter.register_structure_hook(Union[union, None], lambda v, _, h=hook: None if v is None else h(v, _))  # noqa: E501
+        # ``X | None`` of a tagged union: None passes through, the rest goes to the hook.
+        converter.register_structure_hook(Union[union, None], _optional(hook))
     parts_hook = _tagged_union("type", get_args(t.InputContent))
 
     def content(value: Any, _type: Any) -> Any:
@@ -120,7 +127,7 @@ def _register_class(cls: type[Any]) -> None:
     wire = {f.name: _camel(f.name) for f in fields if f.name != "extra"}
     known = frozenset(wire.values())
     tags = {f.name for f in fields if not f.init}
-    st_overrides = {name: override(rename=camel) for name, camel in wire.items() if name not in tags}
+    st_overrides: dict[str, Any] = {name: override(rename=camel) for name, camel in wire.items() if name not in tags}
     st_overrides["extra"] = override(omit=True)
     base_structure = make_dict_structure_fn(cls, converter, **st_overrides)
 

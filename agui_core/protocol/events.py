@@ -68,14 +68,13 @@ __all__ = [
 
 TextMessageRole: TypeAlias = Literal["developer", "system", "assistant", "user"]
 
-_wire = attrs.frozen(kw_only=True, slots=True)
 
 
 def _extra() -> Any:
     return attrs.field(default=EMPTY, repr=False)
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class TextMessageStartEvent:
     """Opens a streamed text message."""
 
@@ -90,7 +89,7 @@ class TextMessageStartEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class TextMessageContentEvent:
     """Appends a fragment to a streamed text message."""
 
@@ -104,7 +103,7 @@ class TextMessageContentEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class TextMessageEndEvent:
     """Closes a streamed text message."""
 
@@ -117,7 +116,7 @@ class TextMessageEndEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class TextMessageChunkEvent:
     """Shorthand for a start, content and end sequence."""
 
@@ -133,7 +132,7 @@ class TextMessageChunkEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ToolCallStartEvent:
     """Opens a tool call."""
 
@@ -148,7 +147,7 @@ class ToolCallStartEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ToolCallArgsEvent:
     """Appends a fragment of a tool call's JSON arguments."""
 
@@ -162,7 +161,7 @@ class ToolCallArgsEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ToolCallEndEvent:
     """Closes a tool call: its arguments are complete."""
 
@@ -175,7 +174,7 @@ class ToolCallEndEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ToolCallChunkEvent:
     """Shorthand for a tool call's start, args and end sequence."""
 
@@ -191,7 +190,7 @@ class ToolCallChunkEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ToolCallResultEvent:
     """Carries what a tool returned, as a new tool message."""
 
@@ -207,7 +206,7 @@ class ToolCallResultEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class StateSnapshotEvent:
     """Replaces the agent state whole."""
 
@@ -220,7 +219,7 @@ class StateSnapshotEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class StateDeltaEvent:
     """Changes the agent state by a JSON Patch (RFC 6902)."""
 
@@ -233,7 +232,7 @@ class StateDeltaEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class MessagesSnapshotEvent:
     """The complete list of messages the producer owns, in order."""
 
@@ -245,7 +244,7 @@ class MessagesSnapshotEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ActivitySnapshotEvent:
     """Reports structured progress that is not conversation content."""
 
@@ -261,7 +260,7 @@ class ActivitySnapshotEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ActivityDeltaEvent:
     """Changes an activity message's content by a JSON Patch."""
 
@@ -276,7 +275,7 @@ class ActivityDeltaEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class RawEvent:
     """Passes a provider-native event through untranslated."""
 
@@ -290,7 +289,7 @@ class RawEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class CustomEvent:
     """An application's own event."""
 
@@ -304,7 +303,7 @@ class CustomEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class RunStartedEvent:
     """Opens a run."""
 
@@ -320,7 +319,7 @@ class RunStartedEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class RunFinishedEvent:
     """Closes a run that did not fail; ``outcome`` says why it ended (absent = success)."""
 
@@ -336,7 +335,7 @@ class RunFinishedEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class RunErrorEvent:
     """Ends a run that failed. The only error event."""
 
@@ -350,7 +349,7 @@ class RunErrorEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class StepStartedEvent:
     """Opens a named step."""
 
@@ -363,7 +362,7 @@ class StepStartedEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class StepFinishedEvent:
     """Closes a named step."""
 
@@ -376,7 +375,7 @@ class StepFinishedEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ReasoningStartEvent:
     """Opens a span of reasoning."""
 
@@ -389,7 +388,7 @@ class ReasoningStartEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ReasoningMessageStartEvent:
     """Opens a streamed reasoning message."""
 
@@ -403,7 +402,7 @@ class ReasoningMessageStartEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ReasoningMessageContentEvent:
     """Appends a fragment to a reasoning message."""
 
@@ -417,7 +416,7 @@ class ReasoningMessageContentEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ReasoningMessageEndEvent:
     """Closes a reasoning message."""
 
@@ -430,7 +429,7 @@ class ReasoningMessageEndEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ReasoningMessageChunkEvent:
     """Shorthand for a reasoning message's start, content and end."""
 
@@ -444,7 +443,7 @@ class ReasoningMessageChunkEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ReasoningEndEvent:
     """Closes a span of reasoning."""
 
@@ -457,7 +456,7 @@ class ReasoningEndEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ReasoningEncryptedValueEvent:
     """A provider's opaque, encrypted reasoning artefact."""
 
@@ -472,7 +471,7 @@ class ReasoningEncryptedValueEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class SubagentStartedEvent:
     """Announces that a subagent invocation has begun."""
 
@@ -489,7 +488,7 @@ class SubagentStartedEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class SubagentFinishedEvent:
     """Ends a subagent's segment of this run: completed, or suspended on interrupts."""
 
@@ -503,7 +502,7 @@ class SubagentFinishedEvent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class SubagentErrorEvent:
     """Reports that a subagent invocation failed; the run may go on."""
 
@@ -561,7 +560,7 @@ EventType: TypeAlias = str
 """The wire ``type`` of an event; the known values are the keys of ``EVENT_CLASS_BY_TYPE``."""
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class UnknownEvent:
     """An event whose ``type`` this version does not know, kept whole.
 

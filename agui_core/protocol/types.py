@@ -76,7 +76,6 @@ JSON: TypeAlias = Any
 EMPTY: Mapping[str, Any] = MappingProxyType({})
 """The shared, immutable ``extra`` of an object that carried no unknown keys."""
 
-_wire = attrs.frozen(kw_only=True, slots=True)
 
 
 def _extra() -> Any:
@@ -86,7 +85,7 @@ def _extra() -> Any:
 # --- content parts -----------------------------------------------------------------------
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class DataSource:
     """Bytes carried inline (base64 in ``value``)."""
 
@@ -96,7 +95,7 @@ class DataSource:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class UrlSource:
     """Bytes referenced by URL."""
 
@@ -106,7 +105,7 @@ class UrlSource:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class FileSource:
     """Bytes already at a provider, named by the handle it issued."""
 
@@ -120,7 +119,7 @@ class FileSource:
 InputContentSource: TypeAlias = DataSource | UrlSource | FileSource
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class TextInputContent:
     """A text part of a message body."""
 
@@ -131,7 +130,7 @@ class TextInputContent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ImageInputContent:
     """An image part."""
 
@@ -142,7 +141,7 @@ class ImageInputContent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class AudioInputContent:
     """An audio part."""
 
@@ -153,7 +152,7 @@ class AudioInputContent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class VideoInputContent:
     """A video part."""
 
@@ -164,7 +163,7 @@ class VideoInputContent:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class DocumentInputContent:
     """A document part."""
 
@@ -182,7 +181,7 @@ InputContent: TypeAlias = (
 # --- messages ------------------------------------------------------------------------------
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class FunctionCall:
     """The name and JSON-encoded arguments of a tool call."""
 
@@ -191,7 +190,7 @@ class FunctionCall:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ToolCall:
     """A call an assistant message made."""
 
@@ -203,7 +202,7 @@ class ToolCall:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class DeveloperMessage:
     """Instructions from the application developer."""
 
@@ -217,7 +216,7 @@ class DeveloperMessage:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class SystemMessage:
     """Instructions from the system."""
 
@@ -231,7 +230,7 @@ class SystemMessage:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class AssistantMessage:
     """A message from the agent; may carry only tool calls."""
 
@@ -246,7 +245,7 @@ class AssistantMessage:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class UserMessage:
     """A message from the person using the application."""
 
@@ -260,7 +259,7 @@ class UserMessage:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ToolMessage:
     """What a tool returned, as a message of the conversation."""
 
@@ -275,7 +274,7 @@ class ToolMessage:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ActivityMessage:
     """Structured progress, kept as a message so it keeps its place in the sequence."""
 
@@ -288,7 +287,7 @@ class ActivityMessage:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ReasoningMessage:
     """A span of the agent's reasoning, as a message."""
 
@@ -314,7 +313,7 @@ Message: TypeAlias = (
 # --- tools and context ---------------------------------------------------------------------
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class Tool:
     """A tool the agent may call; ``parameters`` is a JSON Schema."""
 
@@ -325,7 +324,7 @@ class Tool:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class Context:
     """A named piece of ambient information for the run."""
 
@@ -337,7 +336,7 @@ class Context:
 # --- interrupts and resumes ----------------------------------------------------------------
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class Interrupt:
     """Something a run needs from outside before it can continue.
 
@@ -356,7 +355,7 @@ class Interrupt:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ResumeEntry:
     """The answer to one interrupt, sent on the run that continues from it.
 
@@ -371,7 +370,7 @@ class ResumeEntry:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class RunAgentInput:
     """A request to run an agent; with ``resume`` it continues an interrupted run.
 
@@ -395,7 +394,7 @@ class RunAgentInput:
 # --- outcomes ------------------------------------------------------------------------------
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class RunFinishedSuccessOutcome:
     """The run completed. An absent outcome means the same."""
 
@@ -404,7 +403,7 @@ class RunFinishedSuccessOutcome:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class RunFinishedInterruptOutcome:
     """The run paused for outside input; ``interrupts`` is never empty."""
 
@@ -413,7 +412,7 @@ class RunFinishedInterruptOutcome:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class RunFinishedCancelledOutcome:
     """The run was stopped by its host; nothing was produced and nothing is pending."""
 
@@ -426,7 +425,7 @@ RunFinishedOutcome: TypeAlias = (
 )
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class SubagentFinishedSuccessOutcome:
     """The subagent completed its work."""
 
@@ -434,7 +433,7 @@ class SubagentFinishedSuccessOutcome:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class SubagentFinishedSuspendedOutcome:
     """The subagent is paused on the named interrupts; a later run may continue it."""
 
@@ -446,7 +445,7 @@ class SubagentFinishedSuspendedOutcome:
 SubagentFinishedOutcome: TypeAlias = SubagentFinishedSuccessOutcome | SubagentFinishedSuspendedOutcome
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class TokenUsage:
     """Token counts for one provider and model."""
 
@@ -464,7 +463,7 @@ class TokenUsage:
 # --- capabilities --------------------------------------------------------------------------
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class SubagentInfo:
     """A subagent a parent agent can invoke."""
 
@@ -473,7 +472,7 @@ class SubagentInfo:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class IdentityCapabilities:
     """Who the agent is."""
 
@@ -487,7 +486,7 @@ class IdentityCapabilities:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class TransportCapabilities:
     """Which transports the agent handles."""
 
@@ -499,7 +498,7 @@ class TransportCapabilities:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ToolsCapabilities:
     """Tool calling support."""
 
@@ -510,7 +509,7 @@ class ToolsCapabilities:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class OutputCapabilities:
     """Output format support."""
 
@@ -519,7 +518,7 @@ class OutputCapabilities:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class StateCapabilities:
     """Shared state support."""
 
@@ -530,7 +529,7 @@ class StateCapabilities:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class MultiAgentCapabilities:
     """Multi-agent coordination support."""
 
@@ -541,7 +540,7 @@ class MultiAgentCapabilities:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ReasoningCapabilities:
     """Reasoning support."""
 
@@ -551,7 +550,7 @@ class ReasoningCapabilities:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class MultimodalInputCapabilities:
     """Modalities the agent accepts."""
 
@@ -563,7 +562,7 @@ class MultimodalInputCapabilities:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class MultimodalOutputCapabilities:
     """Modalities the agent produces."""
 
@@ -572,7 +571,7 @@ class MultimodalOutputCapabilities:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class MultimodalCapabilities:
     """Multimodal input and output support."""
 
@@ -581,7 +580,7 @@ class MultimodalCapabilities:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class ExecutionCapabilities:
     """Execution limits."""
 
@@ -592,7 +591,7 @@ class ExecutionCapabilities:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class HumanInTheLoopCapabilities:
     """Human-in-the-loop support; ``interrupts`` and ``approve_with_edits`` are the 1.0 flags."""
 
@@ -605,7 +604,7 @@ class HumanInTheLoopCapabilities:
     extra: Mapping[str, Any] = _extra()
 
 
-@_wire
+@attrs.frozen(kw_only=True)
 class AgentCapabilities:
     """The capabilities document an agent publishes. Absent means not declared."""
 
