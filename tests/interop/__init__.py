@@ -1,0 +1,1 @@
+"""Interoperability tests against the reference packages: ``ag_ui`` and ``@ag-ui/*``."""

@@ -1,0 +1,181 @@
+"""A Python API over the reference TypeScript packages (``@ag-ui/core``, ``@ag-ui/client``).
+
+Each function hands a whole batch to one ``node`` process (JSON on stdin, JSON on stdout) and
+returns one result per case, in order. The packages are the ones pinned in
+``tests/interop/node/package.json``; when node or the installed packages are missing these
+functions raise :class:`NodeBridgeError` (the interop tests fail, they never skip).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ENFORCE_REMOVED",
+    "NODE_DIR",
+    "NodeBridgeError",
+    "NodeResult",
+    "ResumeResult",
+    "json_equal",
+    "node_resume",
+    "node_validate",
+    "node_verify",
+]
+
+NODE_DIR = Path(__file__).resolve().parent / "node"
+"""The npm project holding the pinned reference packages and the bridge scripts."""
+
+ENFORCE_REMOVED = "[ag-ui][enforce] Removed"
+"""How ``enforceEvents`` starts the warning it prints when it strips something from an event."""
+
+_PINNED = {"@ag-ui/core": "1.0.0", "@ag-ui/client": "1.0.0"}
+_INSTALL_HINT = "run `npm ci --prefix tests/interop/node` from the repository root"
+_TIMEOUT_SECONDS = 120
+
+
+class NodeBridgeError(RuntimeError):
+    """Node, the reference packages or a bridge script is missing or failed."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeResult:
+    """One case's answer from a reference package.
+
+    ``value`` is zod's parsed output for ``node_validate`` and, for ``node_verify``, the events
+    that came out of the client pipeline (those before the error when ``ok`` is false).
+    ``warnings`` is what ``console.warn`` received while a stream was verified.
+    """
+
+    ok: bool
+    error: str | None
+    value: Any = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def stripped(self) -> tuple[str, ...]:
+        """The warnings in which ``enforceEvents`` reports removing material from an event."""
+        return tuple(w for w in self.warnings if w.startswith(ENFORCE_REMOVED))
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeResult:
+    """``buildResumeArray`` and ``isInterruptExpired`` of ``@ag-ui/client`` for one case.
+
+    ``value`` is the built resume array (``None`` when the build threw, with ``error`` set);
+    ``expired`` holds ``isInterruptExpired`` for each interrupt, in order.
+    """
+
+    ok: bool
+    error: str | None
+    value: list[dict[str, Any]] | None
+    expired: tuple[bool, ...] | None
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality in JSON's data model, the one values crossing the bridge live in: 1 and 1.0
+    are the same number (JavaScript cannot tell them apart), ``true`` is not 1, and arrays
+    compare whatever Python sequence holds them."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _node() -> str:
+    node = shutil.which("node")
+    if node is None:
+        raise NodeBridgeError(
+            "the interop tests need Node.js (`node` is not on PATH); install Node 20+, "
+            f"then {_INSTALL_HINT}"
+        )
+    modules = NODE_DIR / "node_modules"
+    for package, version in _PINNED.items():
+        manifest = modules / package / "package.json"
+        if not manifest.is_file():
+            raise NodeBridgeError(f"{package} is not installed in {modules}; {_INSTALL_HINT}")
+        installed = json.loads(manifest.read_text(encoding="utf-8")).get("version")
+        if installed != version:
+            raise NodeBridgeError(
+                f"{package} {installed} is installed in {modules}, the tests pin {version}; "
+                f"{_INSTALL_HINT}"
+            )
+    return node
+
+
+def _run(script: str, request: Mapping[str, Any], expected: int) -> list[dict[str, Any]]:
+    node = _node()
+    # allow_nan=False: a NaN would reach node as a bare token and fail the whole batch.
+    payload = json.dumps(request, allow_nan=False, ensure_ascii=False)
+    try:
+        done = subprocess.run(
+            [node, str(NODE_DIR / script)],
+            input=payload.encode("utf-8"),
+            capture_output=True,
+            cwd=NODE_DIR,
+            timeout=_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise NodeBridgeError(f"node {script} did not answer within {_TIMEOUT_SECONDS} s") from exc
+    stderr = done.stderr.decode("utf-8", "replace").strip()
+    if done.returncode != 0:
+        raise NodeBridgeError(f"node {script} exited with {done.returncode}:\n{stderr}")
+    try:
+        results: list[dict[str, Any]] = json.loads(done.stdout)["results"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise NodeBridgeError(
+            f"node {script} replied with something that is not a result list:\n{stderr}"
+        ) from exc
+    if len(results) != expected:
+        raise NodeBridgeError(f"node {script} answered {len(results)} cases out of {expected}")
+    return results
+
+
+def node_validate(cases: Sequence[tuple[str, Any]]) -> list[NodeResult]:
+    """Parse each ``(schema_name, value)`` with that zod schema of ``@ag-ui/core/schemas``.
+
+    ``schema_name`` is an export such as ``"EventSchema"`` or ``"RunAgentInputSchema"``.
+    """
+    request = {"cases": [{"schema": name, "value": value} for name, value in cases]}
+    return [
+        NodeResult(ok=r["ok"], error=r["error"], value=r["value"])
+        for r in _run("validate.cjs", request, len(cases))
+    ]
+
+
+def node_verify(streams: Sequence[Iterable[Mapping[str, Any]]]) -> list[NodeResult]:
+    """Run each stream through ``@ag-ui/client``'s ``enforceEvents()``, then ``verifyEvents()``."""
+    request = {"streams": [list(stream) for stream in streams]}
+    return [
+        NodeResult(ok=r["ok"], error=r["error"], value=r["events"], warnings=tuple(r["warnings"]))
+        for r in _run("verify.cjs", request, len(streams))
+    ]
+
+
+def node_resume(cases: Sequence[Mapping[str, Any]]) -> list[ResumeResult]:
+    """Run ``buildResumeArray`` and ``isInterruptExpired`` of ``@ag-ui/client`` on each case.
+
+    A case is ``{"interrupts": [...], "responses": {interruptId: {...}}, "now": iso?}``; without
+    ``now`` the reference compares against the current time.
+    """
+    request = {"cases": [dict(case) for case in cases]}
+    return [
+        ResumeResult(
+            ok=r["ok"],
+            error=r["error"],
+            value=r["value"],
+            expired=None if r["expired"] is None else tuple(r["expired"]),
+        )
+        for r in _run("resume.cjs", request, len(cases))
+    ]
