@@ -1,9 +1,12 @@
 """The one codec: AG-UI JSON bytes to attrs objects and back.
 
 Decoding is ``orjson.loads`` -> the compiled wire schema of the object's type (see
-:mod:`agui_core.protocol.validation`) -> one cattrs structure hook per class. Encoding is one
-cattrs unstructure hook per class -> ``orjson.dumps``. The hooks are generated once, at import,
-for every wire class, with three rules the reference producers follow:
+:mod:`agui_core.protocol.validation`) -> the class's structure hook. Encoding is the class's
+unstructure hook -> ``orjson.dumps``. The hooks are Python functions generated once, at
+import, for every wire class (each field's handling inlined, unions dispatched by tag or by
+class with one dict lookup) and registered on one cattrs :data:`converter`, so wire objects
+nested in anything else cattrs handles use them too. They follow three rules of the
+reference producers:
 
 - keys are camelCase; an optional attribute that is ``None`` is left out, never written as null;
 - free JSON (state, payloads, results, metadata) passes through untouched, ``null`` included;
@@ -24,7 +27,6 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 import attrs
 import cattrs
 import orjson
-from cattrs.gen import make_dict_structure_fn, override
 
 from agui_core.errors import EncodeError, InvalidEventError, InvalidInputError
 from agui_core.protocol import types as t
@@ -76,141 +78,169 @@ converter.register_unstructure_hook(dict, _identity)
 converter.register_unstructure_hook(list, _identity)
 
 
-def _tagged_union(tag: str, members: tuple[type[Any], ...]) -> Callable[[Any, Any], Any]:
-    """A structure hook that picks a union member by its tag with one dict lookup."""
-    by_tag = {attrs.fields_dict(cls)[tag].default: cls for cls in members}
-    hooks: dict[str, Callable[[Any, Any], Any]] = {}
-
-    def structure(value: Any, _type: Any) -> Any:
-        # Member hooks are looked up on first use: the classes register after the unions.
-        name = value[tag]
-        hook = hooks.get(name)
-        if hook is None:
-            hook = hooks[name] = converter.get_structure_hook(by_tag[name])
-        return hook(value, None)
-
-    return structure
-
-
-def _optional(hook: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    def structure(value: Any, _type: Any) -> Any:
-        return None if value is None else hook(value, _type)
-
-    return structure
-
-
-def _register_unions() -> None:
-    for union, tag in (
-        (t.Message, "role"),
-        (t.InputContent, "type"),
-        (t.InputContentSource, "type"),
-        (t.RunFinishedOutcome, "type"),
-        (t.SubagentFinishedOutcome, "type"),
-    ):
-        members = get_args(union)
-        hook = _tagged_union(tag, members)
-        converter.register_structure_hook(union, hook)
-        # ``X | None`` of a tagged union: None passes through, the rest goes to the hook.
-        converter.register_structure_hook(Union[union, None], _optional(hook))
-    parts_hook = _tagged_union("type", get_args(t.InputContent))
-
-    def content(value: Any, _type: Any) -> Any:
-        if isinstance(value, str):
-            return value
-        return tuple(parts_hook(part, None) for part in value)
-
-    converter.register_structure_hook(str | tuple[t.InputContent, ...], content)
-
-
-def _register_class(cls: type[Any]) -> None:
-    fields = attrs.fields(cls)
-    wire = {f.name: _camel(f.name) for f in fields if f.name != "extra"}
-    known = frozenset(wire.values())
-    tags = {f.name for f in fields if not f.init}
-    st_overrides: dict[str, Any] = {name: override(rename=camel) for name, camel in wire.items() if name not in tags}
-    st_overrides["extra"] = override(omit=True)
-    base_structure = make_dict_structure_fn(cls, converter, **st_overrides)
-
-    # Only an attribute whose default is None is optional on the wire; tags and fields with
-    # another default (``messages=()``) are always written.
-    unstructure = _BY_CLASS[cls] = _make_unstructure(cls, wire)
-    def structure(value: Mapping[str, Any], _type: Any) -> Any:
-        obj = base_structure(value, cls)
-        if not known.issuperset(value):
-            obj = attrs.evolve(obj, extra={k: v for k, v in value.items() if k not in known})
-        return obj
-
-    converter.register_unstructure_hook(cls, unstructure)
-    converter.register_structure_hook(cls, structure)
-
-
-_UNION_MEMBERS: dict[Any, tuple[type[Any], ...]] = {
-    union: get_args(union)
-    for union in (t.Message, t.InputContent, t.InputContentSource, t.RunFinishedOutcome, t.SubagentFinishedOutcome)
+_UNION_TAGS: dict[Any, str] = {
+    t.Message: "role",
+    t.InputContent: "type",
+    t.InputContentSource: "type",
+    t.RunFinishedOutcome: "type",
+    t.SubagentFinishedOutcome: "type",
 }
+"""The tagged unions of the wire and the name of each one's tag."""
+
+_UNION_NAMES: dict[Any, str] = {union: f"_U{n}" for n, union in enumerate(_UNION_TAGS)}
 _BY_CLASS: dict[type[Any], Callable[[Any], dict[str, Any]]] = {}
-"""Every wire class's unstructure function, for unions that dispatch on ``obj.__class__``."""
+"""Every wire class's unstructure function."""
+_STRUCTURE_BY_CLASS: dict[type[Any], Callable[..., Any]] = {}
+"""Every wire class's structure function, ``(value, type=None) -> object``."""
+_STRUCTURE_BY_TAG: dict[Any, dict[str, Callable[..., Any]]] = {union: {} for union in _UNION_TAGS}
+"""For each tagged union, its members' structure functions by tag value. Filled once every
+class is generated; the generated code holds these very dicts."""
 
 
-def _value_expr(tp: Any, var: str) -> str:
+def _is_optional(tp: Any) -> bool:
+    return get_origin(tp) in (Union, types.UnionType) and type(None) in get_args(tp)
+
+
+def _without_none(tp: Any) -> Any:
+    inner = tuple(a for a in get_args(tp) if a is not type(None))
+    return inner[0] if len(inner) == 1 else Union[inner]  # noqa: UP007
+
+
+def _is_wire(tp: Any) -> bool:
+    """A wire class, or a tagged union of them."""
+    return attrs.has(tp) or tp in _UNION_TAGS
+
+
+def _unstructure_expr(tp: Any, var: str) -> str:
     """Python source that unstructures ``var``, whose declared type is ``tp`` (not None)."""
-    if attrs.has(tp):
-        return f"_BY_CLASS[{tp.__name__}]({var})"
-    if tp in _UNION_MEMBERS:
+    if _is_wire(tp):
         return f"_BY_CLASS[{var}.__class__]({var})"
     origin, args = get_origin(tp), get_args(tp)
     if origin is tuple and args[1:] == (Ellipsis,):
-        inner = args[0]
-        if attrs.has(inner) or inner in _UNION_MEMBERS:
-            return f"[{_value_expr(inner, 'x')} for x in {var}]"
+        if _is_wire(args[0]):
+            return f"[{_unstructure_expr(args[0], 'x')} for x in {var}]"
         return var  # a tuple of plain JSON values: orjson writes tuples as arrays
     if origin in (Union, types.UnionType) and str in args:
         # ``str | tuple[InputContent, ...]``: message content.
         rest = next(a for a in args if a is not str)
-        return f"{var} if {var}.__class__ is str else {_value_expr(rest, var)}"
-    if origin in (Union, types.UnionType) and all(a in _UNION_MEMBERS or attrs.has(a) for a in args):
-        return f"_BY_CLASS[{var}.__class__]({var})"
+        return f"{var} if {var}.__class__ is str else {_unstructure_expr(rest, var)}"
     return var  # str, int, bool, Literal, free JSON
 
 
-def _make_unstructure(cls: type[Any], wire: Mapping[str, str]) -> Callable[[Any], dict[str, Any]]:
-    """Generate the unstructure function of ``cls``: camelCase keys, None left out, extras kept.
+def _structure_expr(tp: Any, var: str) -> str:
+    """Python source that builds a value of declared type ``tp`` (not None) from ``var``."""
+    if attrs.has(tp):
+        return f"_S[{tp.__name__}]({var})"
+    if tp in _UNION_TAGS:
+        return f"{_UNION_NAMES[tp]}[{var}[{_UNION_TAGS[tp]!r}]]({var})"
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is tuple and args[1:] == (Ellipsis,):
+        if _is_wire(args[0]):
+            return f"tuple([{_structure_expr(args[0], 'x')} for x in {var}])"
+        return f"tuple({var})"
+    if origin in (Union, types.UnionType) and str in args:
+        rest = next(a for a in args if a is not str)
+        return f"{var} if {var}.__class__ is str else {_structure_expr(rest, var)}"
+    return var  # str, int, bool, Literal, free JSON
 
-    cattrs' own generator goes through a hook per field and per union member; this one
-    inlines each field's handling, which makes encoding several times faster.
+
+def _compile(name: str, lines: list[str], namespace: dict[str, Any]) -> Any:
+    namespace.update({c.__name__: c for c in _WIRE_CLASSES})
+    exec(compile("\n".join(lines), f"<agui_core {name}>", "exec"), namespace)
+    return namespace[name]
+
+
+def _make_unstructure(cls: type[Any], wire: Mapping[str, str]) -> Callable[[Any], dict[str, Any]]:
+    """The unstructure function of ``cls``: camelCase keys, None left out, extras written back.
+
+    Only an attribute whose default is None is optional on the wire; tags and attributes with
+    another default (``messages=()``) are always written. Each field's handling is inlined,
+    which makes encoding several times faster than a hook per field.
     """
     hints = get_type_hints(cls)
-    fields = {f.name: f for f in attrs.fields(cls)}
+    fields = attrs.fields_dict(cls)
     required, optional = [], []
     for name, camel in wire.items():
         tp = hints[name]
-        field = fields[name]
-        if field.default is None:
-            inner = tuple(a for a in get_args(tp) if a is not type(None))
-            if get_origin(tp) in (Union, types.UnionType) and type(None) in get_args(tp):
-                tp = inner[0] if len(inner) == 1 else Union[inner]  # noqa: UP007
-            optional.append((name, camel, _value_expr(tp, "v")))
+        if fields[name].default is None:
+            optional.append((name, camel, _unstructure_expr(_without_none(tp) if _is_optional(tp) else tp, "v")))
         else:
-            required.append((name, camel, _value_expr(tp, f"o.{name}")))
+            required.append((camel, _unstructure_expr(tp, f"o.{name}")))
     lines = [f"def unstructure_{cls.__name__}(o):"]
-    lines.append("    d = {" + ", ".join(f"{camel!r}: {expr}" for _, camel, expr in required) + "}")
+    lines.append("    d = {" + ", ".join(f"{camel!r}: {expr}" for camel, expr in required) + "}")
     for name, camel, expr in optional:
         lines.append(f"    v = o.{name}")
         lines.append(f"    if v is not None: d[{camel!r}] = {expr}")
-    lines.append("    if o.extra: d.update(o.extra)")
-    lines.append("    return d")
-    namespace: dict[str, Any] = {"_BY_CLASS": _BY_CLASS}
-    namespace.update({c.__name__: c for c in _WIRE_CLASSES})
-    exec(compile("\n".join(lines), f"<agui_core unstructure {cls.__name__}>", "exec"), namespace)
-    function: Callable[[Any], dict[str, Any]] = namespace[f"unstructure_{cls.__name__}"]
-    return function
+    lines += ["    if o.extra: d.update(o.extra)", "    return d"]
+    return _compile(f"unstructure_{cls.__name__}", lines, {"_BY_CLASS": _BY_CLASS})  # type: ignore[no-any-return]
 
 
-_register_unions()
+def _make_structure(cls: type[Any], wire: Mapping[str, str]) -> Callable[..., Any]:
+    """The structure function of ``cls``, from a JSON object that passed the wire schema.
+
+    Required keys are there and values have their declared types, so nothing is checked
+    twice; keys this version does not know go to ``extra``. The object is filled through its
+    slots' descriptors, as attrs' own ``__init__`` does for a frozen class but without the
+    keyword-argument call, which halves the cost of building a message.
+    """
+    hints = get_type_hints(cls)
+    fields = attrs.fields_dict(cls)
+    namespace: dict[str, Any] = {
+        "_S": _STRUCTURE_BY_CLASS,
+        "_KNOWN": frozenset(wire.values()),
+        "_EMPTY": t.EMPTY,
+        "_new": object.__new__,
+    }
+    namespace.update({_UNION_NAMES[u]: _STRUCTURE_BY_TAG[u] for u in _UNION_TAGS})
+    lines = [f"def structure_{cls.__name__}(d, _type=None):", f"    o = _new({cls.__name__})"]
+    for name, field in fields.items():
+        namespace[f"_set_{name}"] = cls.__dict__[name].__set__
+        if name == "extra":
+            value = "_EMPTY if _KNOWN.issuperset(d) else {k: w for k, w in d.items() if k not in _KNOWN}"
+        elif not field.init:
+            namespace[f"_default_{name}"] = field.default
+            value = f"_default_{name}"
+        else:
+            camel, tp = wire[name], hints[name]
+            if field.default is None:
+                expr = _structure_expr(_without_none(tp) if _is_optional(tp) else tp, "v")
+                value = f"d.get({camel!r})" if expr == "v" else f"None if (v := d.get({camel!r})) is None else {expr}"
+            elif field.default is attrs.NOTHING:
+                value = _structure_expr(tp, f"d[{camel!r}]")
+            else:
+                namespace[f"_default_{name}"] = field.default
+                value = f"_default_{name} if (v := d.get({camel!r}, _EMPTY)) is _EMPTY else {_structure_expr(tp, 'v')}"
+        lines.append(f"    _set_{name}(o, {value})")
+    lines.append("    return o")
+    return _compile(f"structure_{cls.__name__}", lines, namespace)  # type: ignore[no-any-return]
+
+
+def _register_class(cls: type[Any]) -> None:
+    wire = {f.name: _camel(f.name) for f in attrs.fields(cls) if f.name != "extra"}
+    unstructure = _BY_CLASS[cls] = _make_unstructure(cls, wire)
+    structure = _STRUCTURE_BY_CLASS[cls] = _make_structure(cls, wire)
+    converter.register_unstructure_hook(cls, unstructure)
+    converter.register_structure_hook(cls, structure)
+
+
+def _register_unions() -> None:
+    """Tagged unions structure by their tag and unstructure by the object's class."""
+    for union, tag in _UNION_TAGS.items():
+        by_tag = _STRUCTURE_BY_TAG[union]
+        for cls in get_args(union):
+            by_tag[attrs.fields_dict(cls)[tag].default] = _STRUCTURE_BY_CLASS[cls]
+
+        def structure(value: Any, _type: Any, by_tag: dict[str, Any] = by_tag, tag: str = tag) -> Any:
+            return None if value is None else by_tag[value[tag]](value)
+
+        converter.register_structure_hook(union, structure)
+        converter.register_structure_hook(Union[union, None], structure)  # noqa: UP007
+        converter.register_unstructure_hook(union, lambda obj: _BY_CLASS[obj.__class__](obj))
+
+
 for _cls in _WIRE_CLASSES:
     _register_class(_cls)
-for _union in _UNION_MEMBERS:
-    converter.register_unstructure_hook(_union, lambda obj: _BY_CLASS[obj.__class__](obj))
+_register_unions()
 converter.register_unstructure_hook(UnknownEvent, lambda ev: dict(ev.data))
 
 _UNSTRUCTURE_EVENT: dict[type[Any], Callable[[Any], dict[str, Any]]] = {
