@@ -228,7 +228,7 @@ def _register_unions() -> None:
     for union, tag in _UNION_TAGS.items():
         by_tag = _STRUCTURE_BY_TAG[union]
         for cls in get_args(union):
-            by_tag[attrs.fields_dict(cls)[tag].default] = _STRUCTURE_BY_CLASS[cls]
+            by_tag[str(attrs.fields_dict(cls)[tag].default)] = _STRUCTURE_BY_CLASS[cls]
 
         def structure(value: Any, _type: Any, by_tag: dict[str, Any] = by_tag, tag: str = tag) -> Any:
             return None if value is None else by_tag[value[tag]](value)
