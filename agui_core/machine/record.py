@@ -1,0 +1,226 @@
+"""The record of a thread: everything a store saves and a ThreadMachine is restored from.
+
+A record is immutable. ``record_to_dict`` and ``record_from_dict`` turn it into plain JSON and
+back, bit for bit, so any store that can keep a JSON document can keep a thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+
+from agui_core.machine.transitions import ThreadState
+from agui_core.protocol.codec import converter, event_from_dict, event_to_dict
+from agui_core.protocol.events import Event
+from agui_core.protocol.types import JSON, Interrupt, Message, ResumeEntry, RunFinishedOutcome
+
+__all__ = [
+    "ActiveRun",
+    "CompletedResume",
+    "OpenInterrupt",
+    "ResolvedInterrupt",
+    "ThreadRecord",
+    "record_from_dict",
+    "record_to_dict",
+]
+
+
+@attrs.frozen(kw_only=True)
+class OpenInterrupt:
+    """An interrupt waiting for its answer, and the run that raised it."""
+
+    interrupt: Interrupt
+    run_id: str
+
+
+@attrs.frozen(kw_only=True)
+class ResolvedInterrupt:
+    """One line of the audit trail: an interrupt and how it was closed.
+
+    ``status`` is the answer's status, or ``expired`` when nobody answered in time.
+    ``answered_in`` is the run that carried the answer and ``answered_at`` the instant it was
+    received (for an expired interrupt: its ``expiresAt``). ``outcome`` is the type of the
+    outcome of the run that carried the answer, once that run has ended.
+    """
+
+    interrupt: Interrupt
+    run_id: str
+    status: Literal["resolved", "cancelled", "expired"]
+    payload: JSON = None
+    metadata: Mapping[str, JSON] | None = None
+    answered_in: str | None = None
+    answered_at: str | None = None
+    outcome: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class CompletedResume:
+    """A resume that was carried out, kept so the same resume again is a replay.
+
+    ``answers`` is the resume's identity: ``(interrupt id, status, canonical payload JSON)``
+    sorted by id. A replay re-sends ``tool_results``, the snapshots (for an interrupt outcome)
+    and a ``RUN_FINISHED`` with ``outcome`` and ``result``.
+    """
+
+    run_id: str
+    answers: tuple[tuple[str, str, str], ...]
+    outcome: RunFinishedOutcome
+    result: JSON = None
+    tool_results: tuple[Event, ...] = ()
+    snapshots: tuple[Event, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class ActiveRun:
+    """The run in progress: what it started from and what it has emitted so far."""
+
+    run_id: str
+    parent_run_id: str | None = None
+    answers: tuple[tuple[Interrupt, ResumeEntry, str], ...] = ()
+    """The resume being carried out: (interrupt, entry, the run that raised the interrupt)."""
+    received_at: str = ""
+    messages_before: tuple[Message, ...] = ()
+    state_before: JSON = None
+    events: tuple[Event, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class ThreadRecord:
+    """One thread, whole: its state, conversation, open and closed interrupts and live run."""
+
+    thread_id: str
+    version: int = 0
+    state: ThreadState = ThreadState.IDLE
+    messages: tuple[Message, ...] = ()
+    agent_state: JSON = None
+    open_interrupts: tuple[OpenInterrupt, ...] = ()
+    resolved: tuple[ResolvedInterrupt, ...] = ()
+    completed_resumes: tuple[CompletedResume, ...] = ()
+    active_run: ActiveRun | None = None
+
+
+def _unstructure(value: Any, tp: Any) -> Any:
+    return converter.unstructure(value, tp)
+
+
+def _structure(value: Any, tp: Any) -> Any:
+    return converter.structure(value, tp)
+
+
+def record_to_dict(record: ThreadRecord) -> dict[str, Any]:
+    """The record as plain JSON (wire objects in their camelCase wire form)."""
+    run = record.active_run
+    return {
+        "threadId": record.thread_id,
+        "version": record.version,
+        "state": record.state.value,
+        "messages": [_unstructure(m, Message) for m in record.messages],
+        "agentState": record.agent_state,
+        "open": [
+            {"interrupt": _unstructure(o.interrupt, Interrupt), "runId": o.run_id}
+            for o in record.open_interrupts
+        ],
+        "resolved": [
+            {
+                "interrupt": _unstructure(r.interrupt, Interrupt),
+                "runId": r.run_id,
+                "status": r.status,
+                "payload": r.payload,
+                "metadata": r.metadata,
+                "answeredIn": r.answered_in,
+                "answeredAt": r.answered_at,
+                "outcome": r.outcome,
+            }
+            for r in record.resolved
+        ],
+        "completedResumes": [
+            {
+                "runId": c.run_id,
+                "answers": [list(a) for a in c.answers],
+                "outcome": _unstructure(c.outcome, RunFinishedOutcome),
+                "result": c.result,
+                "toolResults": [event_to_dict(e) for e in c.tool_results],
+                "snapshots": [event_to_dict(e) for e in c.snapshots],
+            }
+            for c in record.completed_resumes
+        ],
+        "activeRun": None
+        if run is None
+        else {
+            "runId": run.run_id,
+            "parentRunId": run.parent_run_id,
+            "answers": [
+                {
+                    "interrupt": _unstructure(i, Interrupt),
+                    "entry": _unstructure(e, ResumeEntry),
+                    "raisedIn": raised_in,
+                }
+                for i, e, raised_in in run.answers
+            ],
+            "receivedAt": run.received_at,
+            "messagesBefore": [_unstructure(m, Message) for m in run.messages_before],
+            "stateBefore": run.state_before,
+            "events": [event_to_dict(e) for e in run.events],
+        },
+    }
+
+
+def _events(items: list[Any]) -> tuple[Event, ...]:
+    return tuple(event_from_dict(item) for item in items)  # type: ignore[misc]
+
+
+def record_from_dict(data: Mapping[str, Any]) -> ThreadRecord:
+    """The record ``record_to_dict`` wrote; raises ``KeyError``/``ValueError`` on anything else."""
+    structure = _structure
+    run = data["activeRun"]
+    return ThreadRecord(
+        thread_id=data["threadId"],
+        version=data["version"],
+        state=ThreadState(data["state"]),
+        messages=tuple(structure(m, Message) for m in data["messages"]),
+        agent_state=data["agentState"],
+        open_interrupts=tuple(
+            OpenInterrupt(interrupt=structure(o["interrupt"], Interrupt), run_id=o["runId"])
+            for o in data["open"]
+        ),
+        resolved=tuple(
+            ResolvedInterrupt(
+                interrupt=structure(r["interrupt"], Interrupt),
+                run_id=r["runId"],
+                status=r["status"],
+                payload=r["payload"],
+                metadata=r["metadata"],
+                answered_in=r["answeredIn"],
+                answered_at=r["answeredAt"],
+                outcome=r["outcome"],
+            )
+            for r in data["resolved"]
+        ),
+        completed_resumes=tuple(
+            CompletedResume(
+                run_id=c["runId"],
+                answers=tuple((a[0], a[1], a[2]) for a in c["answers"]),
+                outcome=structure(c["outcome"], RunFinishedOutcome),
+                result=c["result"],
+                tool_results=_events(c["toolResults"]),
+                snapshots=_events(c["snapshots"]),
+            )
+            for c in data["completedResumes"]
+        ),
+        active_run=None
+        if run is None
+        else ActiveRun(
+            run_id=run["runId"],
+            parent_run_id=run["parentRunId"],
+            answers=tuple(
+                (structure(a["interrupt"], Interrupt), structure(a["entry"], ResumeEntry), a["raisedIn"])
+                for a in run["answers"]
+            ),
+            received_at=run["receivedAt"],
+            messages_before=tuple(structure(m, Message) for m in run["messagesBefore"]),
+            state_before=run["stateBefore"],
+            events=_events(run["events"]),
+        ),
+    )

@@ -1,0 +1,95 @@
+"""The thread machine's states, inputs and transition table: the only place a state is decided.
+
+A thread is ``IDLE`` (no run, nothing open), ``RUNNING`` (a run without answers),
+``INTERRUPTED`` (open interrupts, no run) or ``RESUMED`` (a run that carries answers). The
+table below maps ``(state, input)`` to the next state; a pair missing from it is a bug of the
+caller and raises :class:`~agui_core.errors.LocalProtocolError` naming both. The rules that do
+not fit a table (coverage of open interrupts, expiry, replay) live in
+:mod:`agui_core.machine.thread`, which asks this module for every state change.
+
+The state diagram in ``docs/thread-machine.md`` is generated from :data:`TRANSITIONS` by
+:func:`mermaid_diagram`; a test fails when the file is stale.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+
+from agui_core.errors import LocalProtocolError
+
+__all__ = ["TRANSITIONS", "MachineInput", "ThreadState", "mermaid_diagram", "next_state"]
+
+
+class ThreadState(enum.Enum):
+    """Where a thread stands between and during runs."""
+
+    IDLE = "IDLE"
+    RUNNING = "RUNNING"
+    INTERRUPTED = "INTERRUPTED"
+    RESUMED = "RESUMED"
+
+
+class MachineInput(enum.Enum):
+    """What can happen to a thread: an accepted client input, or an act of the agent's run."""
+
+    START_RUN = "start_run"
+    """An input without ``resume`` is accepted: a new run starts."""
+    RESUME = "resume"
+    """An input whose ``resume`` answers every open interrupt is accepted."""
+    REPLAY = "replay"
+    """An input repeats a resume already carried out: its recorded outcome is sent again."""
+    EXPIRE = "expire"
+    """Every open interrupt has passed its ``expiresAt``; they are closed as expired."""
+    EMIT = "emit"
+    """The agent streams an event."""
+    INTERRUPT = "interrupt"
+    """The agent ends the run with interrupts."""
+    FINISH = "finish"
+    """The agent ends the run with success."""
+    FAIL = "fail"
+    """The run fails (``RUN_ERROR``); the thread goes back to where it stood before the run."""
+    CANCEL = "cancel"
+    """The host stops the run; it ends with the ``cancelled`` outcome and nothing pending."""
+
+
+S, I = ThreadState, MachineInput
+
+TRANSITIONS: Mapping[tuple[ThreadState, MachineInput], ThreadState] = {
+    (S.IDLE, I.START_RUN): S.RUNNING,
+    (S.IDLE, I.REPLAY): S.IDLE,
+    (S.INTERRUPTED, I.RESUME): S.RESUMED,
+    (S.INTERRUPTED, I.REPLAY): S.INTERRUPTED,
+    (S.INTERRUPTED, I.EXPIRE): S.IDLE,
+    (S.RUNNING, I.EMIT): S.RUNNING,
+    (S.RUNNING, I.INTERRUPT): S.INTERRUPTED,
+    (S.RUNNING, I.FINISH): S.IDLE,
+    (S.RUNNING, I.FAIL): S.IDLE,
+    (S.RUNNING, I.CANCEL): S.IDLE,
+    (S.RESUMED, I.EMIT): S.RESUMED,
+    (S.RESUMED, I.INTERRUPT): S.INTERRUPTED,
+    (S.RESUMED, I.FINISH): S.IDLE,
+    (S.RESUMED, I.FAIL): S.INTERRUPTED,
+    (S.RESUMED, I.CANCEL): S.IDLE,
+}
+"""``(state, input) -> next state``. Rejected client inputs change nothing and are not listed."""
+
+del S, I
+
+
+def next_state(state: ThreadState, event: MachineInput) -> ThreadState:
+    """The state after ``event`` in ``state``; a pair not in the table is an error naming both."""
+    try:
+        return TRANSITIONS[state, event]
+    except KeyError:
+        raise LocalProtocolError(
+            f"{event.name} is not allowed in state {state.name}", state=state, event=event
+        ) from None
+
+
+def mermaid_diagram() -> str:
+    """The table as a Mermaid state diagram, in table order."""
+    lines = ["stateDiagram-v2", "    [*] --> IDLE"]
+    for (state, event), target in TRANSITIONS.items():
+        lines.append(f"    {state.name} --> {target.name}: {event.value}")
+    return "\n".join(lines) + "\n"
