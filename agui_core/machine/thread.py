@@ -1,0 +1,857 @@
+"""ThreadMachine: the agent side of AG-UI's interrupt lifecycle for one thread, sans-IO.
+
+Theory of operation
+-------------------
+A thread lives through runs. A run starts when a client input is accepted and ends with
+``RUN_FINISHED`` (success, interrupt or cancelled) or ``RUN_ERROR``. A run that ends with
+interrupts leaves the thread ``INTERRUPTED``; the next accepted input must carry a ``resume``
+answering every open interrupt, and starts a ``RESUMED`` run that hands those answers to the
+agent. Every state change is looked up in :mod:`agui_core.machine.transitions`.
+
+The machine is fed two kinds of input and answers each with the list of effects to carry out,
+in order (:mod:`agui_core.machine.effects`):
+
+- the client's ``RunAgentInput`` (:meth:`ThreadMachine.receive_input`), with the instant it
+  arrived. Every contract rule of SPEC section 3 is checked here, before anything changes: an
+  input that breaks one gets a lone ``RUN_ERROR`` whose ``code`` names the rule, and the
+  thread is exactly as it was. An input that repeats a resume already carried out is a replay:
+  the recorded tool results and outcome are sent again and nothing runs twice.
+- the agent's acts during a run (:meth:`emit`, :meth:`interrupt`, :meth:`finish`,
+  :meth:`fail`, :meth:`cancel`). A broken rule here is a bug in the agent code and raises
+  :class:`~agui_core.errors.LocalProtocolError` at once, leaving the machine unchanged; the
+  host then fails the run cleanly with :meth:`fail`.
+
+The machine applies every event it lets through to its copy of the thread's messages and
+state, so that it can emit the ``STATE_SNAPSHOT`` and ``MESSAGES_SNAPSHOT`` the interrupt
+boundary needs and so that :meth:`record` can hand a store everything needed to bring the
+thread back. The record is persisted (a ``Persist`` effect) before the ``RUN_FINISHED`` that
+announces interrupts, so no interrupt is announced that a crash could lose.
+
+No clock, no randomness, no I/O: time comes in as ``now``, ids come from the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import attrs
+import orjson
+
+from agui_core.errors import (
+    LocalProtocolError,
+    OrderingError,
+    PayloadError,
+    RemoteProtocolError,
+    RunErrorCode,
+)
+from agui_core.machine.effects import Answer, Effect, Emit, Persist, StartAgent
+from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
+from agui_core.machine.ordering import StreamVerifier
+from agui_core.machine.record import (
+    ActiveRun,
+    CompletedResume,
+    OpenInterrupt,
+    ResolvedInterrupt,
+    ThreadRecord,
+)
+from agui_core.machine.transitions import MachineInput, ThreadState, next_state
+from agui_core.protocol import events as ev
+from agui_core.protocol.codec import converter
+from agui_core.protocol.payload import PayloadValidators
+from agui_core.protocol.types import (
+    JSON,
+    Interrupt,
+    Message,
+    ResumeEntry,
+    RunAgentInput,
+    RunFinishedCancelledOutcome,
+    RunFinishedInterruptOutcome,
+    RunFinishedOutcome,
+    RunFinishedSuccessOutcome,
+    SubagentFinishedSuspendedOutcome,
+)
+
+__all__ = ["CORE_REASONS", "ThreadMachine", "parse_expires_at"]
+
+CORE_REASONS = frozenset({"tool_call", "input_required", "confirmation"})
+"""The reasons SPEC section 4 defines; ``core:`` is reserved for future ones."""
+
+_CONFIRMATION_SCHEMA: Mapping[str, Any] = {"type": "boolean"}
+"""A ``confirmation`` without a ``responseSchema`` is answered yes or no."""
+
+# Events that belong to the machine, not to the agent's stream.
+_RUN_EVENTS = (ev.RunStartedEvent, ev.RunFinishedEvent, ev.RunErrorEvent)
+_CHUNK_EVENTS = (ev.TextMessageChunkEvent, ev.ToolCallChunkEvent, ev.ReasoningMessageChunkEvent)
+_TOOL_CALL_STREAM = (ev.ToolCallStartEvent, ev.ToolCallArgsEvent, ev.ToolCallEndEvent)
+_MESSAGE_EVENTS = (
+    ev.TextMessageStartEvent,
+    ev.TextMessageContentEvent,
+    ev.ToolCallStartEvent,
+    ev.ToolCallArgsEvent,
+    ev.ToolCallResultEvent,
+    ev.ReasoningMessageStartEvent,
+    ev.ReasoningMessageContentEvent,
+    ev.ActivitySnapshotEvent,
+    ev.ActivityDeltaEvent,
+)
+
+
+def parse_expires_at(value: str) -> datetime:
+    """The instant of an ``expiresAt`` string; it must be RFC 3339 with a time zone."""
+    try:
+        instant = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"expiresAt {value!r} is not an RFC 3339 date-time") from None
+    if instant.tzinfo is None:
+        raise ValueError(f"expiresAt {value!r} has no time zone")
+    return instant
+
+
+def _own(value: JSON) -> JSON:
+    """A copy of ``value`` whose containers are the machine's own.
+
+    Agents keep editing the state objects they are handed or have emitted; without a copy,
+    such an edit would change the machine's state, its records and what ``fail()`` rolls back to.
+    """
+    if isinstance(value, dict):
+        return {key: _own(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_own(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_own(item) for item in value)
+    return value
+
+
+def _canonical(value: JSON) -> str:
+    """JSON text that is equal for equal JSON values (keys sorted; ``true`` is not ``1``)."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _fingerprint(entries: Iterable[ResumeEntry]) -> tuple[tuple[str, str, str], ...]:
+    """A resume's identity for replay: (interrupt id, status, payload) per entry, by id."""
+    return tuple(sorted((e.interrupt_id, e.status, _canonical(e.payload)) for e in entries))
+
+
+def _ids(items: Iterable[str]) -> str:
+    return ", ".join(repr(i) for i in items)
+
+
+@attrs.define
+class _Run:
+    """The live, mutable side of the run in progress (the record holds its frozen form)."""
+
+    run_id: str
+    parent_run_id: str | None
+    answers: tuple[tuple[Interrupt, ResumeEntry, str], ...]
+    received_at: str
+    messages_before: tuple[Message, ...]
+    state_before: JSON
+    verifier: StreamVerifier
+    events: list[ev.Event] = attrs.field(factory=list)
+    tool_results: list[ev.Event] = attrs.field(factory=list)
+    messages_fresh: bool = False
+    state_fresh: bool = False
+
+    @property
+    def bound(self) -> dict[str, tuple[Interrupt, ResumeEntry, str]]:
+        """The answered tool-bound interrupts of this run, by tool call id."""
+        return {a[0].tool_call_id: a for a in self.answers if a[0].tool_call_id is not None}
+
+
+class ThreadMachine:
+    """The interrupt lifecycle of one thread. See the module docstring for how to drive it."""
+
+    def __init__(self, thread_id: str, *, payload_validators: PayloadValidators | None = None) -> None:
+        self._thread_id = thread_id
+        self._validators = payload_validators if payload_validators is not None else PayloadValidators()
+        self._version = 0
+        self._state = ThreadState.IDLE
+        self._messages: list[dict[str, Any]] = []
+        self._agent_state: JSON = None
+        self._open: tuple[OpenInterrupt, ...] = ()
+        self._resolved: list[ResolvedInterrupt] = []
+        self._completed: list[CompletedResume] = []
+        self._run: _Run | None = None
+
+    # -- reading -------------------------------------------------------------------------
+
+    @property
+    def thread_id(self) -> str:
+        return self._thread_id
+
+    @property
+    def state(self) -> ThreadState:
+        return self._state
+
+    @property
+    def version(self) -> int:
+        """The version of the record last handed out in a ``Persist`` effect."""
+        return self._version
+
+    @property
+    def run_id(self) -> str | None:
+        """The id of the run in progress, if any."""
+        return self._run.run_id if self._run is not None else None
+
+    @property
+    def open_interrupts(self) -> tuple[Interrupt, ...]:
+        """The interrupts waiting for an answer (none while a run is in progress)."""
+        return tuple(o.interrupt for o in self._open)
+
+    @property
+    def answers(self) -> tuple[Answer, ...]:
+        """The answers the run in progress carries (empty unless ``RESUMED``)."""
+        if self._run is None:
+            return ()
+        return tuple(Answer(interrupt=i, entry=e) for i, e, _ in self._run.answers)
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """The thread's messages as the machine has tracked them."""
+        return tuple(converter.structure(m, Message) for m in self._messages)
+
+    @property
+    def agent_state(self) -> JSON:
+        """The thread's agent state as the machine has tracked it."""
+        return self._agent_state
+
+    @property
+    def resolved(self) -> tuple[ResolvedInterrupt, ...]:
+        """The audit trail: every interrupt closed on this thread, in order."""
+        return tuple(self._resolved)
+
+    def record(self) -> ThreadRecord:
+        """Everything about the thread, frozen; :meth:`from_record` brings it back."""
+        run = self._run
+        return ThreadRecord(
+            thread_id=self._thread_id,
+            version=self._version,
+            state=self._state,
+            messages=self.messages if run is None else run.messages_before,
+            agent_state=self._agent_state if run is None else run.state_before,
+            open_interrupts=self._open,
+            resolved=tuple(self._resolved),
+            completed_resumes=tuple(self._completed),
+            active_run=None
+            if run is None
+            else ActiveRun(
+                run_id=run.run_id,
+                parent_run_id=run.parent_run_id,
+                answers=run.answers,
+                received_at=run.received_at,
+                messages_before=run.messages_before,
+                state_before=run.state_before,
+                events=tuple(run.events),
+            ),
+        )
+
+    @classmethod
+    def from_record(
+        cls, record: ThreadRecord, *, payload_validators: PayloadValidators | None = None
+    ) -> ThreadMachine:
+        """A machine that continues exactly where ``record`` stood, in the middle of a run too."""
+        machine = cls(record.thread_id, payload_validators=payload_validators)
+        machine._version = record.version
+        machine._state = record.state
+        machine._messages = [converter.unstructure(m, Message) for m in record.messages]
+        machine._agent_state = record.agent_state
+        machine._open = record.open_interrupts
+        machine._resolved = list(record.resolved)
+        machine._completed = list(record.completed_resumes)
+        run = record.active_run
+        if run is not None:
+            machine._run = _Run(
+                run_id=run.run_id,
+                parent_run_id=run.parent_run_id,
+                answers=run.answers,
+                received_at=run.received_at,
+                messages_before=run.messages_before,
+                state_before=run.state_before,
+                verifier=StreamVerifier(),
+            )
+            # What the run emitted is replayed through the same bookkeeping, so the ordering
+            # checker, the tracked messages and state all stand where they stood.
+            for event in run.events:
+                machine._track(event)
+        return machine
+
+    # -- the client's side ----------------------------------------------------------------
+
+    def receive_input(self, run_input: RunAgentInput, *, now: datetime) -> list[Effect]:
+        """Accept ``run_input`` (a new run, a resumed run or a replay) or reject it.
+
+        A rejection returns a single ``Emit`` of a ``RUN_ERROR`` whose ``code`` names the rule
+        and changes nothing.
+        """
+        if now.tzinfo is None:
+            raise LocalProtocolError("receive_input needs an aware datetime for now", state=self._state)
+        try:
+            return self._accept(run_input, now)
+        except RemoteProtocolError as exc:
+            return [Emit(event=ev.RunErrorEvent(message=exc.message, code=exc.code.value))]
+
+    def _accept(self, run_input: RunAgentInput, now: datetime) -> list[Effect]:
+        # Everything up to the first mutation only reads: a rejection leaves no trace.
+        if run_input.thread_id != self._thread_id:
+            raise RemoteProtocolError(
+                RunErrorCode.THREAD_MISMATCH,
+                f"input for thread {run_input.thread_id!r} reached thread {self._thread_id!r}",
+            )
+        if self._run is not None:
+            raise RemoteProtocolError(
+                RunErrorCode.THREAD_BUSY,
+                f"thread {self._thread_id!r} is busy with run {self._run.run_id!r}",
+            )
+        entries = tuple(run_input.resume or ())
+        self._check_entries(entries)
+        live, expired = self._partition_open(now)
+        if not entries:
+            if live:
+                raise RemoteProtocolError(
+                    RunErrorCode.PENDING_INTERRUPTS,
+                    f"thread {self._thread_id!r} has open interrupts "
+                    f"{_ids(o.interrupt.id for o in live)}; the input must carry a resume answering them",
+                )
+            return self._start(run_input, now, expired, answers=())
+        replay = self._find_replay(entries)
+        if replay is not None:
+            return self._replay(run_input, replay)
+        answers = self._bind(entries, live, expired)
+        return self._start(run_input, now, expired, answers=answers)
+
+    def _check_entries(self, entries: Sequence[ResumeEntry]) -> None:
+        seen: set[str] = set()
+        for index, entry in enumerate(entries):
+            where = f"resume[{index}] (interrupt {entry.interrupt_id!r})"
+            if entry.status not in ("resolved", "cancelled"):
+                raise RemoteProtocolError(
+                    RunErrorCode.INVALID_RESUME,
+                    f"{where}: status must be 'resolved' or 'cancelled', not {entry.status!r}",
+                )
+            if entry.status == "cancelled" and entry.payload is not None:
+                raise RemoteProtocolError(
+                    RunErrorCode.INVALID_RESUME, f"{where}: a cancelled entry carries no payload"
+                )
+            if entry.metadata is not None and not isinstance(entry.metadata, Mapping):
+                raise RemoteProtocolError(RunErrorCode.INVALID_RESUME, f"{where}: metadata must be an object")
+            if entry.interrupt_id in seen:
+                raise RemoteProtocolError(
+                    RunErrorCode.DUPLICATE_RESUME_ENTRY,
+                    f"the resume answers interrupt {entry.interrupt_id!r} more than once",
+                )
+            seen.add(entry.interrupt_id)
+
+    def _partition_open(self, now: datetime) -> tuple[list[OpenInterrupt], list[OpenInterrupt]]:
+        """The open interrupts still answerable at ``now``, and those expired (the instant counts)."""
+        live: list[OpenInterrupt] = []
+        expired: list[OpenInterrupt] = []
+        for item in self._open:
+            expires = item.interrupt.expires_at
+            (expired if expires is not None and parse_expires_at(expires) <= now else live).append(item)
+        return live, expired
+
+    def _find_replay(self, entries: Sequence[ResumeEntry]) -> CompletedResume | None:
+        # A resume may cancel interrupts that had expired; those entries bind nothing and are
+        # not in the recorded identity, so they are left out here too, or the same resume,
+        # whole, would not be recognised when it comes again.
+        expired = {r.interrupt.id for r in self._resolved if r.status == "expired"}
+        kept = [e for e in entries if not (e.status == "cancelled" and e.interrupt_id in expired)]
+        if not kept:
+            return None
+        fingerprint = _fingerprint(kept)
+        for completed in self._completed:
+            if completed.answers == fingerprint:
+                return completed
+        return None
+
+    def _bind(
+        self, entries: Sequence[ResumeEntry], live: list[OpenInterrupt], expired: list[OpenInterrupt]
+    ) -> tuple[tuple[Interrupt, ResumeEntry, str], ...]:
+        live_by_id = {o.interrupt.id: o for o in live}
+        expired_ids = {o.interrupt.id for o in expired} | {
+            r.interrupt.id for r in self._resolved if r.status == "expired"
+        }
+        answered = {r.interrupt.id: r for r in self._resolved if r.status != "expired"}
+        unknown, late, again = [], [], []
+        for entry in entries:
+            iid = entry.interrupt_id
+            if iid in live_by_id:
+                continue
+            if iid in expired_ids:
+                # Cancelling an interrupt that expired is how a client that saw it expire moves
+                # on (the reference client tells its users to do exactly that); answering it is late.
+                if entry.status != "cancelled":
+                    late.append(iid)
+            elif iid in answered:
+                again.append(iid)
+            else:
+                unknown.append(iid)
+        if unknown:
+            raise RemoteProtocolError(
+                RunErrorCode.UNKNOWN_INTERRUPT_ID,
+                f"no interrupt {_ids(unknown)} is open on thread {self._thread_id!r}",
+                interrupt_ids=unknown,
+            )
+        if late:
+            raise RemoteProtocolError(
+                RunErrorCode.INTERRUPT_EXPIRED,
+                f"interrupt {_ids(late)} expired before the resume arrived",
+                interrupt_ids=late,
+            )
+        if again:
+            runs = {answered[i].answered_in for i in again}
+            raise RemoteProtocolError(
+                RunErrorCode.INTERRUPT_ALREADY_RESOLVED,
+                f"interrupt {_ids(again)} was already answered (in run {_ids(r or '?' for r in runs)}); "
+                "only the same resume, whole, can be sent again",
+                interrupt_ids=again,
+            )
+        answered_ids = {e.interrupt_id for e in entries}
+        missing = [i for i in live_by_id if i not in answered_ids]
+        if missing:
+            raise RemoteProtocolError(
+                RunErrorCode.PARTIAL_RESUME,
+                f"the resume leaves open interrupt {_ids(missing)} unanswered; one resume answers them all",
+                interrupt_ids=missing,
+            )
+        # Bound in the order the interrupts were raised, whatever the order of the entries, so
+        # a failed run hands them back open exactly as they stood.
+        by_id = {e.interrupt_id: e for e in entries}
+        bound = []
+        for item in live:
+            entry = by_id[item.interrupt.id]
+            self._check_payload(item.interrupt, entry)
+            bound.append((item.interrupt, entry, item.run_id))
+        return tuple(bound)
+
+    def _check_payload(self, interrupt: Interrupt, entry: ResumeEntry) -> None:
+        if entry.status != "resolved":
+            return
+        schema = interrupt.response_schema
+        if schema is None and interrupt.reason == "confirmation":
+            schema = _CONFIRMATION_SCHEMA
+        if schema is None:
+            return
+        try:
+            self._validators.validate(interrupt.id, schema, entry.payload)
+        except PayloadError as exc:
+            raise RemoteProtocolError(
+                RunErrorCode.INVALID_PAYLOAD, exc.message, interrupt_ids=[interrupt.id], path=exc.path
+            ) from None
+
+    def _start(
+        self,
+        run_input: RunAgentInput,
+        now: datetime,
+        expired: list[OpenInterrupt],
+        *,
+        answers: tuple[tuple[Interrupt, ResumeEntry, str], ...],
+    ) -> list[Effect]:
+        # From here on the input is accepted and the machine changes.
+        state = self._state
+        for item in expired:
+            self._resolved.append(
+                ResolvedInterrupt(
+                    interrupt=item.interrupt,
+                    run_id=item.run_id,
+                    status="expired",
+                    answered_at=item.interrupt.expires_at,
+                )
+            )
+        answered_ids = {i.id for i, _, _ in answers}
+        self._open = tuple(
+            o for o in self._open if o not in expired and o.interrupt.id not in answered_ids
+        )
+        if answers:
+            state = next_state(state, MachineInput.RESUME)
+        else:
+            if state is ThreadState.INTERRUPTED:
+                state = next_state(state, MachineInput.EXPIRE)
+            state = next_state(state, MachineInput.START_RUN)
+        self._state = state
+        if run_input.messages:
+            self._messages = [converter.unstructure(m, Message) for m in run_input.messages]
+        if run_input.state is not None:
+            self._agent_state = _own(run_input.state)
+        self._run = _Run(
+            run_id=run_input.run_id,
+            parent_run_id=run_input.parent_run_id,
+            answers=answers,
+            received_at=now.isoformat(),
+            messages_before=self.messages,
+            state_before=self._agent_state,
+            verifier=StreamVerifier(),
+        )
+        started = ev.RunStartedEvent(
+            thread_id=self._thread_id, run_id=run_input.run_id, parent_run_id=run_input.parent_run_id
+        )
+        self._track(started)
+        persist = self._persist()
+        return [
+            persist,
+            Emit(event=started),
+            StartAgent(
+                run_input=run_input,
+                answers=tuple(Answer(interrupt=i, entry=e) for i, e, _ in answers),
+            ),
+        ]
+
+    def _replay(self, run_input: RunAgentInput, completed: CompletedResume) -> list[Effect]:
+        self._state = next_state(self._state, MachineInput.REPLAY)
+        verifier = StreamVerifier()
+        out: list[ev.Event] = [
+            ev.RunStartedEvent(
+                thread_id=self._thread_id, run_id=run_input.run_id, parent_run_id=run_input.parent_run_id
+            ),
+            *completed.tool_results,
+            *completed.snapshots,
+            ev.RunFinishedEvent(
+                thread_id=self._thread_id,
+                run_id=run_input.run_id,
+                outcome=completed.outcome,
+                result=completed.result,
+            ),
+        ]
+        for event in out:
+            verifier.check(event)
+        return [Emit(event=e) for e in out]
+
+    # -- the agent's side -----------------------------------------------------------------
+
+    def _live_run(self, what: MachineInput) -> _Run:
+        next_state(self._state, what)  # raises, naming the state, when there is no run
+        assert self._run is not None
+        return self._run
+
+    def emit(self, event: ev.Event) -> list[Effect]:
+        """Let one event of the agent's stream through, or raise ``LocalProtocolError``."""
+        run = self._live_run(MachineInput.EMIT)
+        if isinstance(event, _RUN_EVENTS):
+            raise self._refuse(event, "the run's own events come from interrupt(), finish(), fail() and cancel()")
+        if isinstance(event, _CHUNK_EVENTS):
+            raise self._refuse(event, "emit START/CONTENT/END events; chunks are a transport shorthand")
+        if not isinstance(event, ev.EVENT_CLASSES):
+            raise self._refuse(event, "not an AG-UI 1.0 event")
+        tool_call_id = getattr(event, "tool_call_id", None)
+        bound = run.bound.get(tool_call_id) if tool_call_id is not None else None
+        if bound is not None:
+            interrupt, entry, _ = bound
+            if isinstance(event, _TOOL_CALL_STREAM):
+                raise self._refuse(
+                    event,
+                    f"tool call {tool_call_id!r} was proposed in an earlier run and answered by "
+                    f"interrupt {interrupt.id!r}; the resumed run sends only its TOOL_CALL_RESULT",
+                )
+            if isinstance(event, ev.ToolCallResultEvent) and entry.status == "cancelled":
+                raise self._refuse(
+                    event,
+                    f"interrupt {interrupt.id!r} was cancelled, so tool call {tool_call_id!r} is not executed",
+                )
+        self._track(event)
+        return [Emit(event=event)]
+
+    def _refuse(self, event: object, why: str) -> LocalProtocolError:
+        name = getattr(event, "type", type(event).__name__)
+        return LocalProtocolError(f"in state {self._state.name}, {name}: {why}", state=self._state, event=event)
+
+    def _track(self, event: ev.Event) -> None:
+        """Check ``event`` against the ordering rules, then apply it; all or nothing."""
+        run = self._run
+        assert run is not None
+        new_state = self._agent_state
+        if isinstance(event, ev.StateDeltaEvent):
+            try:
+                new_state = apply_patch(self._agent_state, event.delta)
+            except JsonPatchError as exc:
+                raise self._refuse(event, f"the JSON Patch does not apply to the state: {exc}") from None
+        elif isinstance(event, ev.ActivityDeltaEvent):
+            target = self._find_message(event.message_id)
+            if target is None:
+                raise self._refuse(event, f"no activity message {event.message_id!r} to patch")
+            try:
+                patched = apply_patch(target.get("content"), event.patch)
+            except JsonPatchError as exc:
+                raise self._refuse(event, f"the JSON Patch does not apply to the activity: {exc}") from None
+        try:
+            run.verifier.check(event)
+        except OrderingError as exc:
+            raise LocalProtocolError(
+                f"in state {self._state.name}: {exc.message}", state=self._state, event=event
+            ) from None
+        run.events.append(event)
+        if isinstance(event, ev.StateSnapshotEvent):
+            self._agent_state = _own(event.snapshot)
+            run.state_fresh = True
+        elif isinstance(event, ev.StateDeltaEvent):
+            self._agent_state = new_state
+            run.state_fresh = False
+        elif isinstance(event, ev.MessagesSnapshotEvent):
+            self._messages = [converter.unstructure(m, Message) for m in event.messages]
+            run.messages_fresh = True
+        elif isinstance(event, ev.ActivityDeltaEvent):
+            target = self._find_message(event.message_id)
+            assert target is not None
+            target["content"] = patched
+            run.messages_fresh = False
+        elif isinstance(event, _MESSAGE_EVENTS):
+            self._apply_message_event(event)
+            run.messages_fresh = False
+            if isinstance(event, ev.ToolCallResultEvent):
+                run.tool_results.append(event)
+
+    def _find_message(self, message_id: str) -> dict[str, Any] | None:
+        for message in reversed(self._messages):
+            if message.get("id") == message_id:
+                return message
+        return None
+
+    def _find_tool_call(self, tool_call_id: str) -> dict[str, Any] | None:
+        for message in reversed(self._messages):
+            for call in message.get("toolCalls") or ():
+                if call.get("id") == tool_call_id:
+                    return call  # type: ignore[no-any-return]
+        return None
+
+    def _apply_message_event(self, event: ev.Event) -> None:
+        if isinstance(event, ev.TextMessageStartEvent):
+            message: dict[str, Any] = {"id": event.message_id, "role": event.role or "assistant", "content": ""}
+            if event.name is not None:
+                message["name"] = event.name
+            self._messages.append(message)
+        elif isinstance(event, ev.TextMessageContentEvent | ev.ReasoningMessageContentEvent):
+            target = self._find_message(event.message_id)
+            if target is not None:
+                target["content"] = (target.get("content") or "") + event.delta
+        elif isinstance(event, ev.ReasoningMessageStartEvent):
+            self._messages.append({"id": event.message_id, "role": "reasoning", "content": ""})
+        elif isinstance(event, ev.ToolCallStartEvent):
+            call = {"id": event.tool_call_id, "type": "function", "function": {"name": event.tool_call_name, "arguments": ""}}
+            parent_id = event.parent_message_id
+            parent = self._find_message(parent_id) if parent_id is not None else None
+            if parent is None or parent.get("role") != "assistant":
+                parent = {"id": parent_id or event.tool_call_id, "role": "assistant"}
+                self._messages.append(parent)
+            parent.setdefault("toolCalls", []).append(call)
+        elif isinstance(event, ev.ToolCallArgsEvent):
+            call = self._find_tool_call(event.tool_call_id)
+            if call is not None:
+                call["function"]["arguments"] += event.delta
+        elif isinstance(event, ev.ToolCallResultEvent):
+            content = event.content
+            self._messages.append(
+                {
+                    "id": event.message_id,
+                    "role": "tool",
+                    "toolCallId": event.tool_call_id,
+                    "content": content if isinstance(content, str) else [converter.unstructure(p) for p in content],
+                }
+            )
+        elif isinstance(event, ev.ActivitySnapshotEvent):
+            existing = self._find_message(event.message_id)
+            if existing is not None and event.replace is False:
+                return
+            activity = {
+                "id": event.message_id,
+                "role": "activity",
+                "activityType": event.activity_type,
+                "content": dict(event.content),
+            }
+            if existing is not None:
+                existing.clear()
+                existing.update(activity)
+            else:
+                self._messages.append(activity)
+
+    def _check_closable(self, run: _Run, what: str) -> None:
+        verifier = run.verifier
+        still_open = {
+            "text message": verifier.open_text_messages,
+            "tool call": verifier.open_tool_calls,
+            "step": {name for _, name in verifier.open_steps},
+            "reasoning message": verifier.open_reasoning_messages,
+            "reasoning span": verifier.open_reasoning_spans,
+        }
+        problems = [f"{kind} {_ids(sorted(ids))}" for kind, ids in still_open.items() if ids]
+        if problems:
+            raise LocalProtocolError(
+                f"in state {self._state.name}: cannot {what} while {'; '.join(problems)} still open",
+                state=self._state,
+            )
+
+    def _close_subagents(self, run: _Run, suspended: Mapping[str, list[str]] | None) -> list[Effect]:
+        """``SUBAGENT_FINISHED`` for every subagent still open, suspended ones with their interrupts."""
+        effects: list[Effect] = []
+        for subagent in list(run.verifier.open_subagents):
+            if suspended is None:
+                closing = ev.SubagentFinishedEvent(subagent_run_id=subagent)
+            else:
+                ids = suspended.get(subagent)
+                closing = ev.SubagentFinishedEvent(
+                    subagent_run_id=subagent,
+                    outcome=SubagentFinishedSuspendedOutcome(interrupt_ids=tuple(ids) if ids else None),
+                )
+            self._track(closing)
+            effects.append(Emit(event=closing))
+        return effects
+
+    def _check_interrupts(self, run: _Run, interrupts: Sequence[Interrupt]) -> None:
+        if not interrupts:
+            raise LocalProtocolError("interrupt() needs at least one interrupt", state=self._state)
+        taken = {o.interrupt.id for o in self._open} | {r.interrupt.id for r in self._resolved}
+        taken |= {i.id for i, _, _ in run.answers}
+        seen: set[str] = set()
+        closed_calls = run.verifier.closed_tool_calls_this_run
+        for interrupt in interrupts:
+            if not isinstance(interrupt, Interrupt):
+                raise LocalProtocolError(f"not an Interrupt: {interrupt!r}", state=self._state)
+            iid = interrupt.id
+
+            def bad(why: str, interrupt: Interrupt = interrupt) -> LocalProtocolError:
+                return LocalProtocolError(f"interrupt {interrupt.id!r}: {why}", state=self._state, event=interrupt)
+
+            if not iid:
+                raise bad("the id is empty")
+            if iid in seen or iid in taken:
+                raise bad("the id is already used on this thread; interrupt ids are unique per thread")
+            seen.add(iid)
+            reason = interrupt.reason
+            if not reason:
+                raise bad("the reason is empty")
+            if reason.startswith("core:"):
+                raise bad(f"reason {reason!r}: the prefix 'core:' is reserved for future core reasons")
+            if reason == "tool_call" and interrupt.tool_call_id is None:
+                raise bad("reason 'tool_call' needs the toolCallId of the call it gates")
+            if interrupt.tool_call_id is not None and interrupt.tool_call_id not in closed_calls:
+                raise bad(
+                    f"toolCallId {interrupt.tool_call_id!r} is not a closed tool call of run "
+                    f"{run.run_id!r} (send TOOL_CALL_END before interrupting)"
+                )
+            if interrupt.expires_at is not None:
+                try:
+                    parse_expires_at(interrupt.expires_at)
+                except ValueError as exc:
+                    raise bad(str(exc)) from None
+            if interrupt.metadata is not None and not isinstance(interrupt.metadata, Mapping):
+                raise bad("metadata must be an object")
+            if interrupt.response_schema is not None:
+                self._validators.check_schema(iid, interrupt.response_schema)
+
+    def _commit_answers(self, run: _Run, outcome: RunFinishedOutcome, result: JSON, snapshots: Sequence[ev.Event]) -> None:
+        if not run.answers:
+            return
+        for interrupt, entry, raised_in in run.answers:
+            self._resolved.append(
+                ResolvedInterrupt(
+                    interrupt=interrupt,
+                    run_id=raised_in,
+                    status=entry.status,
+                    payload=entry.payload,
+                    metadata=entry.metadata,
+                    answered_in=run.run_id,
+                    answered_at=run.received_at,
+                    outcome=outcome.type,
+                )
+            )
+        self._completed.append(
+            CompletedResume(
+                run_id=run.run_id,
+                answers=_fingerprint(e for _, e, _ in run.answers),
+                outcome=outcome,
+                result=result,
+                tool_results=tuple(run.tool_results),
+                snapshots=tuple(snapshots),
+            )
+        )
+
+    def _end(self, run: _Run, finished: ev.Event, target: MachineInput) -> list[Effect]:
+        self._track(finished)
+        self._state = next_state(self._state, target)
+        self._run = None
+        return [self._persist(), Emit(event=finished)]
+
+    def interrupt(self, interrupts: Sequence[Interrupt]) -> list[Effect]:
+        """End the run with interrupts: snapshots, then persist, then ``RUN_FINISHED``."""
+        run = self._live_run(MachineInput.INTERRUPT)
+        interrupts = tuple(interrupts)
+        self._check_closable(run, "interrupt")
+        self._check_interrupts(run, interrupts)
+        suspended: dict[str, list[str]] = {}
+        for interrupt in interrupts:
+            if interrupt.subagent_run_id is not None:
+                suspended.setdefault(interrupt.subagent_run_id, []).append(interrupt.id)
+        effects = self._close_subagents(run, suspended)
+        snapshots: list[ev.Event] = []
+        if not run.state_fresh:
+            snapshots.append(ev.StateSnapshotEvent(snapshot=self._agent_state))
+        if not run.messages_fresh:
+            snapshots.append(ev.MessagesSnapshotEvent(messages=self.messages))
+        for snapshot in snapshots:
+            self._track(snapshot)
+            effects.append(Emit(event=snapshot))
+        # A replay of this resume re-sends the last snapshot of each kind the run ended with.
+        last: dict[type[Any], ev.Event] = {}
+        for event in run.events:
+            if isinstance(event, ev.StateSnapshotEvent | ev.MessagesSnapshotEvent):
+                last[type(event)] = event
+        fresh = list(last.values())
+        outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
+        self._commit_answers(run, outcome, None, fresh)
+        self._open = tuple(OpenInterrupt(interrupt=i, run_id=run.run_id) for i in interrupts)
+        finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
+        return effects + self._end(run, finished, MachineInput.INTERRUPT)
+
+    def finish(self, result: JSON = None) -> list[Effect]:
+        """End the run with success and an optional ``result``."""
+        run = self._live_run(MachineInput.FINISH)
+        self._check_closable(run, "finish")
+        effects = self._close_subagents(run, None)
+        outcome = RunFinishedSuccessOutcome()
+        self._commit_answers(run, outcome, result, ())
+        finished = ev.RunFinishedEvent(
+            thread_id=self._thread_id, run_id=run.run_id, outcome=outcome, result=result
+        )
+        return effects + self._end(run, finished, MachineInput.FINISH)
+
+    def cancel(self) -> list[Effect]:
+        """Stop the run: close what it left open, end with the ``cancelled`` outcome."""
+        run = self._live_run(MachineInput.CANCEL)
+        effects: list[Effect] = []
+        verifier = run.verifier
+        closing: list[ev.Event] = [
+            *(ev.TextMessageEndEvent(message_id=m) for m in sorted(verifier.open_text_messages)),
+            *(ev.ToolCallEndEvent(tool_call_id=t) for t in sorted(verifier.open_tool_calls)),
+            *(ev.ReasoningMessageEndEvent(message_id=r) for r in sorted(verifier.open_reasoning_messages)),
+            *(ev.ReasoningEndEvent(message_id=r) for r in sorted(verifier.open_reasoning_spans)),
+            *(
+                ev.StepFinishedEvent(step_name=name, subagent_run_id=owner)
+                for owner, name in sorted(verifier.open_steps, key=lambda s: (s[0] or "", s[1]))
+            ),
+        ]
+        for event in closing:
+            self._track(event)
+            effects.append(Emit(event=event))
+        effects += self._close_subagents(run, None)
+        outcome = RunFinishedCancelledOutcome()
+        self._commit_answers(run, outcome, None, ())
+        finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
+        return effects + self._end(run, finished, MachineInput.CANCEL)
+
+    def fail(self, message: str, code: str | None = None) -> list[Effect]:
+        """End the run with ``RUN_ERROR``; the thread goes back to where it stood before the run."""
+        run = self._live_run(MachineInput.FAIL)
+        error = ev.RunErrorEvent(message=message, code=code or RunErrorCode.AGENT_ERROR.value)
+        run.verifier.check(error)
+        self._state = next_state(self._state, MachineInput.FAIL)
+        self._messages = [converter.unstructure(m, Message) for m in run.messages_before]
+        self._agent_state = run.state_before
+        self._open = self._open + tuple(
+            OpenInterrupt(interrupt=i, run_id=raised_in) for i, _, raised_in in run.answers
+        )
+        self._run = None
+        return [self._persist(), Emit(event=error)]
+
+    def _persist(self) -> Persist:
+        self._version += 1
+        return Persist(record=self.record())
