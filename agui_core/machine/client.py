@@ -1,0 +1,1023 @@
+"""ClientMachine: the client side of AG-UI's interrupt lifecycle for one thread, sans-IO.
+
+Theory of operation
+-------------------
+A client follows the runs of one thread. It is fed every event the agent sends
+(:meth:`ClientMachine.receive_event`), checks it, and keeps what a client needs to answer an
+interrupt: the open interrupts, the messages and state the snapshots carried, the last outcome
+and result. When the person has decided, :meth:`ClientMachine.resume` builds the
+``RunAgentInput`` that answers every open interrupt, refusing before anything is sent an answer
+the agent would refuse. :meth:`ClientMachine.route` says which UI an interrupt needs.
+
+Each response stream (one per input sent) is checked with a fresh
+:class:`~agui_core.machine.ordering.StreamVerifier`, as the reference client runs
+``verifyEvents`` once per run: a stream begins with ``RUN_STARTED`` or with a lone
+``RUN_ERROR`` (the agent refused the input), whenever no run is in progress. On top of the
+ordering rules the machine checks what a client can see of the interrupt contract (SPEC
+sections 1, 3, 4 and 5). A violation raises :class:`~agui_core.errors.OrderingError` whose
+``index`` is the event's position in everything this machine was fed (unknown event types
+included), whose message names the event type, and whose ``rule`` is one of
+:data:`CLIENT_RULES` or a rule of the verifier. A rejected event changes nothing.
+
+Rules added to the verifier's, by ``OrderingError.rule``:
+
+``thread-mismatch``
+    ``RUN_STARTED`` or ``RUN_FINISHED`` names another thread than the machine's.
+``run-id-mismatch``
+    ``RUN_FINISHED`` names another run than the ``RUN_STARTED`` it closes.
+``outcome-invalid``
+    An outcome that is not success, interrupt or cancelled (absent reads as success), or an
+    interrupt outcome holding something that is not an interrupt.
+``interrupt-empty``
+    An interrupt outcome with no interrupts.
+``interrupt-id-empty``, ``interrupt-reason-empty``
+    An interrupt whose ``id`` or ``reason`` is the empty string.
+``interrupt-duplicate-id``
+    An id used twice in one outcome, or already announced earlier on this thread.
+``interrupt-reason-reserved``
+    A reason in the ``core:`` namespace that is not a core reason (the prefix is reserved).
+``interrupt-tool-call-missing``
+    A ``tool_call`` interrupt without ``toolCallId``.
+``interrupt-tool-call-unknown``
+    A ``toolCallId`` that names no tool call this run closed, nor one the run's
+    ``MESSAGES_SNAPSHOT`` carries (a replayed run re-sends the snapshot, not the tool call).
+``interrupt-expires-at-invalid``
+    An ``expiresAt`` that is not an RFC 3339 date-time with a time zone. ISO 8601 forms that
+    RFC 3339 excludes (week dates, the basic format, hour-only offsets) are refused: the
+    reference client cannot read them and would never treat them as expired.
+``interrupt-schema-invalid``
+    A ``responseSchema`` that cannot be compiled, so no answer could be checked against it.
+``snapshot-missing``
+    An interrupt ``RUN_FINISHED`` in a run that sent no ``STATE_SNAPSHOT`` or no
+    ``MESSAGES_SNAPSHOT`` before it.
+
+Interrupts move as the agent's thread machine moves them: they open with the ``RUN_FINISHED``
+that announces them; a ``RUN_STARTED`` takes every open interrupt as answered by that run
+(an agent starts no run on a thread with open interrupts unless the input answered them); the
+run's ``RUN_FINISHED`` closes them, its ``RUN_ERROR`` opens them again. A lone ``RUN_ERROR``
+(an input refused) changes nothing. :meth:`ClientMachine.abandon_run` handles a stream that
+broke off: the interrupts open again, so the same resume can be sent again (the agent replays
+a resume it already carried out).
+
+Time comes in as ``now`` (an aware datetime); run ids come from the caller. The machine reads
+``expiresAt`` to the millisecond, as a JavaScript client does, so an interrupt the reference
+client calls expired is expired here too (never the reverse).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal, TypeAlias
+
+import attrs
+import orjson
+
+from agui_core.errors import (
+    InvalidInputError,
+    LocalProtocolError,
+    OrderingError,
+    PayloadError,
+    ResponseSchemaError,
+    RunErrorCode,
+)
+from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
+from agui_core.machine.ordering import StreamVerifier
+from agui_core.machine.thread import parse_expires_at
+from agui_core.protocol import events as ev
+from agui_core.protocol.codec import input_to_dict
+from agui_core.protocol.payload import PayloadValidators
+from agui_core.protocol.types import (
+    JSON,
+    AssistantMessage,
+    Context,
+    Interrupt,
+    Message,
+    ResumeEntry,
+    RunAgentInput,
+    RunFinishedCancelledOutcome,
+    RunFinishedInterruptOutcome,
+    RunFinishedOutcome,
+    RunFinishedSuccessOutcome,
+    Tool,
+)
+from agui_core.protocol.validation import validate_input
+
+__all__ = [
+    "CLIENT_RULES",
+    "DEFAULT_CONFIRMATION_SCHEMA",
+    "ClientMachine",
+    "ProposedToolCall",
+    "Reply",
+    "Route",
+    "RouteKind",
+    "RunStatus",
+    "approve",
+    "approve_with_edits",
+    "cancel",
+    "check_stream",
+    "deny",
+    "is_interrupt_expired",
+    "offers_edits",
+    "read_expires_at",
+    "resolve",
+]
+
+CLIENT_RULES = frozenset(
+    {
+        "thread-mismatch",
+        "run-id-mismatch",
+        "outcome-invalid",
+        "interrupt-empty",
+        "interrupt-id-empty",
+        "interrupt-reason-empty",
+        "interrupt-duplicate-id",
+        "interrupt-reason-reserved",
+        "interrupt-tool-call-missing",
+        "interrupt-tool-call-unknown",
+        "interrupt-expires-at-invalid",
+        "interrupt-schema-invalid",
+        "snapshot-missing",
+    }
+)
+"""The rules the client machine checks beyond the reference client's ``verifyEvents``."""
+
+DEFAULT_CONFIRMATION_SCHEMA: Mapping[str, Any] = {"type": "boolean"}
+"""What a ``confirmation`` without a ``responseSchema`` is answered with (SPEC section 4)."""
+
+# RFC 3339 section 5.6 (a space may stand for "T", as the RFC's note allows).
+_RFC3339 = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})",
+    re.ASCII,
+)
+_REPLY_KEYS = frozenset({"status", "payload", "metadata"})
+
+
+# --- reading expiresAt ---------------------------------------------------------------------
+
+
+def read_expires_at(value: str) -> datetime:
+    """The instant an ``expiresAt`` names, to the millisecond; ``ValueError`` if unreadable.
+
+    The value must be an RFC 3339 date-time with a time zone. Digits past the millisecond are
+    dropped, as JavaScript's ``Date`` drops them, which never makes an instant later.
+    """
+    if not isinstance(value, str) or _RFC3339.fullmatch(value) is None:
+        raise ValueError(f"expiresAt {value!r} is not an RFC 3339 date-time with a time zone")
+    # parse_expires_at (Python's ISO reader) takes "t" but not a lowercase "z".
+    instant = parse_expires_at(value[:-1] + "Z" if value[-1] == "z" else value)
+    return instant.replace(microsecond=instant.microsecond // 1000 * 1000)
+
+
+def is_interrupt_expired(interrupt: Interrupt, now: datetime) -> bool:
+    """Whether ``interrupt`` can no longer be answered at ``now`` (the instant itself counts).
+
+    No ``expiresAt`` never expires. Raises ``ValueError`` for an unreadable ``expiresAt``
+    (an interrupt the machine accepted always has a readable one).
+    """
+    if interrupt.expires_at is None:
+        return False
+    return read_expires_at(interrupt.expires_at) <= now
+
+
+def offers_edits(schema: object) -> bool:
+    """Whether a ``responseSchema`` declares ``properties.editedArgs``: the signal that the
+    agent accepts approve-with-edits (SPEC section 5)."""
+    if not isinstance(schema, Mapping):
+        return False
+    properties = schema.get("properties")
+    return isinstance(properties, Mapping) and "editedArgs" in properties
+
+
+# --- answers -------------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class Reply:
+    """A person's answer to one interrupt, before it becomes a resume entry.
+
+    ``payload=None`` leaves the payload out; ``metadata=None`` leaves the metadata out.
+    Build one with :func:`resolve`, :func:`approve`, :func:`deny`, :func:`approve_with_edits`
+    or :func:`cancel`.
+    """
+
+    status: Literal["resolved", "cancelled"]
+    payload: JSON = None
+    metadata: Mapping[str, JSON] | None = None
+
+
+def resolve(payload: JSON, metadata: Mapping[str, JSON] | None = None) -> Reply:
+    """Answer with ``payload`` (checked against the interrupt's ``responseSchema``)."""
+    return Reply(status="resolved", payload=payload, metadata=metadata)
+
+
+def approve(metadata: Mapping[str, JSON] | None = None) -> Reply:
+    """Approve: the payload ``{"approved": true}``."""
+    return Reply(status="resolved", payload={"approved": True}, metadata=metadata)
+
+
+def deny(metadata: Mapping[str, JSON] | None = None) -> Reply:
+    """Deny: the payload ``{"approved": false}`` (a denial is an answer, not a cancellation)."""
+    return Reply(status="resolved", payload={"approved": False}, metadata=metadata)
+
+
+def approve_with_edits(
+    edited_args: Mapping[str, JSON], metadata: Mapping[str, JSON] | None = None
+) -> Reply:
+    """Approve with the tool call's arguments replaced whole by ``edited_args``.
+
+    Only for an interrupt whose ``responseSchema`` declares ``properties.editedArgs``.
+    """
+    return Reply(
+        status="resolved",
+        payload={"approved": True, "editedArgs": edited_args},
+        metadata=metadata,
+    )
+
+
+def cancel(metadata: Mapping[str, JSON] | None = None) -> Reply:
+    """Give up on the interrupt without an answer (a bound tool call is then not executed)."""
+    return Reply(status="cancelled", metadata=metadata)
+
+
+# --- routing -------------------------------------------------------------------------------
+
+RouteKind: TypeAlias = Literal["approval", "form", "confirmation", "fallback"]
+
+
+@attrs.frozen(kw_only=True)
+class ProposedToolCall:
+    """A tool call as the client saw it proposed: ``arguments`` is the JSON text streamed or
+    snapshotted, ``args`` its parsed value (``None`` when the text is not JSON)."""
+
+    id: str
+    name: str | None
+    arguments: str
+    args: JSON = None
+
+
+@attrs.frozen(kw_only=True)
+class Route:
+    """The UI an interrupt needs.
+
+    ``kind``: ``approval`` (reason ``tool_call``), ``form`` (``input_required``),
+    ``confirmation`` or ``fallback`` (any other reason: render ``message``, ``schema`` and
+    ``metadata``). ``schema`` is the schema the answer must satisfy: the ``responseSchema``,
+    or :data:`DEFAULT_CONFIRMATION_SCHEMA` for a confirmation that declares none.
+    ``editable`` (approval) says whether an edit form may be offered; ``tool_call`` (approval)
+    is the call awaiting the decision, when the client saw it.
+    """
+
+    kind: RouteKind
+    interrupt: Interrupt
+    message: str | None = None
+    schema: Mapping[str, JSON] | None = None
+    metadata: Mapping[str, JSON] | None = None
+    editable: bool = False
+    tool_call: ProposedToolCall | None = None
+
+
+# --- the machine ---------------------------------------------------------------------------
+
+
+class RunStatus(enum.StrEnum):
+    """Where the thread's latest run stands, as the client saw it."""
+
+    IDLE = "idle"
+    """No event yet."""
+    RUNNING = "running"
+    """``RUN_STARTED`` seen, no end yet."""
+    FINISHED = "finished"
+    """The run ended with ``RUN_FINISHED``; :attr:`ClientMachine.outcome` says how."""
+    ERRORED = "errored"
+    """The run ended with ``RUN_ERROR``; the interrupts it answered are open again."""
+    REJECTED = "rejected"
+    """The last input got a lone ``RUN_ERROR``: no run started, nothing changed."""
+    ABANDONED = "abandoned"
+    """The run's stream broke off (:meth:`ClientMachine.abandon_run`)."""
+
+
+@attrs.frozen
+class _Open:
+    interrupt: Interrupt
+    run_id: str
+    received_at: datetime
+
+
+class _ToolCallDraft:
+    __slots__ = ("arguments", "name")
+
+    def __init__(self, name: str | None, arguments: str = "") -> None:
+        self.name = name
+        self.arguments = arguments
+
+
+def _ids(items: Iterable[str]) -> str:
+    return ", ".join(repr(i) for i in items)
+
+
+def _bare_message(error: OrderingError) -> str:
+    """The message of a verifier's error without the index and rule it added around it."""
+    text = error.message
+    prefix = f"event {error.index}: " if error.index is not None else ""
+    suffix = f" [{error.rule}]"
+    return text.removeprefix(prefix).removesuffix(suffix)
+
+
+def _plain_json(value: Any, where: str, depth: int = 0) -> Any:
+    """``value`` as plain JSON (dicts and lists, copied), or ``TypeError``/``ValueError`` for
+    what JSON cannot carry as it is (sets, NaN, non-string keys, arbitrary objects)."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{where} holds {value!r}, which JSON cannot carry")
+        return value
+    if depth > 200:
+        raise ValueError(f"{where} is nested too deeply")
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{where} has the key {key!r}; JSON object keys are strings")
+            out[key] = _plain_json(item, f"{where}.{key}", depth + 1)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [
+            _plain_json(item, f"{where}[{index}]", depth + 1) for index, item in enumerate(value)
+        ]
+    raise TypeError(f"{where} holds a {type(value).__name__}, which is not a JSON value")
+
+
+class ClientMachine:
+    """The client side of one thread's runs. See the module docstring for how to drive it."""
+
+    def __init__(
+        self, thread_id: str, *, payload_validators: PayloadValidators | None = None
+    ) -> None:
+        self._thread_id = thread_id
+        self._validators = (
+            payload_validators if payload_validators is not None else PayloadValidators()
+        )
+        self._index = 0
+        self._verifier: StreamVerifier | None = None
+        self._run_id: str | None = None
+        self._status = RunStatus.IDLE
+        self._open: tuple[_Open, ...] = ()
+        self._answering: tuple[_Open, ...] = ()
+        self._seen_ids: set[str] = set()
+        self._outcome: RunFinishedOutcome | None = None
+        self._result: JSON = None
+        self._last_error: ev.RunErrorEvent | None = None
+        self._messages: tuple[Message, ...] = ()
+        self._state: JSON = None
+        self._state_stale = False
+        self._tool_calls: dict[str, _ToolCallDraft] = {}
+        # What the current run has shown, for the interrupt boundary rules.
+        self._run_snapshots: set[str] = set()
+        self._run_snapshot_tool_calls: set[str] = set()
+
+    # -- reading -------------------------------------------------------------------------
+
+    @property
+    def thread_id(self) -> str:
+        return self._thread_id
+
+    @property
+    def index(self) -> int:
+        """How many events the machine has been fed: the index the next one gets."""
+        return self._index
+
+    @property
+    def run_id(self) -> str | None:
+        """The ``runId`` of the current or latest run (``None`` before any ``RUN_STARTED``)."""
+        return self._run_id
+
+    @property
+    def run_status(self) -> RunStatus:
+        """Where the latest run stands (see :class:`RunStatus`)."""
+        return self._status
+
+    @property
+    def outcome(self) -> RunFinishedOutcome | None:
+        """The outcome of the latest ``RUN_FINISHED`` (an absent outcome reads as success);
+        ``None`` before any."""
+        return self._outcome
+
+    @property
+    def result(self) -> JSON:
+        """The ``result`` of the latest ``RUN_FINISHED``."""
+        return self._result
+
+    @property
+    def last_error(self) -> ev.RunErrorEvent | None:
+        """The latest ``RUN_ERROR``, whether it ended a run or refused an input."""
+        return self._last_error
+
+    @property
+    def open_interrupts(self) -> tuple[Interrupt, ...]:
+        """The interrupts waiting for an answer, in the order they were announced (none while
+        a run is in progress)."""
+        return tuple(o.interrupt for o in self._open)
+
+    @property
+    def awaiting_input(self) -> bool:
+        """Whether the thread waits for a resume: interrupts are open and no run is going."""
+        return bool(self._open)
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """The messages of the latest ``MESSAGES_SNAPSHOT``."""
+        return self._messages
+
+    @property
+    def state(self) -> JSON:
+        """The state of the latest ``STATE_SNAPSHOT`` with the ``STATE_DELTA``s after it."""
+        return self._state
+
+    @property
+    def state_stale(self) -> bool:
+        """A ``STATE_DELTA`` since the latest snapshot did not apply to :attr:`state` (as the
+        reference client does, the state was left as it was); the next snapshot clears this."""
+        return self._state_stale
+
+    def interrupt(self, interrupt_id: str) -> Interrupt | None:
+        """The open interrupt with this id, if any."""
+        for item in self._open:
+            if item.interrupt.id == interrupt_id:
+                return item.interrupt
+        return None
+
+    def expired_interrupts(self, now: datetime) -> tuple[Interrupt, ...]:
+        """The open interrupts that can only be cancelled at ``now``."""
+        self._check_now(now, "expired_interrupts")
+        return tuple(o.interrupt for o in self._open if is_interrupt_expired(o.interrupt, now))
+
+    def open_since(self, interrupt_id: str) -> datetime | None:
+        """When the open interrupt with this id reached the client (the ``now`` it came with)."""
+        for item in self._open:
+            if item.interrupt.id == interrupt_id:
+                return item.received_at
+        return None
+
+    def proposed_tool_call(self, tool_call_id: str) -> ProposedToolCall | None:
+        """The tool call with this id as the client saw it streamed or snapshotted."""
+        draft = self._tool_calls.get(tool_call_id)
+        if draft is None:
+            return None
+        try:
+            args = orjson.loads(draft.arguments)
+        except orjson.JSONDecodeError:
+            args = None
+        return ProposedToolCall(
+            id=tool_call_id, name=draft.name, arguments=draft.arguments, args=args
+        )
+
+    # -- routing -------------------------------------------------------------------------
+
+    def route(self, interrupt: Interrupt) -> Route:
+        """The UI ``interrupt`` needs. Never raises: an unknown reason gets the fallback."""
+        schema = (
+            interrupt.response_schema if isinstance(interrupt.response_schema, Mapping) else None
+        )
+        metadata = interrupt.metadata if isinstance(interrupt.metadata, Mapping) else None
+        message = interrupt.message if isinstance(interrupt.message, str) else None
+        reason = interrupt.reason
+        common: dict[str, Any] = {"interrupt": interrupt, "message": message, "metadata": metadata}
+        if reason == "tool_call":
+            call_id = interrupt.tool_call_id
+            call = self.proposed_tool_call(call_id) if isinstance(call_id, str) else None
+            return Route(
+                kind="approval",
+                schema=schema,
+                editable=offers_edits(schema),
+                tool_call=call,
+                **common,
+            )
+        if reason == "input_required":
+            return Route(kind="form", schema=schema, **common)
+        if reason == "confirmation":
+            return Route(
+                kind="confirmation",
+                schema=schema if schema is not None else DEFAULT_CONFIRMATION_SCHEMA,
+                **common,
+            )
+        return Route(kind="fallback", schema=schema, **common)
+
+    # -- events --------------------------------------------------------------------------
+
+    def receive_event(self, event: ev.Event | ev.UnknownEvent, *, now: datetime) -> None:
+        """Take the next event of the thread, or raise ``OrderingError`` and change nothing."""
+        self._check_now(now, "receive_event")
+        verifier = self._verifier
+        etype = event.type
+        starts_stream = (verifier is None or not verifier.run_active) and etype in (
+            "RUN_STARTED",
+            "RUN_ERROR",
+        )
+        if starts_stream or verifier is None:
+            verifier = StreamVerifier()
+        if isinstance(event, ev.RunStartedEvent):
+            self._check_started(verifier, event)
+        elif isinstance(event, ev.RunFinishedEvent):
+            self._check_finished(verifier, event)
+        try:
+            verifier.check(event)
+        except OrderingError as exc:
+            raise OrderingError(
+                exc.rule, _bare_message(exc), event=event, index=self._index
+            ) from None
+        # Accepted: from here on the machine changes.
+        self._verifier = verifier
+        self._index += 1
+        self._apply(event, verifier, now)
+
+    def abandon_run(self) -> None:
+        """The stream of the run in progress broke off before its end.
+
+        The interrupts the run was answering are open again, so the same resume can be sent
+        again; the next event starts a new stream. Does nothing when no run is in progress.
+        """
+        if self._verifier is None or not self._verifier.run_active:
+            return
+        self._open = self._answering + self._open
+        self._answering = ()
+        self._verifier = None
+        self._status = RunStatus.ABANDONED
+
+    def _fail(self, rule: str, message: str, event: object) -> OrderingError:
+        return OrderingError(rule, message, event=event, index=self._index)
+
+    def _check_started(self, verifier: StreamVerifier, event: ev.RunStartedEvent) -> None:
+        error = verifier.would_accept(event)
+        if error is not None:
+            raise OrderingError(error.rule, _bare_message(error), event=event, index=self._index)
+        if event.thread_id != self._thread_id:
+            raise self._fail(
+                "thread-mismatch",
+                f"RUN_STARTED for thread {event.thread_id!r} on thread {self._thread_id!r}",
+                event,
+            )
+
+    def _check_finished(self, verifier: StreamVerifier, event: ev.RunFinishedEvent) -> None:
+        error = verifier.would_accept(event)
+        if error is not None:
+            raise OrderingError(error.rule, _bare_message(error), event=event, index=self._index)
+        label = "RUN_FINISHED"
+        if event.thread_id != self._thread_id:
+            raise self._fail(
+                "thread-mismatch",
+                f"{label} for thread {event.thread_id!r} on thread {self._thread_id!r}",
+                event,
+            )
+        if event.run_id != verifier.run_id:
+            raise self._fail(
+                "run-id-mismatch",
+                f"{label} for run {event.run_id!r} closes run {verifier.run_id!r}",
+                event,
+            )
+        outcome = event.outcome
+        if outcome is None or isinstance(
+            outcome, (RunFinishedSuccessOutcome, RunFinishedCancelledOutcome)
+        ):
+            return
+        if not isinstance(outcome, RunFinishedInterruptOutcome):
+            kind = getattr(outcome, "type", type(outcome).__name__)
+            raise self._fail(
+                "outcome-invalid",
+                f"{label} with outcome type {kind!r}; it is success, interrupt or cancelled",
+                event,
+            )
+        self._check_interrupts(verifier, event, outcome.interrupts)
+
+    def _check_interrupts(
+        self, verifier: StreamVerifier, event: ev.RunFinishedEvent, interrupts: Sequence[Interrupt]
+    ) -> None:
+        label = "RUN_FINISHED"
+        if not interrupts:
+            raise self._fail(
+                "interrupt-empty", f"{label} with an interrupt outcome but no interrupts", event
+            )
+        missing = [
+            k for k in ("STATE_SNAPSHOT", "MESSAGES_SNAPSHOT") if k not in self._run_snapshots
+        ]
+        # A chunk-streamed tool call still open is closed by RUN_FINISHED itself.
+        closed = set(verifier.closed_tool_calls_this_run) | {
+            entity for kind, entity in verifier.chunk_streams.values() if kind == "tool"
+        }
+        seen: set[str] = set()
+        for position, interrupt in enumerate(interrupts):
+            if not isinstance(interrupt, Interrupt):
+                raise self._fail(
+                    "outcome-invalid",
+                    f"{label} with interrupts[{position}] that is not an interrupt: {interrupt!r}",
+                    event,
+                )
+            iid = interrupt.id
+            where = f"{label} interrupt {iid!r}"
+            if not iid:
+                raise self._fail(
+                    "interrupt-id-empty", f"{label} interrupts[{position}] has an empty id", event
+                )
+            if iid in seen:
+                raise self._fail(
+                    "interrupt-duplicate-id", f"{where} appears twice in the outcome", event
+                )
+            if iid in self._seen_ids:
+                raise self._fail(
+                    "interrupt-duplicate-id",
+                    f"{where} was already announced on thread {self._thread_id!r}; "
+                    "interrupt ids are unique per thread",
+                    event,
+                )
+            seen.add(iid)
+            reason = interrupt.reason
+            if not reason:
+                raise self._fail("interrupt-reason-empty", f"{where} has an empty reason", event)
+            if reason.startswith("core:"):
+                raise self._fail(
+                    "interrupt-reason-reserved",
+                    f"{where} has reason {reason!r}; the prefix 'core:' is reserved for future "
+                    "core reasons",
+                    event,
+                )
+            call_id = interrupt.tool_call_id
+            if reason == "tool_call" and call_id is None:
+                raise self._fail(
+                    "interrupt-tool-call-missing",
+                    f"{where} has reason 'tool_call' but no toolCallId",
+                    event,
+                )
+            if (
+                call_id is not None
+                and call_id not in closed
+                and call_id not in self._run_snapshot_tool_calls
+            ):
+                raise self._fail(
+                    "interrupt-tool-call-unknown",
+                    f"{where} names tool call {call_id!r}, which run {verifier.run_id!r} neither "
+                    "closed with TOOL_CALL_END nor carried in its MESSAGES_SNAPSHOT",
+                    event,
+                )
+            if interrupt.expires_at is not None:
+                try:
+                    read_expires_at(interrupt.expires_at)
+                except ValueError as exc:
+                    raise self._fail(
+                        "interrupt-expires-at-invalid", f"{where}: {exc}", event
+                    ) from None
+            if interrupt.response_schema is not None:
+                try:
+                    self._validators.check_schema(iid, interrupt.response_schema)
+                except ResponseSchemaError as exc:
+                    raise self._fail(
+                        "interrupt-schema-invalid", f"{label}: {exc.message}", event
+                    ) from None
+        if missing:
+            raise self._fail(
+                "snapshot-missing",
+                f"{label} with interrupts {_ids(i.id for i in interrupts)} in a run that sent no "
+                f"{' and no '.join(missing)}; the interrupt boundary carries both",
+                event,
+            )
+
+    def _apply(
+        self, event: ev.Event | ev.UnknownEvent, verifier: StreamVerifier, now: datetime
+    ) -> None:
+        if isinstance(event, ev.UnknownEvent):
+            return
+        if isinstance(event, ev.RunStartedEvent):
+            self._status = RunStatus.RUNNING
+            self._run_id = event.run_id
+            self._answering = self._open
+            self._open = ()
+            self._run_snapshots = set()
+            self._run_snapshot_tool_calls = set()
+        elif isinstance(event, ev.RunFinishedEvent):
+            self._status = RunStatus.FINISHED
+            self._answering = ()
+            self._result = event.result
+            outcome = event.outcome if event.outcome is not None else RunFinishedSuccessOutcome()
+            self._outcome = outcome
+            if isinstance(outcome, RunFinishedInterruptOutcome):
+                run_id = event.run_id
+                self._open = tuple(
+                    _Open(interrupt=i, run_id=run_id, received_at=now) for i in outcome.interrupts
+                )
+                self._seen_ids.update(i.id for i in outcome.interrupts)
+        elif isinstance(event, ev.RunErrorEvent):
+            self._last_error = event
+            if self._status is RunStatus.RUNNING:
+                self._status = RunStatus.ERRORED
+                self._open = self._answering + self._open
+                self._answering = ()
+            else:
+                self._status = RunStatus.REJECTED
+        elif isinstance(event, ev.StateSnapshotEvent):
+            self._state = event.snapshot
+            self._state_stale = False
+            self._run_snapshots.add(event.type)
+        elif isinstance(event, ev.StateDeltaEvent):
+            try:
+                self._state = apply_patch(self._state, event.delta)
+            except JsonPatchError:
+                self._state_stale = True
+        elif isinstance(event, ev.MessagesSnapshotEvent):
+            self._messages = tuple(event.messages)
+            self._run_snapshots.add(event.type)
+            for message in event.messages:
+                if isinstance(message, AssistantMessage):
+                    for call in message.tool_calls or ():
+                        self._tool_calls[call.id] = _ToolCallDraft(
+                            call.function.name, call.function.arguments
+                        )
+                        self._run_snapshot_tool_calls.add(call.id)
+        elif isinstance(event, ev.ToolCallStartEvent):
+            self._tool_calls[event.tool_call_id] = _ToolCallDraft(event.tool_call_name)
+        elif isinstance(event, ev.ToolCallArgsEvent):
+            draft = self._tool_calls.get(event.tool_call_id)
+            if draft is not None:
+                draft.arguments += event.delta
+        elif isinstance(event, ev.ToolCallChunkEvent):
+            self._apply_tool_chunk(event, verifier)
+
+    def _apply_tool_chunk(self, event: ev.ToolCallChunkEvent, verifier: StreamVerifier) -> None:
+        call_id = event.tool_call_id
+        if call_id is None:
+            # The verifier has placed the chunk in its lane: the tagged one, else the only one.
+            lanes = [entity for kind, entity in verifier.chunk_streams.values() if kind == "tool"]
+            tagged = verifier.chunk_streams.get(event.subagent_run_id)
+            if tagged is not None and tagged[0] == "tool":
+                call_id = tagged[1]
+            elif len(lanes) == 1:
+                call_id = lanes[0]
+            else:
+                return
+        draft = self._tool_calls.get(call_id)
+        if draft is None or event.tool_call_name is not None and event.tool_call_name != draft.name:
+            draft = self._tool_calls[call_id] = _ToolCallDraft(event.tool_call_name)
+        if event.delta is not None:
+            draft.arguments += event.delta
+
+    # -- resuming ------------------------------------------------------------------------
+
+    def resume(
+        self,
+        answers: Mapping[str, Reply | Mapping[str, Any]],
+        *,
+        now: datetime,
+        run_id: str,
+        messages: Sequence[Message] | None = None,
+        state: JSON = None,
+        parent_run_id: str | None = None,
+        tools: Sequence[Tool] | None = None,
+        context: Sequence[Context] | None = None,
+        forwarded_props: JSON = None,
+        protocol_version: str | None = None,
+    ) -> RunAgentInput:
+        """The ``RunAgentInput`` that answers every open interrupt with ``answers``.
+
+        ``answers`` maps each open interrupt's id to a :class:`Reply` (see :func:`resolve` and
+        its siblings) or to a mapping shaped like the reference client's responses
+        (``{"status": ..., "payload"?: ..., "metadata"?: ...}``). Entries follow the order the
+        interrupts were announced in. ``messages`` and ``state`` are sent as given (none by
+        default); pass :attr:`messages` and :attr:`state` to send back what the interrupt
+        boundary's snapshots carried. Nothing changes in the machine: the run counts as
+        started when its ``RUN_STARTED`` arrives.
+
+        Raises :class:`~agui_core.errors.LocalProtocolError` for an answer the agent would
+        refuse, before anything is sent; its ``code`` is the ``RUN_ERROR`` code the agent
+        would answer with, its ``event`` the answer at fault (when there is one), and for a
+        payload that fails the ``responseSchema`` its ``__cause__`` is the
+        :class:`~agui_core.errors.PayloadError` with the JSON path. In order: a run in
+        progress (``THREAD_BUSY``); nothing open to answer, an answer that is not a
+        :class:`Reply` or a well-formed mapping, a bad status, metadata ``None`` or not an
+        object, a cancelled answer with a payload, a value JSON cannot carry
+        (``INVALID_RESUME``); an id that is not open (``UNKNOWN_INTERRUPT_ID``); a resolved
+        answer at or after ``expiresAt`` (``INTERRUPT_EXPIRED``; cancelling stays allowed); an
+        open interrupt left unanswered (``PARTIAL_RESUME``); a payload that fails the
+        ``responseSchema`` (a ``confirmation`` without one takes a boolean), or that carries
+        ``editedArgs`` for an interrupt whose schema does not offer edits (``INVALID_PAYLOAD``);
+        an input that fails the wire schema (``INVALID_INPUT``).
+        """
+        self._check_now(now, "resume")
+        if not isinstance(answers, Mapping):
+            raise self._refuse(
+                RunErrorCode.INVALID_RESUME,
+                f"answers is a {type(answers).__name__}; it maps interrupt ids to answers",
+            )
+        if self._verifier is not None and self._verifier.run_active:
+            raise self._refuse(
+                RunErrorCode.THREAD_BUSY,
+                f"run {self._verifier.run_id!r} is in progress on thread {self._thread_id!r}; "
+                "resume once it has ended",
+            )
+        if not self._open:
+            raise self._refuse(
+                RunErrorCode.INVALID_RESUME,
+                f"thread {self._thread_id!r} has no open interrupts to answer",
+            )
+        replies = {iid: self._read_reply(iid, answer) for iid, answer in answers.items()}
+        open_by_id = {o.interrupt.id: o.interrupt for o in self._open}
+        unknown = [iid for iid in replies if iid not in open_by_id]
+        if unknown:
+            raise self._refuse(
+                RunErrorCode.UNKNOWN_INTERRUPT_ID,
+                f"no interrupt {_ids(unknown)} is open on thread {self._thread_id!r} "
+                f"(open: {_ids(open_by_id)})",
+            )
+        for iid, reply in replies.items():
+            if reply.status == "resolved" and is_interrupt_expired(open_by_id[iid], now):
+                raise self._refuse(
+                    RunErrorCode.INTERRUPT_EXPIRED,
+                    f"interrupt {iid!r} expired at {open_by_id[iid].expires_at}; "
+                    "it can only be cancelled now",
+                    reply,
+                )
+        missing = [iid for iid in open_by_id if iid not in replies]
+        if missing:
+            raise self._refuse(
+                RunErrorCode.PARTIAL_RESUME,
+                f"open interrupt {_ids(missing)} has no answer; one resume answers every open "
+                "interrupt (cancel the ones to decline)",
+            )
+        entries = []
+        for iid, interrupt in open_by_id.items():
+            reply = replies[iid]
+            if reply.status == "resolved":
+                self._check_payload(interrupt, reply)
+            entries.append(
+                ResumeEntry(
+                    interrupt_id=iid,
+                    status=reply.status,
+                    payload=reply.payload if reply.status == "resolved" else None,
+                    metadata=reply.metadata,
+                )
+            )
+        run_input = RunAgentInput(
+            thread_id=self._thread_id,
+            run_id=run_id,
+            messages=tuple(messages) if messages is not None else (),
+            protocol_version=protocol_version,
+            parent_run_id=parent_run_id,
+            state=state,
+            tools=tuple(tools) if tools is not None else None,
+            context=tuple(context) if context is not None else None,
+            forwarded_props=forwarded_props,
+            resume=tuple(entries),
+        )
+        try:
+            validate_input(input_to_dict(run_input))
+        except InvalidInputError as exc:
+            raise self._refuse(
+                RunErrorCode.INVALID_INPUT, f"the resume input is invalid: {exc.message}"
+            ) from None
+        except Exception as exc:  # noqa: BLE001 - messages or tools that are not wire objects
+            raise self._refuse(
+                RunErrorCode.INVALID_INPUT,
+                f"the resume input cannot be encoded ({type(exc).__name__}: {exc})",
+            ) from None
+        return run_input
+
+    def _read_reply(self, interrupt_id: object, answer: object) -> Reply:
+        """``answer`` as a checked :class:`Reply`."""
+        if not isinstance(interrupt_id, str):
+            raise self._refuse(
+                RunErrorCode.INVALID_RESUME, f"answer key {interrupt_id!r} is not an interrupt id"
+            )
+        where = f"the answer to interrupt {interrupt_id!r}"
+        if isinstance(answer, Reply):
+            reply = answer
+        elif isinstance(answer, Mapping):
+            extra = sorted(str(k) for k in answer if k not in _REPLY_KEYS)
+            if extra:
+                raise self._refuse(
+                    RunErrorCode.INVALID_RESUME,
+                    f"{where} has unknown key {_ids(extra)}; it holds status, payload and metadata",
+                    answer,
+                )
+            if "metadata" in answer and answer["metadata"] is None:
+                raise self._refuse(
+                    RunErrorCode.INVALID_RESUME,
+                    f"{where} has metadata null; metadata is an object or left out",
+                    answer,
+                )
+            if answer.get("status") == "cancelled" and "payload" in answer:
+                raise self._refuse(
+                    RunErrorCode.INVALID_RESUME,
+                    f"{where} is cancelled and carries a payload",
+                    answer,
+                )
+            reply = Reply(
+                status=answer.get("status"),  # type: ignore[arg-type]  # checked just below
+                payload=answer.get("payload"),
+                metadata=answer.get("metadata"),
+            )
+        else:
+            raise self._refuse(
+                RunErrorCode.INVALID_RESUME,
+                f"{where} is a {type(answer).__name__}; use resolve(), approve(), deny(), "
+                "approve_with_edits() or cancel()",
+                answer,
+            )
+        if reply.status not in ("resolved", "cancelled"):
+            raise self._refuse(
+                RunErrorCode.INVALID_RESUME,
+                f"{where} has status {reply.status!r}; it is 'resolved' or 'cancelled'",
+                answer,
+            )
+        if reply.status == "cancelled" and reply.payload is not None:
+            raise self._refuse(
+                RunErrorCode.INVALID_RESUME, f"{where} is cancelled and carries a payload", answer
+            )
+        if reply.metadata is not None and not isinstance(reply.metadata, Mapping):
+            raise self._refuse(
+                RunErrorCode.INVALID_RESUME,
+                f"{where} has metadata of type {type(reply.metadata).__name__}; metadata is an object",
+                answer,
+            )
+        try:
+            # A copy, so the entry is plain JSON and the caller's objects stay theirs.
+            reply = Reply(
+                status=reply.status,
+                payload=_plain_json(reply.payload, "payload"),
+                metadata=_plain_json(reply.metadata, "metadata"),
+            )
+        except (TypeError, ValueError) as exc:
+            raise self._refuse(RunErrorCode.INVALID_RESUME, f"{where}: {exc}", answer) from None
+        except RecursionError:
+            raise self._refuse(
+                RunErrorCode.INVALID_RESUME, f"{where} is nested too deeply", answer
+            ) from None
+        return reply
+
+    def _check_payload(self, interrupt: Interrupt, reply: Reply) -> None:
+        schema = interrupt.response_schema
+        if schema is None and interrupt.reason == "confirmation":
+            schema = DEFAULT_CONFIRMATION_SCHEMA
+        payload = reply.payload
+        if isinstance(payload, Mapping) and "editedArgs" in payload and not offers_edits(schema):
+            raise self._refuse(
+                RunErrorCode.INVALID_PAYLOAD,
+                f"the answer to interrupt {interrupt.id!r} carries editedArgs, but its "
+                "responseSchema does not declare properties.editedArgs, so the agent offered "
+                "no edits (they would be ignored)",
+                reply,
+            )
+        if schema is None:
+            return
+        try:
+            self._validators.validate(interrupt.id, schema, payload)
+        except PayloadError as exc:
+            raise self._refuse(RunErrorCode.INVALID_PAYLOAD, exc.message, reply) from exc
+
+    def _refuse(
+        self, code: RunErrorCode, message: str, answer: object = None
+    ) -> LocalProtocolError:
+        error = LocalProtocolError(f"resume refused: {message}", state=self._status, event=answer)
+        error.code = code
+        return error
+
+    @staticmethod
+    def _check_now(now: datetime, what: str) -> None:
+        if not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
+            raise LocalProtocolError(f"{what} needs an aware datetime for now, not {now!r}")
+
+
+def check_stream(
+    events: Iterable[ev.Event | ev.UnknownEvent],
+    *,
+    now: datetime,
+    thread_id: str | None = None,
+    payload_validators: PayloadValidators | None = None,
+) -> list[OrderingError]:
+    """Every violation in a recorded stream of decoded events, in order (empty: none).
+
+    The stream is checked as a :class:`ClientMachine` would receive it; each error's
+    ``index`` is the event's position in ``events``. A refused event is skipped and the check
+    goes on, so one early fault may explain several later ones. ``thread_id`` defaults to the
+    thread the first ``RUN_STARTED`` or ``RUN_FINISHED`` names.
+    """
+    items = list(events)
+    if thread_id is None:
+        thread_id = next(
+            (
+                e.thread_id
+                for e in items
+                if isinstance(e, (ev.RunStartedEvent, ev.RunFinishedEvent))
+            ),
+            "",
+        )
+    machine = ClientMachine(thread_id, payload_validators=payload_validators)
+    violations: list[OrderingError] = []
+    for position, event in enumerate(items):
+        try:
+            machine.receive_event(event, now=now)
+        except OrderingError as exc:
+            violations.append(exc)
+            # A refused event changes nothing, but it still takes its place in the numbering.
+            machine._index += 1
+    return violations
