@@ -13,7 +13,7 @@ import attrs
 
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol.codec import converter, event_from_dict, event_to_dict
-from agui_core.protocol.events import Event
+from agui_core.protocol.events import Event, ToolCallResultEvent
 from agui_core.protocol.types import JSON, Interrupt, Message, ResumeEntry, RunFinishedOutcome
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "OpenInterrupt",
     "ResolvedInterrupt",
     "ThreadRecord",
+    "ToolJournalEntry",
     "record_from_dict",
     "record_to_dict",
 ]
@@ -29,16 +30,18 @@ __all__ = [
 
 @attrs.frozen(kw_only=True)
 class OpenInterrupt:
-    """An interrupt waiting for its answer, and the run that raised it."""
+    """An interrupt waiting for its answer, the run that raised it and when (if known)."""
 
     interrupt: Interrupt
     run_id: str
+    raised_at: str | None = None
 
 
 @attrs.frozen(kw_only=True)
 class ResolvedInterrupt:
     """One line of the audit trail: an interrupt and how it was closed.
 
+    ``run_id`` is the run that raised it and ``raised_at`` when (RFC 3339, if the host said).
     ``status`` is the answer's status, or ``expired`` when nobody answered in time.
     ``answered_in`` is the run that carried the answer and ``answered_at`` the instant it was
     received (for an expired interrupt: its ``expiresAt``). ``outcome`` is the type of the
@@ -47,6 +50,7 @@ class ResolvedInterrupt:
 
     interrupt: Interrupt
     run_id: str
+    raised_at: str | None = None
     status: Literal["resolved", "cancelled", "expired"]
     payload: JSON = None
     metadata: Mapping[str, JSON] | None = None
@@ -56,12 +60,28 @@ class ResolvedInterrupt:
 
 
 @attrs.frozen(kw_only=True)
+class ToolJournalEntry:
+    """A tool the host ran for an approved call: started, and its result once it has one.
+
+    Written before the tool runs and again before its result is sent, so after a crash a
+    tool is never run twice: a recorded result is sent again, a missing one is unknown.
+    """
+
+    tool_call_id: str
+    run_id: str
+    started_at: str | None = None
+    result: ToolCallResultEvent | None = None
+
+
+@attrs.frozen(kw_only=True)
 class CompletedResume:
-    """A resume that was carried out, kept so the same resume again is a replay.
+    """A run that was carried out, kept so the same input again is a replay.
 
     ``answers`` is the resume's identity: ``(interrupt id, status, canonical payload JSON)``
-    sorted by id. A replay re-sends ``tool_results``, the snapshots (for an interrupt outcome)
-    and a ``RUN_FINISHED`` with ``outcome`` and ``result``.
+    sorted by id; it is empty for a run that answered nothing, which is replayed only for an
+    input with the same ``run_id`` (a client retrying a run whose end it never saw). A replay
+    re-sends ``tool_results``, the snapshots (for an interrupt outcome) and a
+    ``RUN_FINISHED`` with ``outcome`` and ``result``.
     """
 
     run_id: str
@@ -81,6 +101,8 @@ class ActiveRun:
     answers: tuple[tuple[Interrupt, ResumeEntry, str], ...] = ()
     """The resume being carried out: (interrupt, entry, the run that raised the interrupt)."""
     received_at: str = ""
+    raised_at: tuple[tuple[str, str], ...] = ()
+    """When each answered interrupt was raised, by interrupt id (where known)."""
     messages_before: tuple[Message, ...] = ()
     state_before: JSON = None
     events: tuple[Event, ...] = ()
@@ -98,6 +120,7 @@ class ThreadRecord:
     open_interrupts: tuple[OpenInterrupt, ...] = ()
     resolved: tuple[ResolvedInterrupt, ...] = ()
     completed_resumes: tuple[CompletedResume, ...] = ()
+    tool_journal: tuple[ToolJournalEntry, ...] = ()
     active_run: ActiveRun | None = None
 
 
@@ -119,13 +142,14 @@ def record_to_dict(record: ThreadRecord) -> dict[str, Any]:
         "messages": [_unstructure(m, Message) for m in record.messages],
         "agentState": record.agent_state,
         "open": [
-            {"interrupt": _unstructure(o.interrupt, Interrupt), "runId": o.run_id}
+            {"interrupt": _unstructure(o.interrupt, Interrupt), "runId": o.run_id, "raisedAt": o.raised_at}
             for o in record.open_interrupts
         ],
         "resolved": [
             {
                 "interrupt": _unstructure(r.interrupt, Interrupt),
                 "runId": r.run_id,
+                "raisedAt": r.raised_at,
                 "status": r.status,
                 "payload": r.payload,
                 "metadata": r.metadata,
@@ -146,6 +170,15 @@ def record_to_dict(record: ThreadRecord) -> dict[str, Any]:
             }
             for c in record.completed_resumes
         ],
+        "toolJournal": [
+            {
+                "toolCallId": j.tool_call_id,
+                "runId": j.run_id,
+                "startedAt": j.started_at,
+                "result": None if j.result is None else event_to_dict(j.result),
+            }
+            for j in record.tool_journal
+        ],
         "activeRun": None
         if run is None
         else {
@@ -160,6 +193,7 @@ def record_to_dict(record: ThreadRecord) -> dict[str, Any]:
                 for i, e, raised_in in run.answers
             ],
             "receivedAt": run.received_at,
+            "raisedAt": [list(pair) for pair in run.raised_at],
             "messagesBefore": [_unstructure(m, Message) for m in run.messages_before],
             "stateBefore": run.state_before,
             "events": [event_to_dict(e) for e in run.events],
@@ -182,13 +216,14 @@ def record_from_dict(data: Mapping[str, Any]) -> ThreadRecord:
         messages=tuple(structure(m, Message) for m in data["messages"]),
         agent_state=data["agentState"],
         open_interrupts=tuple(
-            OpenInterrupt(interrupt=structure(o["interrupt"], Interrupt), run_id=o["runId"])
+            OpenInterrupt(interrupt=structure(o["interrupt"], Interrupt), run_id=o["runId"], raised_at=o["raisedAt"])
             for o in data["open"]
         ),
         resolved=tuple(
             ResolvedInterrupt(
                 interrupt=structure(r["interrupt"], Interrupt),
                 run_id=r["runId"],
+                raised_at=r["raisedAt"],
                 status=r["status"],
                 payload=r["payload"],
                 metadata=r["metadata"],
@@ -209,6 +244,15 @@ def record_from_dict(data: Mapping[str, Any]) -> ThreadRecord:
             )
             for c in data["completedResumes"]
         ),
+        tool_journal=tuple(
+            ToolJournalEntry(
+                tool_call_id=j["toolCallId"],
+                run_id=j["runId"],
+                started_at=j["startedAt"],
+                result=None if j["result"] is None else event_from_dict(j["result"]),  # type: ignore[arg-type]
+            )
+            for j in data["toolJournal"]
+        ),
         active_run=None
         if run is None
         else ActiveRun(
@@ -219,6 +263,7 @@ def record_from_dict(data: Mapping[str, Any]) -> ThreadRecord:
                 for a in run["answers"]
             ),
             received_at=run["receivedAt"],
+            raised_at=tuple((pair[0], pair[1]) for pair in run["raisedAt"]),
             messages_before=tuple(structure(m, Message) for m in run["messagesBefore"]),
             state_before=run["stateBefore"],
             events=_events(run["events"]),

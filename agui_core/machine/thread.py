@@ -55,6 +55,7 @@ from agui_core.machine.record import (
     OpenInterrupt,
     ResolvedInterrupt,
     ThreadRecord,
+    ToolJournalEntry,
 )
 from agui_core.machine.transitions import MachineInput, ThreadState, next_state
 from agui_core.protocol import events as ev
@@ -77,6 +78,9 @@ __all__ = ["CORE_REASONS", "ThreadMachine", "parse_expires_at"]
 
 CORE_REASONS = frozenset({"tool_call", "input_required", "confirmation"})
 """The reasons SPEC section 4 defines; ``core:`` is reserved for future ones."""
+
+_RETRIES_KEPT = 16
+"""How many ended runs that answered nothing are kept for clients retrying them by run id."""
 
 _CONFIRMATION_SCHEMA: Mapping[str, Any] = {"type": "boolean"}
 """A ``confirmation`` without a ``responseSchema`` is answered yes or no."""
@@ -149,6 +153,7 @@ class _Run:
     messages_before: tuple[Message, ...]
     state_before: JSON
     verifier: StreamVerifier
+    raised_at: dict[str, str] = attrs.field(factory=dict)
     events: list[ev.Event] = attrs.field(factory=list)
     tool_results: list[ev.Event] = attrs.field(factory=list)
     messages_fresh: bool = False
@@ -173,6 +178,7 @@ class ThreadMachine:
         self._open: tuple[OpenInterrupt, ...] = ()
         self._resolved: list[ResolvedInterrupt] = []
         self._completed: list[CompletedResume] = []
+        self._journal: dict[str, ToolJournalEntry] = {}
         self._run: _Run | None = None
 
     # -- reading -------------------------------------------------------------------------
@@ -222,6 +228,43 @@ class ThreadMachine:
         """The audit trail: every interrupt closed on this thread, in order."""
         return tuple(self._resolved)
 
+    @property
+    def run_received_at(self) -> datetime | None:
+        """When the input of the run in progress was received, if a run is in progress."""
+        return None if self._run is None else datetime.fromisoformat(self._run.received_at)
+
+    @property
+    def open_subagents(self) -> frozenset[str]:
+        """The subagents the run in progress has started and not yet closed."""
+        return frozenset() if self._run is None else frozenset(self._run.verifier.open_subagents)
+
+    @property
+    def tool_journal(self) -> Mapping[str, ToolJournalEntry]:
+        """The tools the host ran for approved calls, by tool call id."""
+        return dict(self._journal)
+
+    def knows_interrupt(self, interrupt_id: str) -> bool:
+        """Whether ``interrupt_id`` was raised on this thread (open, answered or expired)."""
+        return (
+            any(o.interrupt.id == interrupt_id for o in self._open)
+            or any(r.interrupt.id == interrupt_id for r in self._resolved)
+            or (self._run is not None and any(i.id == interrupt_id for i, _, _ in self._run.answers))
+        )
+
+    def proposed_tool_call(self, tool_call_id: str) -> tuple[str, dict[str, Any]] | None:
+        """The name and arguments of a tool call the thread's messages hold.
+
+        Arguments that are not a JSON object read as ``{}``: a tool is called with keywords.
+        """
+        call = self._find_tool_call(tool_call_id)
+        if call is None:
+            return None
+        try:
+            args = orjson.loads(call["function"]["arguments"] or "{}")
+        except orjson.JSONDecodeError:
+            args = {}
+        return call["function"]["name"], args if isinstance(args, dict) else {}
+
     def record(self) -> ThreadRecord:
         """Everything about the thread, frozen; :meth:`from_record` brings it back."""
         run = self._run
@@ -234,6 +277,7 @@ class ThreadMachine:
             open_interrupts=self._open,
             resolved=tuple(self._resolved),
             completed_resumes=tuple(self._completed),
+            tool_journal=tuple(self._journal.values()),
             active_run=None
             if run is None
             else ActiveRun(
@@ -241,6 +285,7 @@ class ThreadMachine:
                 parent_run_id=run.parent_run_id,
                 answers=run.answers,
                 received_at=run.received_at,
+                raised_at=tuple(run.raised_at.items()),
                 messages_before=run.messages_before,
                 state_before=run.state_before,
                 events=tuple(run.events),
@@ -260,6 +305,7 @@ class ThreadMachine:
         machine._open = record.open_interrupts
         machine._resolved = list(record.resolved)
         machine._completed = list(record.completed_resumes)
+        machine._journal = {entry.tool_call_id: entry for entry in record.tool_journal}
         run = record.active_run
         if run is not None:
             machine._run = _Run(
@@ -267,6 +313,7 @@ class ThreadMachine:
                 parent_run_id=run.parent_run_id,
                 answers=run.answers,
                 received_at=run.received_at,
+                raised_at=dict(run.raised_at),
                 messages_before=run.messages_before,
                 state_before=run.state_before,
                 verifier=StreamVerifier(),
@@ -308,6 +355,9 @@ class ThreadMachine:
         self._check_entries(entries)
         live, expired = self._partition_open(now)
         if not entries:
+            retried = self._find_retry(run_input.run_id)
+            if retried is not None:
+                return self._replay(run_input, retried)
             if live:
                 raise RemoteProtocolError(
                     RunErrorCode.PENDING_INTERRUPTS,
@@ -351,6 +401,13 @@ class ThreadMachine:
             expires = item.interrupt.expires_at
             (expired if expires is not None and parse_expires_at(expires) <= now else live).append(item)
         return live, expired
+
+    def _find_retry(self, run_id: str) -> CompletedResume | None:
+        """The run ``run_id`` if it ended and answered nothing: the client is retrying it."""
+        for completed in self._completed:
+            if completed.run_id == run_id and not completed.answers:
+                return completed
+        return None
 
     def _find_replay(self, entries: Sequence[ResumeEntry]) -> CompletedResume | None:
         # A resume may cancel interrupts that had expired; those entries bind nothing and are
@@ -451,16 +508,20 @@ class ThreadMachine:
     ) -> list[Effect]:
         # From here on the input is accepted and the machine changes.
         state = self._state
+        answered_ids = {i.id for i, _, _ in answers}
+        raised_at = {
+            o.interrupt.id: o.raised_at for o in self._open if o.interrupt.id in answered_ids and o.raised_at
+        }
         for item in expired:
             self._resolved.append(
                 ResolvedInterrupt(
                     interrupt=item.interrupt,
                     run_id=item.run_id,
+                    raised_at=item.raised_at,
                     status="expired",
                     answered_at=item.interrupt.expires_at,
                 )
             )
-        answered_ids = {i.id for i, _, _ in answers}
         self._open = tuple(
             o for o in self._open if o not in expired and o.interrupt.id not in answered_ids
         )
@@ -480,6 +541,7 @@ class ThreadMachine:
             parent_run_id=run_input.parent_run_id,
             answers=answers,
             received_at=now.isoformat(),
+            raised_at=raised_at,
             messages_before=self.messages,
             state_before=self._agent_state,
             verifier=StreamVerifier(),
@@ -550,7 +612,31 @@ class ThreadMachine:
                     f"interrupt {interrupt.id!r} was cancelled, so tool call {tool_call_id!r} is not executed",
                 )
         self._track(event)
+        if isinstance(event, ev.ToolCallResultEvent):
+            journal = self._journal.get(event.tool_call_id)
+            if journal is not None and journal.result is None:
+                self._journal[event.tool_call_id] = attrs.evolve(journal, result=event)
+                return [self._persist(), Emit(event=event)]
         return [Emit(event=event)]
+
+    def tool_started(self, tool_call_id: str, *, now: datetime | None = None) -> list[Effect]:
+        """Record that the host is about to run the tool of ``tool_call_id``.
+
+        Returns the ``Persist`` that must be durable before the tool runs; the
+        ``TOOL_CALL_RESULT`` emitted for it later is persisted before it is sent. Together
+        they make a host that restarts never run an approved tool twice.
+        """
+        run = self._live_run(MachineInput.EMIT)
+        if tool_call_id in self._journal:
+            raise LocalProtocolError(f"tool call {tool_call_id!r} was already started", state=self._state)
+        if self._find_tool_call(tool_call_id) is None or tool_call_id in run.verifier.open_tool_calls:
+            raise LocalProtocolError(
+                f"tool call {tool_call_id!r} is not a closed tool call of this thread", state=self._state
+            )
+        self._journal[tool_call_id] = ToolJournalEntry(
+            tool_call_id=tool_call_id, run_id=run.run_id, started_at=None if now is None else now.isoformat()
+        )
+        return [self._persist()]
 
     def _refuse(self, event: object, why: str) -> LocalProtocolError:
         name = getattr(event, "type", type(event).__name__)
@@ -740,12 +826,16 @@ class ThreadMachine:
 
     def _commit_answers(self, run: _Run, outcome: RunFinishedOutcome, result: JSON, snapshots: Sequence[ev.Event]) -> None:
         if not run.answers:
-            return
+            # Kept only for a client that retries the same run id; the last few suffice.
+            retries = [c for c in self._completed if not c.answers]
+            if len(retries) >= _RETRIES_KEPT:
+                self._completed.remove(retries[0])
         for interrupt, entry, raised_in in run.answers:
             self._resolved.append(
                 ResolvedInterrupt(
                     interrupt=interrupt,
                     run_id=raised_in,
+                    raised_at=run.raised_at.get(interrupt.id),
                     status=entry.status,
                     payload=entry.payload,
                     metadata=entry.metadata,
@@ -771,8 +861,11 @@ class ThreadMachine:
         self._run = None
         return [self._persist(), Emit(event=finished)]
 
-    def interrupt(self, interrupts: Sequence[Interrupt]) -> list[Effect]:
-        """End the run with interrupts: snapshots, then persist, then ``RUN_FINISHED``."""
+    def interrupt(self, interrupts: Sequence[Interrupt], *, now: datetime | None = None) -> list[Effect]:
+        """End the run with interrupts: snapshots, then persist, then ``RUN_FINISHED``.
+
+        ``now``, when given, is recorded as the instant the interrupts were raised.
+        """
         run = self._live_run(MachineInput.INTERRUPT)
         interrupts = tuple(interrupts)
         self._check_closable(run, "interrupt")
@@ -798,7 +891,8 @@ class ThreadMachine:
         fresh = list(last.values())
         outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
         self._commit_answers(run, outcome, None, fresh)
-        self._open = tuple(OpenInterrupt(interrupt=i, run_id=run.run_id) for i in interrupts)
+        raised_at = None if now is None else now.isoformat()
+        self._open = tuple(OpenInterrupt(interrupt=i, run_id=run.run_id, raised_at=raised_at) for i in interrupts)
         finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
         return effects + self._end(run, finished, MachineInput.INTERRUPT)
 
@@ -847,7 +941,8 @@ class ThreadMachine:
         self._messages = [converter.unstructure(m, Message) for m in run.messages_before]
         self._agent_state = run.state_before
         self._open = self._open + tuple(
-            OpenInterrupt(interrupt=i, run_id=raised_in) for i, _, raised_in in run.answers
+            OpenInterrupt(interrupt=i, run_id=raised_in, raised_at=run.raised_at.get(i.id))
+            for i, _, raised_in in run.answers
         )
         self._run = None
         return [self._persist(), Emit(event=error)]
