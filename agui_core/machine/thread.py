@@ -216,7 +216,8 @@ class ThreadMachine:
     @property
     def messages(self) -> tuple[Message, ...]:
         """The thread's messages as the machine has tracked them."""
-        return tuple(converter.structure(m, Message) for m in self._messages)
+        structure = converter.get_structure_hook(Message)
+        return tuple(structure(m, Message) for m in self._messages)
 
     @property
     def agent_state(self) -> JSON:
@@ -690,7 +691,8 @@ class ThreadMachine:
     def _find_message(self, message_id: str) -> dict[str, Any] | None:
         for message in reversed(self._messages):
             if message.get("id") == message_id:
-                return message
+                found: dict[str, Any] = message
+                return found
         return None
 
     def _find_tool_call(self, tool_call_id: str) -> dict[str, Any] | None:
@@ -713,7 +715,7 @@ class ThreadMachine:
         elif isinstance(event, ev.ReasoningMessageStartEvent):
             self._messages.append({"id": event.message_id, "role": "reasoning", "content": ""})
         elif isinstance(event, ev.ToolCallStartEvent):
-            call = {"id": event.tool_call_id, "type": "function", "function": {"name": event.tool_call_name, "arguments": ""}}
+            call: dict[str, Any] = {"id": event.tool_call_id, "type": "function", "function": {"name": event.tool_call_name, "arguments": ""}}
             parent_id = event.parent_message_id
             parent = self._find_message(parent_id) if parent_id is not None else None
             if parent is None or parent.get("role") != "assistant":
@@ -721,9 +723,9 @@ class ThreadMachine:
                 self._messages.append(parent)
             parent.setdefault("toolCalls", []).append(call)
         elif isinstance(event, ev.ToolCallArgsEvent):
-            call = self._find_tool_call(event.tool_call_id)
-            if call is not None:
-                call["function"]["arguments"] += event.delta
+            streamed = self._find_tool_call(event.tool_call_id)
+            if streamed is not None:
+                streamed["function"]["arguments"] += event.delta
         elif isinstance(event, ev.ToolCallResultEvent):
             content = event.content
             self._messages.append(
