@@ -103,7 +103,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
-from typing import Any, Literal, NoReturn, TypeAlias
+from typing import Any, ClassVar, Literal, NoReturn, TypeAlias
 
 from agui_core.errors import OrderingError
 from agui_core.protocol.events import (
@@ -315,36 +315,12 @@ class StreamVerifier:
     last one once it has ended; they are live views, not copies.
     """
 
+    _HANDLERS: ClassVar[dict[str, Callable[[StreamVerifier, Any, str], None]]]
+
     def __init__(self) -> None:
         self._s = _State()
         # The event being checked, and its position, for the error.
         self._origin: object = None
-        self._handlers: dict[str, Callable[[Any, str], None]] = {
-            "TEXT_MESSAGE_START": self._text_start,
-            "TEXT_MESSAGE_CONTENT": self._text_continue,
-            "TEXT_MESSAGE_END": self._text_continue,
-            "TOOL_CALL_START": self._tool_start,
-            "TOOL_CALL_ARGS": self._tool_continue,
-            "TOOL_CALL_END": self._tool_continue,
-            "TOOL_CALL_RESULT": self._tool_result,
-            "STEP_STARTED": self._step_started,
-            "STEP_FINISHED": self._step_finished,
-            "ACTIVITY_SNAPSHOT": self._activity_snapshot,
-            "ACTIVITY_DELTA": self._activity_delta,
-            "REASONING_START": self._reasoning_start,
-            "REASONING_MESSAGE_START": self._reasoning_start,
-            "REASONING_MESSAGE_CONTENT": self._reasoning_continue,
-            "REASONING_MESSAGE_END": self._reasoning_continue,
-            "REASONING_END": self._reasoning_continue,
-            "REASONING_ENCRYPTED_VALUE": self._encrypted_value,
-            "SUBAGENT_STARTED": self._subagent_started,
-            "SUBAGENT_FINISHED": self._subagent_ended,
-            "SUBAGENT_ERROR": self._subagent_ended,
-            "MESSAGES_SNAPSHOT": self._messages_snapshot,
-            "RUN_STARTED": self._run_started,
-            "RUN_FINISHED": self._run_finished,
-            "RUN_ERROR": self._run_error,
-        }
 
     # --- the public surface ----------------------------------------------------------------
 
@@ -684,9 +660,9 @@ class StreamVerifier:
                 f"RUN_STARTED while run {s.run_id!r} is still active; end it with RUN_FINISHED "
                 "or RUN_ERROR first",
             )
-        handler = self._handlers.get(etype)
+        handler = self._HANDLERS.get(etype)
         if handler is not None:
-            handler(event, label)
+            handler(self, event, label)
         s.seen_first = True
 
     def _tag_error(
@@ -997,3 +973,33 @@ class StreamVerifier:
 
     def _run_error(self, event: object, label: str) -> None:
         self._s.errored = True
+
+
+# Each event type's check, looked up once per event (a class-level table: building bound
+# methods per verifier cost more than the checks of a short run).
+StreamVerifier._HANDLERS = {
+    "TEXT_MESSAGE_START": StreamVerifier._text_start,
+    "TEXT_MESSAGE_CONTENT": StreamVerifier._text_continue,
+    "TEXT_MESSAGE_END": StreamVerifier._text_continue,
+    "TOOL_CALL_START": StreamVerifier._tool_start,
+    "TOOL_CALL_ARGS": StreamVerifier._tool_continue,
+    "TOOL_CALL_END": StreamVerifier._tool_continue,
+    "TOOL_CALL_RESULT": StreamVerifier._tool_result,
+    "STEP_STARTED": StreamVerifier._step_started,
+    "STEP_FINISHED": StreamVerifier._step_finished,
+    "ACTIVITY_SNAPSHOT": StreamVerifier._activity_snapshot,
+    "ACTIVITY_DELTA": StreamVerifier._activity_delta,
+    "REASONING_START": StreamVerifier._reasoning_start,
+    "REASONING_MESSAGE_START": StreamVerifier._reasoning_start,
+    "REASONING_MESSAGE_CONTENT": StreamVerifier._reasoning_continue,
+    "REASONING_MESSAGE_END": StreamVerifier._reasoning_continue,
+    "REASONING_END": StreamVerifier._reasoning_continue,
+    "REASONING_ENCRYPTED_VALUE": StreamVerifier._encrypted_value,
+    "SUBAGENT_STARTED": StreamVerifier._subagent_started,
+    "SUBAGENT_FINISHED": StreamVerifier._subagent_ended,
+    "SUBAGENT_ERROR": StreamVerifier._subagent_ended,
+    "MESSAGES_SNAPSHOT": StreamVerifier._messages_snapshot,
+    "RUN_STARTED": StreamVerifier._run_started,
+    "RUN_FINISHED": StreamVerifier._run_finished,
+    "RUN_ERROR": StreamVerifier._run_error,
+}

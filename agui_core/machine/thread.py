@@ -88,18 +88,22 @@ _CONFIRMATION_SCHEMA: Mapping[str, Any] = {"type": "boolean"}
 # Events that belong to the machine, not to the agent's stream.
 _RUN_EVENTS = (ev.RunStartedEvent, ev.RunFinishedEvent, ev.RunErrorEvent)
 _CHUNK_EVENTS = (ev.TextMessageChunkEvent, ev.ToolCallChunkEvent, ev.ReasoningMessageChunkEvent)
+_AGENT_EVENTS = frozenset(ev.EVENT_CLASSES) - {*_RUN_EVENTS, *_CHUNK_EVENTS}
+"""What ``emit`` lets through (checked by class, once per event: this is the hot path)."""
 _TOOL_CALL_STREAM = (ev.ToolCallStartEvent, ev.ToolCallArgsEvent, ev.ToolCallEndEvent)
-_MESSAGE_EVENTS = (
-    ev.TextMessageStartEvent,
-    ev.TextMessageContentEvent,
-    ev.ToolCallStartEvent,
-    ev.ToolCallArgsEvent,
-    ev.ToolCallResultEvent,
-    ev.ReasoningMessageStartEvent,
-    ev.ReasoningMessageContentEvent,
-    ev.ActivitySnapshotEvent,
-    ev.ActivityDeltaEvent,
+_MESSAGE_EVENTS = frozenset(
+    {
+        ev.TextMessageStartEvent,
+        ev.TextMessageContentEvent,
+        ev.ToolCallStartEvent,
+        ev.ToolCallArgsEvent,
+        ev.ToolCallResultEvent,
+        ev.ReasoningMessageStartEvent,
+        ev.ReasoningMessageContentEvent,
+        ev.ActivitySnapshotEvent,
+    }
 )
+"""Events that change the thread's messages (``ACTIVITY_DELTA`` too, handled on its own)."""
 
 
 def parse_expires_at(value: str) -> datetime:
@@ -159,10 +163,11 @@ class _Run:
     messages_fresh: bool = False
     state_fresh: bool = False
 
-    @property
-    def bound(self) -> dict[str, tuple[Interrupt, ResumeEntry, str]]:
-        """The answered tool-bound interrupts of this run, by tool call id."""
-        return {a[0].tool_call_id: a for a in self.answers if a[0].tool_call_id is not None}
+    bound: dict[str, tuple[Interrupt, ResumeEntry, str]] = attrs.field(init=False)
+    """The answered tool-bound interrupts of this run, by tool call id."""
+
+    def __attrs_post_init__(self) -> None:
+        self.bound = {a[0].tool_call_id: a for a in self.answers if a[0].tool_call_id is not None}
 
 
 class ThreadMachine:
@@ -174,6 +179,8 @@ class ThreadMachine:
         self._version = 0
         self._state = ThreadState.IDLE
         self._messages: list[dict[str, Any]] = []
+        self._structured: tuple[Message, ...] | None = ()
+        """``_messages`` as wire objects, built when asked for and dropped when they change."""
         self._agent_state: JSON = None
         self._open: tuple[OpenInterrupt, ...] = ()
         self._resolved: list[ResolvedInterrupt] = []
@@ -216,8 +223,10 @@ class ThreadMachine:
     @property
     def messages(self) -> tuple[Message, ...]:
         """The thread's messages as the machine has tracked them."""
-        structure = converter.get_structure_hook(Message)
-        return tuple(structure(m, Message) for m in self._messages)
+        if self._structured is None:
+            structure = converter.get_structure_hook(Message)
+            self._structured = tuple(structure(m, Message) for m in self._messages)
+        return self._structured
 
     @property
     def agent_state(self) -> JSON:
@@ -302,6 +311,7 @@ class ThreadMachine:
         machine._version = record.version
         machine._state = record.state
         machine._messages = [converter.unstructure(m, Message) for m in record.messages]
+        machine._structured = None
         machine._agent_state = record.agent_state
         machine._open = record.open_interrupts
         machine._resolved = list(record.resolved)
@@ -535,6 +545,7 @@ class ThreadMachine:
         self._state = state
         if run_input.messages:
             self._messages = [converter.unstructure(m, Message) for m in run_input.messages]
+            self._structured = None
         if run_input.state is not None:
             self._agent_state = _own(run_input.state)
         self._run = _Run(
@@ -591,12 +602,14 @@ class ThreadMachine:
     def emit(self, event: ev.Event) -> list[Effect]:
         """Let one event of the agent's stream through, or raise ``LocalProtocolError``."""
         run = self._live_run(MachineInput.EMIT)
-        if isinstance(event, _RUN_EVENTS):
-            raise self._refuse(event, "the run's own events come from interrupt(), finish(), fail() and cancel()")
-        if isinstance(event, _CHUNK_EVENTS):
-            raise self._refuse(event, "emit START/CONTENT/END events; chunks are a transport shorthand")
-        if not isinstance(event, ev.EVENT_CLASSES):
-            raise self._refuse(event, "not an AG-UI 1.0 event")
+        if event.__class__ not in _AGENT_EVENTS:
+            if isinstance(event, _RUN_EVENTS):
+                why = "the run's own events come from interrupt(), finish(), fail() and cancel()"
+            elif isinstance(event, _CHUNK_EVENTS):
+                why = "emit START/CONTENT/END events; chunks are a transport shorthand"
+            else:
+                why = "not an AG-UI 1.0 event"
+            raise self._refuse(event, why)
         tool_call_id = getattr(event, "tool_call_id", None)
         bound = run.bound.get(tool_call_id) if tool_call_id is not None else None
         if bound is not None:
@@ -668,25 +681,29 @@ class ThreadMachine:
                 f"in state {self._state.name}: {exc.message}", state=self._state, event=event
             ) from None
         run.events.append(event)
-        if isinstance(event, ev.StateSnapshotEvent):
+        if event.__class__ in _MESSAGE_EVENTS:
+            self._apply_message_event(event)
+            self._structured = None
+            run.messages_fresh = False
+            if isinstance(event, ev.ToolCallResultEvent):
+                run.tool_results.append(event)
+        elif isinstance(event, ev.StateSnapshotEvent):
             self._agent_state = _own(event.snapshot)
             run.state_fresh = True
         elif isinstance(event, ev.StateDeltaEvent):
             self._agent_state = new_state
             run.state_fresh = False
         elif isinstance(event, ev.MessagesSnapshotEvent):
-            self._messages = [converter.unstructure(m, Message) for m in event.messages]
+            if event.messages is not self._structured:  # the machine's own snapshot is current
+                self._messages = [converter.unstructure(m, Message) for m in event.messages]
+                self._structured = tuple(event.messages)
             run.messages_fresh = True
         elif isinstance(event, ev.ActivityDeltaEvent):
             target = self._find_message(event.message_id)
             assert target is not None
             target["content"] = patched
+            self._structured = None
             run.messages_fresh = False
-        elif isinstance(event, _MESSAGE_EVENTS):
-            self._apply_message_event(event)
-            run.messages_fresh = False
-            if isinstance(event, ev.ToolCallResultEvent):
-                run.tool_results.append(event)
 
     def _find_message(self, message_id: str) -> dict[str, Any] | None:
         for message in reversed(self._messages):
@@ -941,6 +958,7 @@ class ThreadMachine:
         run.verifier.check(error)
         self._state = next_state(self._state, MachineInput.FAIL)
         self._messages = [converter.unstructure(m, Message) for m in run.messages_before]
+        self._structured = None
         self._agent_state = run.state_before
         self._open = self._open + tuple(
             OpenInterrupt(interrupt=i, run_id=raised_in, raised_at=run.raised_at.get(i.id))

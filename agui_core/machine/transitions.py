@@ -29,6 +29,10 @@ class ThreadState(enum.Enum):
     INTERRUPTED = "INTERRUPTED"
     RESUMED = "RESUMED"
 
+    # Members are singletons compared by identity; hashing them the same way keeps the table
+    # lookup on every event off Enum's Python-level __hash__.
+    __hash__ = object.__hash__
+
 
 class MachineInput(enum.Enum):
     """What can happen to a thread: an accepted client input, or an act of the agent's run."""
@@ -51,6 +55,8 @@ class MachineInput(enum.Enum):
     """The run fails (``RUN_ERROR``); the thread goes back to where it stood before the run."""
     CANCEL = "cancel"
     """The host stops the run; it ends with the ``cancelled`` outcome and nothing pending."""
+
+    __hash__ = object.__hash__
 
 
 S, I = ThreadState, MachineInput
