@@ -79,8 +79,11 @@ __all__ = ["CORE_REASONS", "ThreadMachine", "parse_expires_at"]
 CORE_REASONS = frozenset({"tool_call", "input_required", "confirmation"})
 """The reasons SPEC section 4 defines; ``core:`` is reserved for future ones."""
 
-_RETRIES_KEPT = 16
-"""How many ended runs that answered nothing are kept for clients retrying them by run id."""
+_RETRIES_KEPT = 4
+"""How many ended runs that answered nothing are kept for clients retrying them by run id.
+
+They are kept without snapshots (a retry is sent the thread's current ones), so a suspended
+thread does not hold its conversation twice."""
 
 _CONFIRMATION_SCHEMA: Mapping[str, Any] = {"type": "boolean"}
 """A ``confirmation`` without a ``responseSchema`` is answered yes or no."""
@@ -580,7 +583,7 @@ class ThreadMachine:
                 thread_id=self._thread_id, run_id=run_input.run_id, parent_run_id=run_input.parent_run_id
             ),
             *completed.tool_results,
-            *completed.snapshots,
+            *self._replay_snapshots(completed),
             ev.RunFinishedEvent(
                 thread_id=self._thread_id,
                 run_id=run_input.run_id,
@@ -591,6 +594,12 @@ class ThreadMachine:
         for event in out:
             verifier.check(event)
         return [Emit(event=e) for e in out]
+
+    def _replay_snapshots(self, completed: CompletedResume) -> Sequence[ev.Event]:
+        """The snapshots a replay sends before its ``RUN_FINISHED``: recorded, or current for a retry."""
+        if completed.snapshots or completed.answers or completed.outcome.type != "interrupt":
+            return completed.snapshots
+        return (ev.StateSnapshotEvent(snapshot=self._agent_state), ev.MessagesSnapshotEvent(messages=self.messages))
 
     # -- the agent's side -----------------------------------------------------------------
 
@@ -870,7 +879,7 @@ class ThreadMachine:
                 outcome=outcome,
                 result=result,
                 tool_results=tuple(run.tool_results),
-                snapshots=tuple(snapshots),
+                snapshots=tuple(snapshots) if run.answers else (),
             )
         )
 

@@ -66,7 +66,7 @@ def test_only_the_last_runs_are_kept_for_retries() -> None:
         machine.receive_input(make_input("t", f"run-{n}"), now=NOW)
         machine.finish({"n": n})
     kept = [c.run_id for c in machine.record().completed_resumes]
-    assert kept == [f"run-{n}" for n in range(4, 20)]
+    assert kept == [f"run-{n}" for n in range(16, 20)]
     (last,) = [e for e in emitted(machine.receive_input(make_input("t", "run-19"), now=NOW)) if isinstance(e, ev.RunFinishedEvent)]
     assert last.result == {"n": 19}
 
