@@ -11,6 +11,11 @@ so that neither side always runs on a warmer (or hotter) machine. The reported f
 the median time per operation of each contender, the speed-up of every repeat
 (``theirs / ours`` over the same repeat) and the median of those speed-ups. A missed target
 is reported, never raised: speed is a measurement here, not a test.
+
+Some figures have no counterpart to compare with (bytes held per thread, throughput of a
+store): a scenario reports them as :class:`Measurement` objects from its ``measure``
+callable, which is given the settings so a quick run can measure less. They are printed and
+written as they are, with no ratio and no target.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ __all__ = [
     "ComparisonResult",
     "Contender",
     "ContenderResult",
+    "Measurement",
     "Scenario",
     "ScenarioResult",
     "Settings",
@@ -103,12 +109,26 @@ class Case:
 
 
 @dataclass(frozen=True, slots=True)
+class Measurement:
+    """A figure reported as it is, with no reference to compare it with: ``value`` in ``unit``."""
+
+    name: str
+    value: float
+    unit: str
+
+
+@dataclass(frozen=True, slots=True)
 class Scenario:
-    """A named benchmark; ``build()`` prepares its cases (data built once, outside timing)."""
+    """A named benchmark; ``build()`` prepares its cases (data built once, outside timing).
+
+    ``measure``, when set, is called once after the cases and returns figures to report
+    without a comparison.
+    """
 
     name: str
     description: str
     build: Callable[[], Sequence[Case]]
+    measure: Callable[[Settings], Sequence[Measurement]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +191,7 @@ class ScenarioResult:
     name: str
     description: str
     cases: tuple[CaseResult, ...] = field(default=())
+    measurements: tuple[Measurement, ...] = field(default=())
 
 
 def _time_batch(run: Callable[[], object], n: int) -> float:
@@ -243,7 +264,12 @@ def run_scenarios(
             if progress is not None:
                 print(f"  running {scenario.name} / {case.name} ...", file=progress, flush=True)
             cases.append(run_case(case, settings))
-        results.append(ScenarioResult(scenario.name, scenario.description, tuple(cases)))
+        measured: tuple[Measurement, ...] = ()
+        if scenario.measure is not None:
+            if progress is not None:
+                print(f"  measuring {scenario.name} ...", file=progress, flush=True)
+            measured = tuple(scenario.measure(settings))
+        results.append(ScenarioResult(scenario.name, scenario.description, tuple(cases), measured))
     return results
 
 
@@ -325,6 +351,10 @@ def to_json(
                     }
                     for case in scenario.cases
                 ],
+                "measurements": [
+                    {"name": m.name, "value": m.value, "unit": m.unit}
+                    for m in scenario.measurements
+                ],
             }
             for scenario in results
         ],
@@ -336,6 +366,10 @@ def _duration(seconds: float) -> str:
         if seconds >= scale:
             return f"{seconds / scale:.3g} {unit}"
     return f"{seconds / 1e-9:.3g} ns"
+
+
+def _figure(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.4g}"
 
 
 def format_report(results: Sequence[ScenarioResult], settings: Settings) -> str:
@@ -358,6 +392,11 @@ def format_report(results: Sequence[ScenarioResult], settings: Settings) -> str:
                     f"     {cmp.theirs} / {cmp.ours}: {r.median:.2f}x median {spread}   "
                     f"target {cmp.target_text}: {verdict}"
                 )
+        if scenario.measurements:
+            lines.append("  -- measured (no reference, no target)")
+            width = max(len(m.name) for m in scenario.measurements)
+            for m in scenario.measurements:
+                lines.append(f"     {m.name:<{width}}  {_figure(m.value):>12} {m.unit}")
         lines.append("")
     missed = sum(not r.met for s in results for c in s.cases for r in c.comparisons)
     total = sum(len(c.comparisons) for s in results for c in s.cases)

@@ -7,7 +7,7 @@ named ``SCENARIO``, added to the list below.
 from __future__ import annotations
 
 from benchmarks.harness import Scenario
-from benchmarks.scenarios import decode_input, encode_stream, payload_validation
+from benchmarks.scenarios import decode_input, encode_stream, payload_validation, store_scale
 
 __all__ = ["SCENARIOS"]
 
@@ -15,4 +15,5 @@ SCENARIOS: list[Scenario] = [
     encode_stream.SCENARIO,
     decode_input.SCENARIO,
     payload_validation.SCENARIO,
+    store_scale.SCENARIO,
 ]

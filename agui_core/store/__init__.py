@@ -1,0 +1,13 @@
+"""Where threads live between runs: the ThreadStore interface, in memory and in SQLite."""
+
+from agui_core.store.base import StoreError, ThreadStore, VersionConflict
+from agui_core.store.memory import MemoryThreadStore
+from agui_core.store.sqlite import SqliteThreadStore
+
+__all__ = [
+    "MemoryThreadStore",
+    "SqliteThreadStore",
+    "StoreError",
+    "ThreadStore",
+    "VersionConflict",
+]

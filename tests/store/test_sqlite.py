@@ -1,0 +1,253 @@
+"""Tests for agui_core.store.sqlite: the file, its tables, corrupt rows, locks, two stores on one file.
+
+The contract shared with the memory store is in ``test_store_contract.py``; real processes
+are in ``test_sqlite_processes.py``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import anyio
+import attrs
+import orjson
+import pytest
+
+from agui_core.machine.record import ThreadRecord, record_to_dict
+from agui_core.machine.thread import ThreadMachine
+from agui_core.store import SqliteThreadStore, StoreError, VersionConflict
+from agui_core.store.sqlite import SCHEMA_VERSION
+from tests.machine.driver import NOW
+from tests.store.scenario import (
+    ANSWERED,
+    CANCELLED,
+    RAISED,
+    approval_resume,
+    persisted,
+    scenario_records,
+)
+
+pytestmark = pytest.mark.anyio
+
+RECORDS = scenario_records("thread-1")
+
+
+def raw(path: Path) -> sqlite3.Connection:
+    """A plain connection to the file, as an operator's tool would open it."""
+    return sqlite3.connect(path, isolation_level=None)
+
+
+async def saved_file(path: Path, upto: int = len(RECORDS)) -> None:
+    async with SqliteThreadStore(path) as store:
+        for record in RECORDS[:upto]:
+            await store.save(record)
+
+
+async def test_the_file_is_in_wal_mode_with_the_schema_version(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    await saved_file(path, 1)
+    with raw(path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        tables = {
+            name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+    assert tables == {"threads", "interrupts", "audit"}
+
+
+async def test_nothing_touches_the_file_before_the_first_call(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    store = SqliteThreadStore(path)
+    assert not path.exists()
+    assert await store.load("x") is None
+    assert path.exists()
+    await store.aclose()
+
+
+def test_synchronous_must_be_full_or_normal(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="synchronous"):
+        SqliteThreadStore(tmp_path / "x.db", synchronous="OFF")  # type: ignore[arg-type]
+
+
+async def test_a_row_is_the_record_as_json_text_with_its_version_and_state(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    await saved_file(path, 2)
+    with raw(path) as db:
+        version, state, text, queried = db.execute(
+            "SELECT version, state, record, json_extract(record, '$.open[0].interrupt.id') FROM threads"
+        ).fetchone()
+    assert (version, state, queried) == (2, "INTERRUPTED", "thread-1-approve")
+    assert orjson.loads(text) == record_to_dict(RECORDS[1])
+
+
+async def test_the_audit_table_answers_an_operator_in_plain_sql(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    await saved_file(path)
+    with raw(path) as db:
+        rows = db.execute(
+            "SELECT seq, interrupt_id, reason, raised_in, raised_at, status, answered_in, answered_at,"
+            " outcome,"
+            " json_extract(entry, '$.payload.approved') FROM audit WHERE thread_id = 'thread-1' ORDER BY seq"
+        ).fetchall()
+    raised, answered, cancelled = RAISED.isoformat(), ANSWERED.isoformat(), CANCELLED.isoformat()
+    assert rows == [
+        (0, "thread-1-approve", "tool_call", "thread-1-run-1", raised)
+        + ("resolved", "thread-1-run-2", answered, "interrupt", 1),
+        (1, "thread-1-confirm", "confirmation", "thread-1-run-2", answered)
+        + ("cancelled", "thread-1-run-3", cancelled, "success", None),
+    ]
+
+
+async def test_a_new_store_on_the_file_finds_everything(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    await saved_file(path)
+    async with SqliteThreadStore(path, synchronous="NORMAL") as again:
+        loaded = await again.load("thread-1")
+        assert loaded is not None
+        assert orjson.dumps(record_to_dict(loaded)) == orjson.dumps(record_to_dict(RECORDS[-1]))
+        assert list(await again.audit("thread-1")) == list(RECORDS[-1].resolved)
+        assert await again.thread_of_interrupt("thread-1-confirm") == "thread-1"
+
+
+async def test_the_audit_trail_only_grows(tmp_path: Path) -> None:
+    # A later record that forgot its history cannot erase the audit trail.
+    path = tmp_path / "threads.db"
+    await saved_file(path)
+    async with SqliteThreadStore(path) as store:
+        await store.save(attrs.evolve(RECORDS[-1], version=len(RECORDS) + 1, resolved=()))
+        assert [r.interrupt.id for r in await store.audit("thread-1")] == [
+            "thread-1-approve",
+            "thread-1-confirm",
+        ]
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "why"),
+    [
+        ("record", "{not json", "corrupt"),
+        ("record", "{}", "corrupt"),
+        ("record", '{"threadId": "thread-1", "version": "two"}', "corrupt"),
+        ("version", 9, "its row says version 9"),
+    ],
+)
+async def test_a_corrupt_row_is_an_error_naming_the_thread_and_is_left_alone(
+    tmp_path: Path, column: str, value: object, why: str
+) -> None:
+    path = tmp_path / "threads.db"
+    await saved_file(path, 2)
+    with raw(path) as db:
+        db.execute(f"UPDATE threads SET {column} = ?", (value,))
+        before = db.execute("SELECT version, record FROM threads").fetchone()
+    async with SqliteThreadStore(path) as store:
+        with pytest.raises(StoreError, match=why) as info:
+            await store.load("thread-1")
+        assert "'thread-1'" in info.value.message
+    with raw(path) as db:
+        assert db.execute("SELECT version, record FROM threads").fetchone() == before
+
+
+async def test_a_corrupt_audit_row_is_an_error_naming_the_thread(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    await saved_file(path)
+    with raw(path) as db:
+        db.execute("UPDATE audit SET entry = '[' WHERE seq = 1")
+    async with SqliteThreadStore(path) as store:
+        with pytest.raises(StoreError, match="audit trail of thread 'thread-1' is corrupt"):
+            await store.audit("thread-1")
+
+
+async def test_a_record_that_is_not_json_is_refused_and_nothing_is_saved(tmp_path: Path) -> None:
+    async with SqliteThreadStore(tmp_path / "threads.db") as store:
+        await store.save(RECORDS[0])
+        with pytest.raises(StoreError, match="cannot be written as JSON"):
+            await store.save(attrs.evolve(RECORDS[1], agent_state={"a set": {1, 2}}))
+        assert await store.load("thread-1") == RECORDS[0]
+        await store.save(RECORDS[1])
+
+
+async def test_a_file_of_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    with raw(path) as db:
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    async with SqliteThreadStore(path) as store:
+        with pytest.raises(StoreError, match="schema version"):
+            await store.load("thread-1")
+
+
+async def test_a_writer_waits_for_another_to_finish(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    await saved_file(path, 1)
+    holder = raw(path)
+    holder.execute("BEGIN IMMEDIATE")
+    async with SqliteThreadStore(path, busy_timeout=30) as store:
+        async with anyio.create_task_group() as group:
+            group.start_soon(store.save, RECORDS[1])
+            await anyio.sleep(0.05)
+            holder.execute("COMMIT")
+        assert await store.load("thread-1") == RECORDS[1]
+    holder.close()
+
+
+async def test_a_writer_that_waits_too_long_fails_and_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    await saved_file(path, 1)
+    holder = raw(path)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        async with SqliteThreadStore(path, busy_timeout=0.01) as store:
+            with pytest.raises(
+                StoreError, match="cannot save thread 'thread-1' version 2: database is locked"
+            ):
+                await store.save(RECORDS[1])
+            # Readers are not blocked by a writer in WAL mode.
+            assert await store.load("thread-1") == RECORDS[0]
+            holder.execute("ROLLBACK")
+            await store.save(RECORDS[1])
+            assert await store.load("thread-1") == RECORDS[1]
+    finally:
+        holder.close()
+
+
+async def save_and_tell(
+    store: SqliteThreadStore, record: ThreadRecord, outcomes: dict[str, str]
+) -> None:
+    """Save ``record``; note under its run id whether it won or met a conflict."""
+    assert record.active_run is not None
+    try:
+        await store.save(record)
+    except VersionConflict:
+        outcomes[record.active_run.run_id] = "conflict"
+    else:
+        outcomes[record.active_run.run_id] = "won"
+
+
+async def test_two_stores_on_one_file_let_exactly_one_resume_through(tmp_path: Path) -> None:
+    # Two stores have two connections and run in two worker threads at once, as two hosts would.
+    path = tmp_path / "threads.db"
+    await saved_file(path, 2)
+    stores = [SqliteThreadStore(path), SqliteThreadStore(path)]
+    for round_ in range(10):
+        # Both load the interrupted record first, so both saves claim the same next version.
+        contenders = []
+        for n, store in enumerate(stores):
+            loaded = await store.load("thread-1")
+            assert loaded is not None
+            machine = ThreadMachine.from_record(loaded)
+            (record,) = persisted(
+                machine.receive_input(approval_resume("thread-1", f"run-{round_}-{n}"), now=NOW)
+            )
+            contenders.append((store, record))
+        outcomes: dict[str, str] = {}
+        async with anyio.create_task_group() as group:
+            for store, record in contenders:
+                group.start_soon(save_and_tell, store, record, outcomes)
+        winners = [run for run, outcome in outcomes.items() if outcome == "won"]
+        assert len(winners) == 1 and len(outcomes) == 2
+        stored = await stores[1].load("thread-1")
+        assert stored is not None and stored.active_run is not None
+        assert stored.active_run.run_id == winners[0]
+        # Back to the interrupted record for the next round, through the compare-and-set too.
+        await stores[0].save(attrs.evolve(RECORDS[1], version=stored.version + 1))
+    for store in stores:
+        await store.aclose()

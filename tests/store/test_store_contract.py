@@ -1,0 +1,308 @@
+"""The ThreadStore contract, run against every store: MemoryThreadStore and SqliteThreadStore.
+
+Records come from a real ThreadMachine driven through a scenario (see ``scenario.py``): each
+``Persist`` effect's record is saved in turn, as a host does.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import attrs
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agui_core.machine.record import ThreadRecord, record_to_dict
+from agui_core.machine.thread import ThreadMachine
+from agui_core.store import (
+    MemoryThreadStore,
+    SqliteThreadStore,
+    StoreError,
+    ThreadStore,
+    VersionConflict,
+)
+from tests.machine.driver import NOW
+from tests.store.scenario import (
+    ANSWERED,
+    CANCELLED,
+    RAISED,
+    after_approval,
+    approval_resume,
+    persisted,
+    scenario_records,
+)
+
+pytestmark = pytest.mark.anyio
+
+RECORDS = scenario_records("thread-1")
+"""Versions 1 to 8 of thread-1, in the states ``scenario.STATES`` lists."""
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[ThreadStore]:
+    made: ThreadStore
+    if request.param == "memory":
+        made = MemoryThreadStore()
+    else:
+        made = SqliteThreadStore(tmp_path / "threads.db")
+    yield made
+    await made.aclose()
+
+
+def as_json(record: ThreadRecord) -> bytes:
+    return orjson.dumps(record_to_dict(record))
+
+
+async def save_up_to(
+    store: ThreadStore, version: int, records: list[ThreadRecord] = RECORDS
+) -> None:
+    for record in records[:version]:
+        await store.save(record)
+
+
+async def test_a_store_is_a_thread_store(store: ThreadStore) -> None:
+    assert isinstance(store, ThreadStore)
+
+
+async def test_a_thread_never_saved_loads_as_none(store: ThreadStore) -> None:
+    assert await store.load("nobody") is None
+
+
+async def test_every_record_of_a_run_loads_back_bit_for_bit(store: ThreadStore) -> None:
+    for record in RECORDS:
+        await store.save(record)
+        loaded = await store.load("thread-1")
+        assert loaded == record
+        assert as_json(loaded) == as_json(record)
+    # What the records carry between them: a live run's events, open interrupts, the tool
+    # journal, closed interrupts and replay data.
+    assert RECORDS[0].active_run is not None and RECORDS[0].active_run.events
+    assert RECORDS[1].open_interrupts and RECORDS[4].tool_journal[0].result is not None
+    assert RECORDS[-1].resolved and RECORDS[-1].completed_resumes
+
+
+async def test_a_loaded_record_carries_a_run_on_where_it_stood(store: ThreadStore) -> None:
+    # Version 3 is saved as the resumed run starts: a new process picks the run up from it
+    # and saves exactly the records the uninterrupted machine saved next.
+    await save_up_to(store, 3)
+    loaded = await store.load("thread-1")
+    assert loaded is not None and loaded.active_run is not None
+    records = after_approval(ThreadMachine.from_record(loaded), "thread-1")
+    for record in records:
+        await store.save(record)
+    assert [as_json(r) for r in records] == [as_json(r) for r in RECORDS[3:6]]
+
+
+async def test_version_one_of_a_thread_that_exists_is_a_conflict(store: ThreadStore) -> None:
+    await store.save(RECORDS[0])
+    other = attrs.evolve(RECORDS[0], agent_state={"someone": "else"})
+    with pytest.raises(VersionConflict) as info:
+        await store.save(other)
+    assert (info.value.thread_id, info.value.expected, info.value.found) == ("thread-1", 0, 1)
+    assert await store.load("thread-1") == RECORDS[0]
+
+
+async def test_a_stale_version_is_a_conflict_and_changes_nothing(store: ThreadStore) -> None:
+    await save_up_to(store, 3)
+    stale = attrs.evolve(RECORDS[2], agent_state={"stale": True})
+    with pytest.raises(VersionConflict) as info:
+        await store.save(stale)
+    assert (info.value.expected, info.value.found) == (2, 3)
+    assert as_json(await store.load("thread-1")) == as_json(RECORDS[2])  # type: ignore[arg-type]
+
+
+async def test_a_skipped_version_is_a_conflict(store: ThreadStore) -> None:
+    await store.save(RECORDS[0])
+    with pytest.raises(VersionConflict) as info:
+        await store.save(RECORDS[2])
+    assert (info.value.expected, info.value.found) == (2, 1)
+    with pytest.raises(VersionConflict) as info:
+        await store.save(attrs.evolve(RECORDS[1], thread_id="never-saved"))
+    assert (info.value.thread_id, info.value.expected, info.value.found) == ("never-saved", 1, None)
+    assert await store.load("never-saved") is None
+    assert await store.load("thread-1") == RECORDS[0]
+
+
+async def test_a_conflict_tells_the_host_the_thread_is_busy(store: ThreadStore) -> None:
+    await store.save(RECORDS[0])
+    with pytest.raises(StoreError) as info:
+        await store.save(RECORDS[0])
+    assert info.value.code.value == "THREAD_BUSY"
+    assert "thread-1" in info.value.message
+
+
+async def test_version_zero_is_never_saved(store: ThreadStore) -> None:
+    with pytest.raises(ValueError, match="version 1 or more"):
+        await store.save(ThreadRecord(thread_id="t"))
+    assert await store.load("t") is None
+
+
+async def test_thread_of_interrupt_knows_open_and_closed_interrupts(store: ThreadStore) -> None:
+    await save_up_to(store, 2)
+    assert await store.thread_of_interrupt("thread-1-approve") == "thread-1"
+    assert await store.thread_of_interrupt("thread-1-confirm") is None
+    for record in RECORDS[2:]:
+        await store.save(record)
+    assert (await store.load("thread-1")).open_interrupts == ()  # type: ignore[union-attr]
+    assert await store.thread_of_interrupt("thread-1-approve") == "thread-1"
+    assert await store.thread_of_interrupt("thread-1-confirm") == "thread-1"
+    assert await store.thread_of_interrupt("no-such-interrupt") is None
+
+
+async def test_thread_of_interrupt_knows_an_interrupt_being_answered(store: ThreadStore) -> None:
+    # A record first saved mid-resume (a thread moved from another store) still names the
+    # interrupts its run is answering.
+    await store.save(attrs.evolve(RECORDS[2], version=1))
+    assert await store.thread_of_interrupt("thread-1-approve") == "thread-1"
+
+
+async def test_thread_of_interrupt_tells_threads_apart(store: ThreadStore) -> None:
+    await save_up_to(store, 2)
+    await save_up_to(store, 2, scenario_records("thread-2"))
+    assert await store.thread_of_interrupt("thread-1-approve") == "thread-1"
+    assert await store.thread_of_interrupt("thread-2-approve") == "thread-2"
+
+
+async def test_an_interrupt_id_reused_by_another_thread_stays_with_the_first(
+    store: ThreadStore,
+) -> None:
+    # Interrupt ids are unique per thread only; the thread that raised one first keeps it.
+    await save_up_to(store, 2)
+    copy = attrs.evolve(RECORDS[1], thread_id="thread-copy", version=1)
+    await store.save(copy)
+    assert await store.thread_of_interrupt("thread-1-approve") == "thread-1"
+
+
+async def test_audit_lists_every_closed_interrupt_in_order(store: ThreadStore) -> None:
+    assert list(await store.audit("thread-1")) == []
+    await save_up_to(store, 5)
+    assert list(await store.audit("thread-1")) == []
+    await store.save(RECORDS[5])
+    assert [r.interrupt.id for r in await store.audit("thread-1")] == ["thread-1-approve"]
+    for record in RECORDS[6:]:
+        await store.save(record)
+
+    trail = list(await store.audit("thread-1"))
+    assert trail == list(RECORDS[-1].resolved)
+    approve, confirm = trail
+    # Raised when and by which run; the answer (status, payload, metadata), when it came and
+    # in which run; what came of that run.
+    assert (approve.interrupt.id, approve.run_id, approve.raised_at) == (
+        "thread-1-approve",
+        "thread-1-run-1",
+        RAISED.isoformat(),
+    )
+    assert approve.status == "resolved"
+    assert approve.payload == {
+        "approved": True,
+        "editedArgs": {"to": "ops@example.com", "cc": None},
+    }
+    assert approve.metadata == {"reviewer": "dana", "note": None}
+    assert (approve.answered_in, approve.answered_at, approve.outcome) == (
+        "thread-1-run-2",
+        ANSWERED.isoformat(),
+        "interrupt",
+    )
+    assert approve.interrupt.tool_call_id == "thread-1-call"
+    assert (confirm.interrupt.id, confirm.run_id, confirm.raised_at) == (
+        "thread-1-confirm",
+        "thread-1-run-2",
+        ANSWERED.isoformat(),
+    )
+    assert (confirm.status, confirm.payload, confirm.metadata) == ("cancelled", None, None)
+    assert (confirm.answered_in, confirm.answered_at, confirm.outcome) == (
+        "thread-1-run-3",
+        CANCELLED.isoformat(),
+        "success",
+    )
+    assert list(await store.audit("someone-else")) == []
+
+
+async def test_saves_of_one_version_at_once_let_exactly_one_through(store: ThreadStore) -> None:
+    await save_up_to(store, 2)
+    # Every contender resumes the same interrupted record, as two hosts given one resume would.
+    contenders = []
+    for n in range(8):
+        machine = ThreadMachine.from_record(RECORDS[1])
+        (record,) = persisted(
+            machine.receive_input(approval_resume("thread-1", f"run-{n}"), now=NOW)
+        )
+        contenders.append(record)
+    won: list[str] = []
+    lost: list[VersionConflict] = []
+
+    async def attempt(record: ThreadRecord) -> None:
+        try:
+            await store.save(record)
+        except VersionConflict as conflict:
+            lost.append(conflict)
+        else:
+            assert record.active_run is not None
+            won.append(record.active_run.run_id)
+
+    async with anyio.create_task_group() as group:
+        for record in contenders:
+            group.start_soon(attempt, record)
+    assert len(won) == 1 and len(lost) == 7
+    assert all((c.expected, c.found) == (2, 3) for c in lost)
+    stored = await store.load("thread-1")
+    assert stored is not None and stored.active_run is not None
+    assert stored.active_run.run_id == won[0]
+
+
+async def test_a_closed_store_refuses_every_call(store: ThreadStore) -> None:
+    await store.save(RECORDS[0])
+    await store.aclose()
+    await store.aclose()
+    for call in (
+        lambda: store.load("thread-1"),
+        lambda: store.save(RECORDS[1]),
+        lambda: store.thread_of_interrupt("x"),
+        lambda: store.audit("thread-1"),
+    ):
+        with pytest.raises(StoreError, match="closed"):
+            await call()
+
+
+_example = itertools.count()
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(attempts=st.lists(st.tuples(st.integers(0, 2), st.integers(1, 5)), max_size=20))
+async def test_saves_follow_the_compare_and_set_model(
+    store: ThreadStore, attempts: list[tuple[int, int]]
+) -> None:
+    # The model: a save of version v succeeds exactly when the stored version is v - 1.
+    prefix = f"ex{next(_example)}"
+    template = RECORDS[1]
+    model: dict[str, int] = {}
+    for thread, version in attempts:
+        thread_id = f"{prefix}-{thread}"
+        record = attrs.evolve(
+            template, thread_id=thread_id, version=version, agent_state={"v": version}
+        )
+        expected_ok = model.get(thread_id, 0) == version - 1
+        try:
+            await store.save(record)
+        except VersionConflict as conflict:
+            assert not expected_ok
+            assert conflict.found == model.get(thread_id)
+        else:
+            assert expected_ok
+            model[thread_id] = version
+    for thread in range(3):
+        thread_id = f"{prefix}-{thread}"
+        loaded = await store.load(thread_id)
+        if thread_id in model:
+            assert loaded is not None
+            assert (loaded.version, loaded.agent_state) == (
+                model[thread_id],
+                {"v": model[thread_id]},
+            )
+        else:
+            assert loaded is None
