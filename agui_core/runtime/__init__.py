@@ -1,0 +1,17 @@
+"""The async host: runs agents on thread machines over a store, and the agent API."""
+
+from agui_core.runtime.context import RunContext, TextStream
+from agui_core.runtime.host import Agent, Host
+from agui_core.runtime.tools import APPROVE_SCHEMA, APPROVE_WITH_EDITS_SCHEMA, Tool, ToolOutcome, tool
+
+__all__ = [
+    "APPROVE_SCHEMA",
+    "APPROVE_WITH_EDITS_SCHEMA",
+    "Agent",
+    "Host",
+    "RunContext",
+    "TextStream",
+    "Tool",
+    "ToolOutcome",
+    "tool",
+]

@@ -1,0 +1,259 @@
+"""The agent API: what an agent function gets to read the run and to act in it.
+
+An agent is ``async def agent(ctx: RunContext) -> JSON``. It reads the input, the thread's
+messages and state and, on a resumed run, the answers and what became of its gated tool
+calls; it streams text, proposes tool calls, sets or patches state, opens steps and
+subagents; and it ends the run by returning (success, with the return value as ``result``)
+or with :meth:`RunContext.interrupt`. Every act goes through the thread machine, so an agent
+that breaks a rule gets :class:`~agui_core.errors.LocalProtocolError` at the call that broke it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import orjson
+
+from agui_core.errors import LocalProtocolError
+from agui_core.machine.effects import Answer, Effect
+from agui_core.machine.thread import ThreadMachine
+from agui_core.protocol import events as ev
+from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
+from agui_core.runtime.tools import Tool, ToolOutcome
+
+__all__ = ["RunContext", "TextStream"]
+
+Carry = Callable[[list[Effect]], Awaitable[None]]
+
+
+class TextStream:
+    """One assistant message being streamed; see :meth:`RunContext.message`."""
+
+    def __init__(self, ctx: RunContext, message_id: str) -> None:
+        self._ctx = ctx
+        self.message_id = message_id
+
+    async def delta(self, text: str) -> None:
+        """Append ``text`` to the message."""
+        await self._ctx.emit(ev.TextMessageContentEvent(message_id=self.message_id, delta=text))
+
+
+class RunContext:
+    """One run of an agent, as the agent sees it."""
+
+    def __init__(
+        self,
+        *,
+        machine: ThreadMachine,
+        run_input: RunAgentInput,
+        answers: tuple[Answer, ...],
+        tools: Mapping[str, Tool],
+        tool_outcomes: Mapping[str, ToolOutcome],
+        carry: Carry,
+        new_id: Callable[[], str],
+        now: Callable[[], Any],
+    ) -> None:
+        self._machine = machine
+        self._carry = carry
+        self._new_id = new_id
+        self._now = now
+        self._tools = tools
+        self._pending: list[Interrupt] = []
+        self._ended = False
+        self._last_message_id: str | None = None
+        self.input = run_input
+        self.answers = answers
+        self.tool_outcomes = dict(tool_outcomes)
+
+    # -- reading -------------------------------------------------------------------------
+
+    @property
+    def thread_id(self) -> str:
+        return self.input.thread_id
+
+    @property
+    def run_id(self) -> str:
+        return self.input.run_id
+
+    @property
+    def resumed(self) -> bool:
+        """Whether this run carries answers to interrupts of an earlier run."""
+        return bool(self.answers)
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """The thread's messages as they stand now (the input's, plus what this run streamed)."""
+        return self._machine.messages
+
+    @property
+    def state(self) -> JSON:
+        """The thread's agent state as it stands now."""
+        return self._machine.agent_state
+
+    @property
+    def ended(self) -> bool:
+        """Whether the run has ended (by :meth:`interrupt` or :meth:`finish`)."""
+        return self._ended
+
+    def answer(self, interrupt_id: str) -> Answer | None:
+        """The answer this run carries for ``interrupt_id``, if any."""
+        return next((a for a in self.answers if a.interrupt.id == interrupt_id), None)
+
+    def new_id(self, prefix: str) -> str:
+        """A fresh id for a message, tool call or interrupt of this run."""
+        return f"{prefix}-{self._new_id()}"
+
+    # -- streaming -----------------------------------------------------------------------
+
+    async def emit(self, event: ev.Event) -> None:
+        """Send any AG-UI event through the machine's rules."""
+        self._check_open()
+        await self._carry(self._machine.emit(event))
+
+    async def text(self, content: str, *, message_id: str | None = None) -> str:
+        """Send a whole assistant text message; returns its id."""
+        async with self.message(message_id=message_id) as stream:
+            await stream.delta(content)
+        return stream.message_id
+
+    @asynccontextmanager
+    async def message(self, *, message_id: str | None = None) -> AsyncIterator[TextStream]:
+        """Stream an assistant message by deltas: ``async with ctx.message() as m: await m.delta(..)``."""
+        message_id = message_id or self.new_id("msg")
+        await self.emit(ev.TextMessageStartEvent(message_id=message_id, role="assistant"))
+        self._last_message_id = message_id
+        yield TextStream(self, message_id)
+        await self.emit(ev.TextMessageEndEvent(message_id=message_id))
+
+    async def propose_tool_call(
+        self, name: str, args: Mapping[str, JSON], *, tool_call_id: str | None = None, parent_message_id: str | None = None
+    ) -> str:
+        """Send ``TOOL_CALL_START/ARGS/END`` for a call of ``name``; returns the tool call id.
+
+        The call belongs to ``parent_message_id``, by default the last message this run
+        streamed, so a text and the tool calls after it make one assistant message.
+        """
+        tool_call_id = tool_call_id or self.new_id("call")
+        parent_message_id = parent_message_id or self._last_message_id
+        await self.emit(
+            ev.ToolCallStartEvent(tool_call_id=tool_call_id, tool_call_name=name, parent_message_id=parent_message_id)
+        )
+        await self.emit(ev.ToolCallArgsEvent(tool_call_id=tool_call_id, delta=orjson.dumps(dict(args)).decode()))
+        await self.emit(ev.ToolCallEndEvent(tool_call_id=tool_call_id))
+        return tool_call_id
+
+    async def tool_result(self, tool_call_id: str, content: str, *, message_id: str | None = None) -> None:
+        """Send the result of a tool call as ``TOOL_CALL_RESULT``."""
+        await self.emit(
+            ev.ToolCallResultEvent(message_id=message_id or self.new_id("result"), tool_call_id=tool_call_id, content=content)
+        )
+
+    async def call_tool(self, name: str, args: Mapping[str, JSON], *, parent_message_id: str | None = None) -> ToolOutcome | None:
+        """Call a registered tool.
+
+        A tool without approval runs at once and its outcome is returned. A tool that needs
+        approval is proposed and ``None`` is returned: when the agent ends this run, it
+        interrupts with one approval per gated call, and the next run finds the outcomes in
+        :attr:`tool_outcomes`.
+        """
+        registered = self._tools.get(name)
+        if registered is None:
+            raise LocalProtocolError(f"no tool named {name!r} is registered with the host")
+        tool_call_id = await self.propose_tool_call(name, args, parent_message_id=parent_message_id)
+        if registered.needs_approval:
+            self._pending.append(
+                Interrupt(
+                    id=self.new_id("approval"),
+                    reason="tool_call",
+                    message=f"Run {name} with {orjson.dumps(dict(args)).decode()}?",
+                    tool_call_id=tool_call_id,
+                    response_schema=registered.approval_schema,
+                )
+            )
+            return None
+        try:
+            result = await registered.invoke(args)
+        except Exception as exc:  # the tool's failure is the agent's to handle, not the run's
+            outcome = ToolOutcome(tool_call_id=tool_call_id, name=name, status="failed", args=args, error=repr(exc))
+            await self.tool_result(tool_call_id, f"error: {type(exc).__name__}")
+        else:
+            outcome = ToolOutcome(tool_call_id=tool_call_id, name=name, status="executed", args=args, result=result)
+            await self.tool_result(tool_call_id, result if isinstance(result, str) else orjson.dumps(result).decode())
+        self.tool_outcomes[tool_call_id] = outcome
+        return outcome
+
+    async def set_state(self, state: JSON) -> None:
+        """Replace the agent state (``STATE_SNAPSHOT``)."""
+        await self.emit(ev.StateSnapshotEvent(snapshot=state))
+
+    async def patch_state(self, operations: Sequence[Mapping[str, JSON]]) -> None:
+        """Change the agent state by a JSON Patch (``STATE_DELTA``)."""
+        await self.emit(ev.StateDeltaEvent(delta=tuple(operations)))
+
+    @asynccontextmanager
+    async def step(self, name: str) -> AsyncIterator[None]:
+        """A named step: ``STEP_STARTED`` on entry, ``STEP_FINISHED`` on exit."""
+        await self.emit(ev.StepStartedEvent(step_name=name))
+        yield
+        await self.emit(ev.StepFinishedEvent(step_name=name))
+
+    @asynccontextmanager
+    async def subagent(self, name: str, *, subagent_run_id: str | None = None) -> AsyncIterator[str]:
+        """A subagent invocation; yields its ``subagentRunId`` for attributing its events.
+
+        A subagent left open when the run ends (for example because it raised an interrupt)
+        is closed by the machine: suspended with its interrupts, or finished.
+        """
+        subagent_run_id = subagent_run_id or self.new_id("sub")
+        await self.emit(ev.SubagentStartedEvent(subagent_run_id=subagent_run_id, name=name))
+        yield subagent_run_id
+        if not self._ended and subagent_run_id in self._machine_open_subagents():
+            await self.emit(ev.SubagentFinishedEvent(subagent_run_id=subagent_run_id))
+
+    def _machine_open_subagents(self) -> frozenset[str]:
+        return self._machine.open_subagents
+
+    # -- ending --------------------------------------------------------------------------
+
+    def approval(self, tool_call_id: str, message: str | None = None, *, allow_edits: bool = True) -> Interrupt:
+        """An interrupt asking to approve ``tool_call_id`` (closed in this run)."""
+        from agui_core.runtime.tools import APPROVE_SCHEMA, APPROVE_WITH_EDITS_SCHEMA
+
+        return Interrupt(
+            id=self.new_id("approval"),
+            reason="tool_call",
+            message=message,
+            tool_call_id=tool_call_id,
+            response_schema=APPROVE_WITH_EDITS_SCHEMA if allow_edits else APPROVE_SCHEMA,
+        )
+
+    def ask(self, message: str, schema: Mapping[str, JSON], *, expires_at: str | None = None) -> Interrupt:
+        """An ``input_required`` interrupt: a form described by ``schema``."""
+        return Interrupt(id=self.new_id("input"), reason="input_required", message=message, response_schema=schema, expires_at=expires_at)
+
+    def confirm(self, message: str) -> Interrupt:
+        """A ``confirmation`` interrupt: a yes/no, answered with a boolean."""
+        return Interrupt(id=self.new_id("confirm"), reason="confirmation", message=message)
+
+    async def interrupt(self, *interrupts: Interrupt) -> None:
+        """End the run waiting for a person (with any gated tool calls still pending)."""
+        self._check_open()
+        await self._end(self._machine.interrupt([*self._pending, *interrupts], now=self._now()))
+
+    async def finish(self, result: JSON = None) -> None:
+        """End the run with success. Returning from the agent does the same."""
+        self._check_open()
+        if self._pending:
+            await self.interrupt()
+            return
+        await self._end(self._machine.finish(result))
+
+    async def _end(self, effects: list[Effect]) -> None:
+        self._ended = True
+        await self._carry(effects)
+
+    def _check_open(self) -> None:
+        if self._ended:
+            raise LocalProtocolError("the run has already ended", state=self._machine.state)
