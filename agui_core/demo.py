@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO
 
 import orjson
@@ -44,6 +44,7 @@ QUARTERLY_FORM = {
     "required": ["quarter", "year", "revenue"],
 }
 
+
 class _Run:
     """What the demo agents write against: the machine, with every effect kept in order."""
 
@@ -65,7 +66,9 @@ Agent = Callable[[_Run, tuple[Answer, ...]], list[Effect]]
 
 
 def _propose(machine: _Run, call_id: str, args: dict[str, Any]) -> None:
-    machine.emit(ev.ToolCallStartEvent(tool_call_id=call_id, tool_call_name="sendEmail", parent_message_id="msg-" + call_id))
+    machine.emit(
+        ev.ToolCallStartEvent(tool_call_id=call_id, tool_call_name="sendEmail", parent_message_id="msg-" + call_id)
+    )
     machine.emit(ev.ToolCallArgsEvent(tool_call_id=call_id, delta=orjson.dumps(args).decode()))
     machine.emit(ev.ToolCallEndEvent(tool_call_id=call_id))
 
@@ -91,7 +94,11 @@ def _run_tools(machine: _Run, answers: tuple[Answer, ...]) -> list[str]:
             machine.emit(ev.ToolCallResultEvent(message_id="result-" + call_id, tool_call_id=call_id, content=sent))
             done.append(call_id)
         else:
-            machine.emit(ev.ToolCallResultEvent(message_id="result-" + call_id, tool_call_id=call_id, content="denied by the user"))
+            machine.emit(
+                ev.ToolCallResultEvent(
+                    message_id="result-" + call_id, tool_call_id=call_id, content="denied by the user"
+                )
+            )
     return done
 
 
@@ -138,7 +145,12 @@ def parallel_agent(machine: _Run, answers: tuple[Answer, ...]) -> list[Effect]:
             _propose(machine, "tc-" + name, {"to": f"{name}@example.com", "subject": "Hi"})
         return machine.interrupt(
             [
-                Interrupt(id=f"i-{n}", reason="tool_call", tool_call_id=f"tc-{name}", message=f"Approve sendEmail to {name}@example.com?")
+                Interrupt(
+                    id=f"i-{n}",
+                    reason="tool_call",
+                    tool_call_id=f"tc-{name}",
+                    message=f"Approve sendEmail to {name}@example.com?",
+                )
                 for n, name in enumerate("abc", start=1)
             ]
         )
@@ -147,12 +159,16 @@ def parallel_agent(machine: _Run, answers: tuple[Answer, ...]) -> list[Effect]:
 
 def _auto_answer(interrupt: Interrupt, scenario: str) -> ResumeEntry:
     if interrupt.reason == "input_required":
-        return ResumeEntry(interrupt_id=interrupt.id, status="resolved", payload={"quarter": "Q1", "year": 2026, "revenue": 4200000})
+        return ResumeEntry(
+            interrupt_id=interrupt.id, status="resolved", payload={"quarter": "Q1", "year": 2026, "revenue": 4200000}
+        )
     if scenario == "parallel" and interrupt.id == "i-3":
         return ResumeEntry(interrupt_id=interrupt.id, status="cancelled")
     if scenario == "email":
         edited = {"to": "bob@example.com", "subject": "Hi", "body": "Hello Bob (revised)"}
-        return ResumeEntry(interrupt_id=interrupt.id, status="resolved", payload={"approved": True, "editedArgs": edited})
+        return ResumeEntry(
+            interrupt_id=interrupt.id, status="resolved", payload={"approved": True, "editedArgs": edited}
+        )
     return ResumeEntry(interrupt_id=interrupt.id, status="resolved", payload={"approved": True})
 
 
@@ -170,7 +186,9 @@ def _ask(interrupt: Interrupt, read: Callable[[str], str], out: TextIO) -> Resum
             if choice in ("edit", "e"):
                 body = read("  new body: ")
                 edited = {"to": "bob@example.com", "subject": "Hi", "body": body}
-                return ResumeEntry(interrupt_id=interrupt.id, status="resolved", payload={"approved": True, "editedArgs": edited})
+                return ResumeEntry(
+                    interrupt_id=interrupt.id, status="resolved", payload={"approved": True, "editedArgs": edited}
+                )
     quarter = read("  quarter (Q1-Q4): ").strip()
     year = read("  year: ").strip()
     revenue = read("  revenue: ").strip()
@@ -181,13 +199,17 @@ def _ask(interrupt: Interrupt, read: Callable[[str], str], out: TextIO) -> Resum
     return ResumeEntry(interrupt_id=interrupt.id, status="resolved", payload=payload)
 
 
-def _carry_out(effects: list[Effect], agent: Agent, machine: ThreadMachine, saved: list[ThreadRecord], out: TextIO) -> Iterator[ev.Event]:
+def _carry_out(
+    effects: list[Effect], agent: Agent, machine: ThreadMachine, saved: list[ThreadRecord], out: TextIO
+) -> Iterator[ev.Event]:
     queue = list(effects)
     while queue:
         effect = queue.pop(0)
         if isinstance(effect, Persist):
             saved.append(effect.record)
-            out.write(f"  (persisted thread {effect.record.thread_id} v{effect.record.version}: {effect.record.state.name})\n")
+            out.write(
+                f"  (persisted thread {effect.record.thread_id} v{effect.record.version}: {effect.record.state.name})\n"
+            )
         elif isinstance(effect, Emit):
             out.write("  <- " + encode_event(effect.event, validate=True).decode() + "\n")
             yield effect.event
@@ -202,7 +224,7 @@ def run_demo(*, auto: bool, out: TextIO = sys.stdout, read: Callable[[str], str]
         ("form", form_agent, "File my quarterly numbers."),
         ("parallel", parallel_agent, "Email a, b and c."),
     ]
-    clock = datetime(2026, 4, 20, 16, 0, tzinfo=timezone.utc)
+    clock = datetime(2026, 4, 20, 16, 0, tzinfo=UTC)
     failures = 0
     for name, agent, prompt in scenarios:
         thread = f"thread-{name}"
@@ -210,7 +232,9 @@ def run_demo(*, auto: bool, out: TextIO = sys.stdout, read: Callable[[str], str]
         machine = ThreadMachine(thread)
         saved: list[ThreadRecord] = []
         run = 1
-        run_input = RunAgentInput(thread_id=thread, run_id=f"{name}-run-{run}", messages=(UserMessage(id="u1", content=prompt),))
+        run_input = RunAgentInput(
+            thread_id=thread, run_id=f"{name}-run-{run}", messages=(UserMessage(id="u1", content=prompt),)
+        )
         while True:
             out.write(f"  -> run {run_input.run_id}" + (" (resume)" if run_input.resume else "") + "\n")
             events = list(_carry_out(machine.receive_input(run_input, now=clock), agent, machine, saved, out))
@@ -220,7 +244,9 @@ def run_demo(*, auto: bool, out: TextIO = sys.stdout, read: Callable[[str], str]
                 if auto:
                     failures += 1
                     break
-            elif not (isinstance(last, ev.RunFinishedEvent) and last.outcome is not None and last.outcome.type == "interrupt"):
+            elif not (
+                isinstance(last, ev.RunFinishedEvent) and last.outcome is not None and last.outcome.type == "interrupt"
+            ):
                 break
             pending = machine.open_interrupts
             if not pending:
@@ -229,5 +255,7 @@ def run_demo(*, auto: bool, out: TextIO = sys.stdout, read: Callable[[str], str]
             run += 1
             clock += timedelta(minutes=1)
             run_input = RunAgentInput(thread_id=thread, run_id=f"{name}-run-{run}", resume=entries)
-        out.write(f"  thread {thread} ends {machine.state.name}; audit trail: {len(machine.resolved)} answered interrupt(s)\n")
+        out.write(
+            f"  thread {thread} ends {machine.state.name}; audit trail: {len(machine.resolved)} answered interrupt(s)\n"
+        )
     return 1 if failures else 0

@@ -757,7 +757,7 @@ class ClientMachine:
             else:
                 return
         draft = self._tool_calls.get(call_id)
-        if draft is None or event.tool_call_name is not None and event.tool_call_name != draft.name:
+        if draft is None or (event.tool_call_name is not None and event.tool_call_name != draft.name):
             draft = self._tool_calls[call_id] = _ToolCallDraft(event.tool_call_name)
         if event.delta is not None:
             draft.arguments += event.delta
@@ -875,7 +875,7 @@ class ClientMachine:
             raise self._refuse(
                 RunErrorCode.INVALID_INPUT, f"the resume input is invalid: {exc.message}"
             ) from None
-        except Exception as exc:  # noqa: BLE001 - messages or tools that are not wire objects
+        except Exception as exc:
             raise self._refuse(
                 RunErrorCode.INVALID_INPUT,
                 f"the resume input cannot be encoded ({type(exc).__name__}: {exc})",
@@ -1013,7 +1013,7 @@ def check_stream(
         )
     machine = ClientMachine(thread_id, payload_validators=payload_validators)
     violations: list[OrderingError] = []
-    for position, event in enumerate(items):
+    for _position, event in enumerate(items):
         try:
             machine.receive_event(event, now=now)
         except OrderingError as exc:

@@ -306,9 +306,7 @@ class ThreadMachine:
         )
 
     @classmethod
-    def from_record(
-        cls, record: ThreadRecord, *, payload_validators: PayloadValidators | None = None
-    ) -> ThreadMachine:
+    def from_record(cls, record: ThreadRecord, *, payload_validators: PayloadValidators | None = None) -> ThreadMachine:
         """A machine that continues exactly where ``record`` stood, in the middle of a run too."""
         machine = cls(record.thread_id, payload_validators=payload_validators)
         machine._version = record.version
@@ -395,9 +393,7 @@ class ThreadMachine:
                     f"{where}: status must be 'resolved' or 'cancelled', not {entry.status!r}",
                 )
             if entry.status == "cancelled" and entry.payload is not None:
-                raise RemoteProtocolError(
-                    RunErrorCode.INVALID_RESUME, f"{where}: a cancelled entry carries no payload"
-                )
+                raise RemoteProtocolError(RunErrorCode.INVALID_RESUME, f"{where}: a cancelled entry carries no payload")
             if entry.metadata is not None and not isinstance(entry.metadata, Mapping):
                 raise RemoteProtocolError(RunErrorCode.INVALID_RESUME, f"{where}: metadata must be an object")
             if entry.interrupt_id in seen:
@@ -523,9 +519,7 @@ class ThreadMachine:
         # From here on the input is accepted and the machine changes.
         state = self._state
         answered_ids = {i.id for i, _, _ in answers}
-        raised_at = {
-            o.interrupt.id: o.raised_at for o in self._open if o.interrupt.id in answered_ids and o.raised_at
-        }
+        raised_at = {o.interrupt.id: o.raised_at for o in self._open if o.interrupt.id in answered_ids and o.raised_at}
         for item in expired:
             self._resolved.append(
                 ResolvedInterrupt(
@@ -536,9 +530,7 @@ class ThreadMachine:
                     answered_at=item.interrupt.expires_at,
                 )
             )
-        self._open = tuple(
-            o for o in self._open if o not in expired and o.interrupt.id not in answered_ids
-        )
+        self._open = tuple(o for o in self._open if o not in expired and o.interrupt.id not in answered_ids)
         if answers:
             state = next_state(state, MachineInput.RESUME)
         else:
@@ -741,7 +733,11 @@ class ThreadMachine:
         elif isinstance(event, ev.ReasoningMessageStartEvent):
             self._messages.append({"id": event.message_id, "role": "reasoning", "content": ""})
         elif isinstance(event, ev.ToolCallStartEvent):
-            call: dict[str, Any] = {"id": event.tool_call_id, "type": "function", "function": {"name": event.tool_call_name, "arguments": ""}}
+            call: dict[str, Any] = {
+                "id": event.tool_call_id,
+                "type": "function",
+                "function": {"name": event.tool_call_name, "arguments": ""},
+            }
             parent_id = event.parent_message_id
             parent = self._find_message(parent_id) if parent_id is not None else None
             if parent is None or parent.get("role") != "assistant":
@@ -852,7 +848,9 @@ class ThreadMachine:
             if interrupt.response_schema is not None:
                 self._validators.check_schema(iid, interrupt.response_schema)
 
-    def _commit_answers(self, run: _Run, outcome: RunFinishedOutcome, result: JSON, snapshots: Sequence[ev.Event]) -> None:
+    def _commit_answers(
+        self, run: _Run, outcome: RunFinishedOutcome, result: JSON, snapshots: Sequence[ev.Event]
+    ) -> None:
         if not run.answers:
             # Kept only for a client that retries the same run id; the last few suffice.
             retries = [c for c in self._completed if not c.answers]
@@ -931,9 +929,7 @@ class ThreadMachine:
         effects = self._close_subagents(run, None)
         outcome = RunFinishedSuccessOutcome()
         self._commit_answers(run, outcome, result, ())
-        finished = ev.RunFinishedEvent(
-            thread_id=self._thread_id, run_id=run.run_id, outcome=outcome, result=result
-        )
+        finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome, result=result)
         return effects + self._end(run, finished, MachineInput.FINISH)
 
     def cancel(self) -> list[Effect]:

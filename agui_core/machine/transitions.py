@@ -59,28 +59,28 @@ class MachineInput(enum.Enum):
     __hash__ = object.__hash__
 
 
-S, I = ThreadState, MachineInput
+_S, _I = ThreadState, MachineInput
 
 TRANSITIONS: Mapping[tuple[ThreadState, MachineInput], ThreadState] = {
-    (S.IDLE, I.START_RUN): S.RUNNING,
-    (S.IDLE, I.REPLAY): S.IDLE,
-    (S.INTERRUPTED, I.RESUME): S.RESUMED,
-    (S.INTERRUPTED, I.REPLAY): S.INTERRUPTED,
-    (S.INTERRUPTED, I.EXPIRE): S.IDLE,
-    (S.RUNNING, I.EMIT): S.RUNNING,
-    (S.RUNNING, I.INTERRUPT): S.INTERRUPTED,
-    (S.RUNNING, I.FINISH): S.IDLE,
-    (S.RUNNING, I.FAIL): S.IDLE,
-    (S.RUNNING, I.CANCEL): S.IDLE,
-    (S.RESUMED, I.EMIT): S.RESUMED,
-    (S.RESUMED, I.INTERRUPT): S.INTERRUPTED,
-    (S.RESUMED, I.FINISH): S.IDLE,
-    (S.RESUMED, I.FAIL): S.INTERRUPTED,
-    (S.RESUMED, I.CANCEL): S.IDLE,
+    (_S.IDLE, _I.START_RUN): _S.RUNNING,
+    (_S.IDLE, _I.REPLAY): _S.IDLE,
+    (_S.INTERRUPTED, _I.RESUME): _S.RESUMED,
+    (_S.INTERRUPTED, _I.REPLAY): _S.INTERRUPTED,
+    (_S.INTERRUPTED, _I.EXPIRE): _S.IDLE,
+    (_S.RUNNING, _I.EMIT): _S.RUNNING,
+    (_S.RUNNING, _I.INTERRUPT): _S.INTERRUPTED,
+    (_S.RUNNING, _I.FINISH): _S.IDLE,
+    (_S.RUNNING, _I.FAIL): _S.IDLE,
+    (_S.RUNNING, _I.CANCEL): _S.IDLE,
+    (_S.RESUMED, _I.EMIT): _S.RESUMED,
+    (_S.RESUMED, _I.INTERRUPT): _S.INTERRUPTED,
+    (_S.RESUMED, _I.FINISH): _S.IDLE,
+    (_S.RESUMED, _I.FAIL): _S.INTERRUPTED,
+    (_S.RESUMED, _I.CANCEL): _S.IDLE,
 }
 """``(state, input) -> next state``. Rejected client inputs change nothing and are not listed."""
 
-del S, I
+del _S, _I
 
 
 def next_state(state: ThreadState, event: MachineInput) -> ThreadState:

@@ -20,6 +20,7 @@ import attrs
 
 __all__ = [
     "EMPTY",
+    "JSON",
     "ActivityMessage",
     "AgentCapabilities",
     "AssistantMessage",
@@ -37,7 +38,6 @@ __all__ = [
     "InputContent",
     "InputContentSource",
     "Interrupt",
-    "JSON",
     "Message",
     "MultiAgentCapabilities",
     "MultimodalCapabilities",

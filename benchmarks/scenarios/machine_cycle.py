@@ -60,7 +60,10 @@ SECOND = orjson.dumps(
             {
                 "interruptId": "i-b",
                 "status": "resolved",
-                "payload": {"approved": True, "editedArgs": {"to": "b@example.com", "subject": "Q2", "body": "Revised."}},
+                "payload": {
+                    "approved": True,
+                    "editedArgs": {"to": "b@example.com", "subject": "Q2", "body": "Revised."},
+                },
             },
             {"interruptId": "i-c", "status": "cancelled"},
         ],
@@ -91,7 +94,11 @@ def _ours() -> Any:
         machine = ThreadMachine(THREAD, payload_validators=validators)
         send(machine.receive_input(decode_input(FIRST), now=NOW))
         for call_id, args in CALLS:
-            send(machine.emit(ev.ToolCallStartEvent(tool_call_id=call_id, tool_call_name="sendEmail", parent_message_id="a-1")))
+            send(
+                machine.emit(
+                    ev.ToolCallStartEvent(tool_call_id=call_id, tool_call_name="sendEmail", parent_message_id="a-1")
+                )
+            )
             send(machine.emit(ev.ToolCallArgsEvent(tool_call_id=call_id, delta=orjson.dumps(args).decode())))
             send(machine.emit(ev.ToolCallEndEvent(tool_call_id=call_id)))
         send(
@@ -106,7 +113,11 @@ def _ours() -> Any:
         for answer in machine.answers:
             if answer.entry.status == "resolved" and answer.approved:
                 call_id = answer.interrupt.tool_call_id or ""
-                send(machine.emit(ev.ToolCallResultEvent(message_id=f"r-{call_id}", tool_call_id=call_id, content="sent")))
+                send(
+                    machine.emit(
+                        ev.ToolCallResultEvent(message_id=f"r-{call_id}", tool_call_id=call_id, content="sent")
+                    )
+                )
         send(machine.finish({"sent": 2}))
         return frames
 
@@ -160,7 +171,9 @@ def _reference() -> Any:
         send(MessagesSnapshotEvent(messages=[*first.messages, AssistantMessage(id="a-1", tool_calls=tool_calls)]))
         send(
             RunFinishedEvent(
-                thread_id=first.thread_id, run_id=first.run_id, outcome=RunFinishedInterruptOutcome(interrupts=interrupts)
+                thread_id=first.thread_id,
+                run_id=first.run_id,
+                outcome=RunFinishedInterruptOutcome(interrupts=interrupts),
             )
         )
         second = RunAgentInput.model_validate_json(SECOND)
@@ -180,7 +193,10 @@ def _reference() -> Any:
                 send(ToolCallResultEvent(message_id=f"r-{call_id}", tool_call_id=call_id, content="sent"))
         send(
             RunFinishedEvent(
-                thread_id=second.thread_id, run_id=second.run_id, outcome=RunFinishedSuccessOutcome(), result={"sent": 2}
+                thread_id=second.thread_id,
+                run_id=second.run_id,
+                outcome=RunFinishedSuccessOutcome(),
+                result={"sent": 2},
             )
         )
         return frames

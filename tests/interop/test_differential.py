@@ -278,7 +278,7 @@ def zod() -> dict[tuple[str, str], NodeResult]:
             part_kind, part = case.part
             keys.append((case.name, "part"))
             batch.append((f"{part_kind}Schema", part))
-    return dict(zip(keys, node_validate(batch)))
+    return dict(zip(keys, node_validate(batch), strict=False))
 
 
 # --- the corpus ----------------------------------------------------------------------------
@@ -439,7 +439,7 @@ def _pydantic_may_misread(value: Any) -> bool:
 def _all_accept(kind: str, drawn: list[Any]) -> None:
     """zod's verdict on everything Hypothesis drew, from one node process."""
     results = node_validate([(_ZOD_SCHEMA[kind], value) for value in drawn])
-    rejected = [(value, r.error) for value, r in zip(drawn, results) if not r.ok]
+    rejected = [(value, r.error) for value, r in zip(drawn, results, strict=False) if not r.ok]
     assert rejected == [], f"zod rejects {len(rejected)} generated {kind}s; first: {rejected[0]}"
 
 

@@ -272,7 +272,7 @@ def verdicts() -> dict[str, tuple[list[dict[str, Any]], NodeResult]]:
     named = {**{n: build() for n, build in STREAMS.items()}, **CONTROLS}
     sent = {name: wire(events) for name, events in named.items()}
     results = node_verify(list(sent.values()))
-    return {name: (sent[name], result) for name, result in zip(sent, results)}
+    return {name: (sent[name], result) for name, result in zip(sent, results, strict=False)}
 
 
 @pytest.mark.parametrize("name", list(STREAMS))

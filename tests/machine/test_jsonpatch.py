@@ -249,7 +249,7 @@ def _pointers(doc: Any, prefix: str = "") -> list[str]:
 @st.composite
 def docs_and_patches(draw: st.DrawFn) -> tuple[Any, list[dict[str, Any]]]:
     doc = draw(json_values(max_leaves=12))
-    pointers = _pointers(doc) + ["/nope", "/0", "/-"]
+    pointers = [*_pointers(doc), "/nope", "/0", "/-"]
     ops = []
     for _ in range(draw(st.integers(1, 4))):
         op = draw(st.sampled_from(["add", "remove", "replace", "move", "copy", "test"]))

@@ -550,7 +550,7 @@ def test_messages_snapshot_records_owners_and_replaces_them() -> None:
     snapshot = MessagesSnapshotEvent(messages=(assistant("m1", "s1", calls=["t1"]),))
     rejects([rs(), snapshot, ts("m1", "s2")], "owner-mismatch")
     rejects([rs(), snapshot, tcs("t1", "s2")], "owner-mismatch")
-    rejects([rs(), snapshot, tcs("t1")] + [tca("t1", "s2")], "owner-mismatch")
+    rejects([rs(), snapshot, tcs("t1"), tca("t1", "s2")], "owner-mismatch")
     feed([rs(), snapshot, ts("m1", "s1"), te("m1"), tcs("t1", "s1"), tce("t1"), rf()])
     # Authoritative: the snapshot's owner replaces the one on record.
     moved = MessagesSnapshotEvent(messages=(assistant("m1", "s2"),))

@@ -67,7 +67,11 @@ def test_only_the_last_runs_are_kept_for_retries() -> None:
         machine.finish({"n": n})
     kept = [c.run_id for c in machine.record().completed_resumes]
     assert kept == [f"run-{n}" for n in range(16, 20)]
-    (last,) = [e for e in emitted(machine.receive_input(make_input("t", "run-19"), now=NOW)) if isinstance(e, ev.RunFinishedEvent)]
+    (last,) = [
+        e
+        for e in emitted(machine.receive_input(make_input("t", "run-19"), now=NOW))
+        if isinstance(e, ev.RunFinishedEvent)
+    ]
     assert last.result == {"n": 19}
 
 
@@ -77,7 +81,12 @@ def test_interrupts_carry_when_they_were_raised_into_the_audit_trail() -> None:
     approve(machine)
     machine.finish()
     (line,) = machine.resolved
-    assert (line.raised_at, line.run_id, line.answered_in, line.outcome) == (NOW.isoformat(), "run-1", "run-2", "success")
+    assert (line.raised_at, line.run_id, line.answered_in, line.outcome) == (
+        NOW.isoformat(),
+        "run-1",
+        "run-2",
+        "success",
+    )
 
 
 def test_a_failed_resume_reopens_interrupts_with_their_time() -> None:

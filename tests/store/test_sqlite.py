@@ -50,9 +50,7 @@ async def test_the_file_is_in_wal_mode_with_the_schema_version(tmp_path: Path) -
     with raw(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
-        tables = {
-            name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert tables == {"threads", "interrupts", "audit"}
 
 
@@ -92,10 +90,30 @@ async def test_the_audit_table_answers_an_operator_in_plain_sql(tmp_path: Path) 
         ).fetchall()
     raised, answered, cancelled = RAISED.isoformat(), ANSWERED.isoformat(), CANCELLED.isoformat()
     assert rows == [
-        (0, "thread-1-approve", "tool_call", "thread-1-run-1", raised)
-        + ("resolved", "thread-1-run-2", answered, "interrupt", 1),
-        (1, "thread-1-confirm", "confirmation", "thread-1-run-2", answered)
-        + ("cancelled", "thread-1-run-3", cancelled, "success", None),
+        (
+            0,
+            "thread-1-approve",
+            "tool_call",
+            "thread-1-run-1",
+            raised,
+            "resolved",
+            "thread-1-run-2",
+            answered,
+            "interrupt",
+            1,
+        ),
+        (
+            1,
+            "thread-1-confirm",
+            "confirmation",
+            "thread-1-run-2",
+            answered,
+            "cancelled",
+            "thread-1-run-3",
+            cancelled,
+            "success",
+            None,
+        ),
     ]
 
 
@@ -196,9 +214,7 @@ async def test_a_writer_that_waits_too_long_fails_and_changes_nothing(tmp_path: 
     holder.execute("BEGIN IMMEDIATE")
     try:
         async with SqliteThreadStore(path, busy_timeout=0.01) as store:
-            with pytest.raises(
-                StoreError, match="cannot save thread 'thread-1' version 2: database is locked"
-            ):
+            with pytest.raises(StoreError, match="cannot save thread 'thread-1' version 2: database is locked"):
                 await store.save(RECORDS[1])
             # Readers are not blocked by a writer in WAL mode.
             assert await store.load("thread-1") == RECORDS[0]
@@ -209,9 +225,7 @@ async def test_a_writer_that_waits_too_long_fails_and_changes_nothing(tmp_path: 
         holder.close()
 
 
-async def save_and_tell(
-    store: SqliteThreadStore, record: ThreadRecord, outcomes: dict[str, str]
-) -> None:
+async def save_and_tell(store: SqliteThreadStore, record: ThreadRecord, outcomes: dict[str, str]) -> None:
     """Save ``record``; note under its run id whether it won or met a conflict."""
     assert record.active_run is not None
     try:
@@ -234,9 +248,7 @@ async def test_two_stores_on_one_file_let_exactly_one_resume_through(tmp_path: P
             loaded = await store.load("thread-1")
             assert loaded is not None
             machine = ThreadMachine.from_record(loaded)
-            (record,) = persisted(
-                machine.receive_input(approval_resume("thread-1", f"run-{round_}-{n}"), now=NOW)
-            )
+            (record,) = persisted(machine.receive_input(approval_resume("thread-1", f"run-{round_}-{n}"), now=NOW))
             contenders.append((store, record))
         outcomes: dict[str, str] = {}
         async with anyio.create_task_group() as group:
