@@ -7,7 +7,7 @@ named ``SCENARIO``, added to the list below.
 from __future__ import annotations
 
 from benchmarks.harness import Scenario
-from benchmarks.scenarios import decode_input, encode_stream, payload_validation, store_scale
+from benchmarks.scenarios import decode_input, encode_stream, machine_cycle, payload_validation, store_scale
 
 __all__ = ["SCENARIOS"]
 
@@ -15,5 +15,6 @@ SCENARIOS: list[Scenario] = [
     encode_stream.SCENARIO,
     decode_input.SCENARIO,
     payload_validation.SCENARIO,
+    machine_cycle.SCENARIO,
     store_scale.SCENARIO,
 ]
