@@ -105,6 +105,10 @@ class ActiveRun:
     """When each answered interrupt was raised, by interrupt id (where known)."""
     messages_before: tuple[Message, ...] = ()
     state_before: JSON = None
+    input_messages: tuple[Message, ...] | None = None
+    """The conversation the input carried, which the run started from (None: the thread's)."""
+    input_state: JSON = None
+    """The state the input carried (None: the thread's)."""
     events: tuple[Event, ...] = ()
 
 
@@ -196,6 +200,10 @@ def record_to_dict(record: ThreadRecord) -> dict[str, Any]:
             "raisedAt": [list(pair) for pair in run.raised_at],
             "messagesBefore": [_unstructure(m, Message) for m in run.messages_before],
             "stateBefore": run.state_before,
+            "inputMessages": None
+            if run.input_messages is None
+            else [_unstructure(m, Message) for m in run.input_messages],
+            "inputState": run.input_state,
             "events": [event_to_dict(e) for e in run.events],
         },
     }
@@ -266,6 +274,10 @@ def record_from_dict(data: Mapping[str, Any]) -> ThreadRecord:
             raised_at=tuple((pair[0], pair[1]) for pair in run["raisedAt"]),
             messages_before=tuple(structure(m, Message) for m in run["messagesBefore"]),
             state_before=run["stateBefore"],
+            input_messages=None
+            if run["inputMessages"] is None
+            else tuple(structure(m, Message) for m in run["inputMessages"]),
+            input_state=run["inputState"],
             events=_events(run["events"]),
         ),
     )

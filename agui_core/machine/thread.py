@@ -159,6 +159,8 @@ class _Run:
     received_at: str
     messages_before: tuple[Message, ...]
     state_before: JSON
+    input_messages: tuple[Message, ...] | None
+    input_state: JSON
     verifier: StreamVerifier
     raised_at: dict[str, str] = attrs.field(factory=dict)
     events: list[ev.Event] = attrs.field(factory=list)
@@ -301,6 +303,8 @@ class ThreadMachine:
                 raised_at=tuple(run.raised_at.items()),
                 messages_before=run.messages_before,
                 state_before=run.state_before,
+                input_messages=run.input_messages,
+                input_state=run.input_state,
                 events=tuple(run.events),
             ),
         )
@@ -328,8 +332,11 @@ class ThreadMachine:
                 raised_at=dict(run.raised_at),
                 messages_before=run.messages_before,
                 state_before=run.state_before,
+                input_messages=run.input_messages,
+                input_state=run.input_state,
                 verifier=StreamVerifier(),
             )
+            machine._adopt(run.input_messages, run.input_state)
             # What the run emitted is replayed through the same bookkeeping, so the ordering
             # checker, the tracked messages and state all stand where they stood.
             for event in run.events:
@@ -538,19 +545,21 @@ class ThreadMachine:
                 state = next_state(state, MachineInput.EXPIRE)
             state = next_state(state, MachineInput.START_RUN)
         self._state = state
-        if run_input.messages:
-            self._messages = [converter.unstructure(m, Message) for m in run_input.messages]
-            self._structured = None
-        if run_input.state is not None:
-            self._agent_state = _own(run_input.state)
+        # The thread as it stood before the input: what a failed run goes back to.
+        messages_before, state_before = self.messages, self._agent_state
+        input_messages = tuple(run_input.messages) or None
+        input_state = _own(run_input.state)
+        self._adopt(input_messages, input_state)
         self._run = _Run(
             run_id=run_input.run_id,
             parent_run_id=run_input.parent_run_id,
             answers=answers,
             received_at=now.isoformat(),
             raised_at=raised_at,
-            messages_before=self.messages,
-            state_before=self._agent_state,
+            messages_before=messages_before,
+            state_before=state_before,
+            input_messages=input_messages,
+            input_state=input_state,
             verifier=StreamVerifier(),
         )
         started = ev.RunStartedEvent(
@@ -586,6 +595,14 @@ class ThreadMachine:
         for event in out:
             verifier.check(event)
         return [Emit(event=e) for e in out]
+
+    def _adopt(self, messages: tuple[Message, ...] | None, state: JSON) -> None:
+        """Take the conversation and state an input carries (absent or empty: keep the thread's)."""
+        if messages:
+            self._messages = [converter.unstructure(m, Message) for m in messages]
+            self._structured = messages
+        if state is not None:
+            self._agent_state = state
 
     def _replay_snapshots(self, completed: CompletedResume) -> Sequence[ev.Event]:
         """The snapshots a replay sends before its ``RUN_FINISHED``: recorded, or current for a retry."""

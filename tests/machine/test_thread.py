@@ -1437,17 +1437,36 @@ def test_fail_after_a_local_error_puts_the_thread_back_where_it_stood() -> None:
 def test_the_machine_keeps_its_own_copy_of_the_state() -> None:
     # Agents edit the state they are handed, and the state they have just emitted, in place.
     machine = ThreadMachine("t")
-    (_, _, agent) = machine.receive_input(make_input("t", "run-1", state={"items": []}), now=NOW)
+    machine.receive_input(make_input("t", "run-0", state={"items": []}), now=NOW)
+    machine.finish()
+    (_, _, agent) = machine.receive_input(make_input("t", "run-1", state={"items": ["x"]}), now=NOW)
     assert isinstance(agent, StartAgent)
     agent.run_input.state["items"].append("edited in place")
+    assert machine.agent_state == {"items": ["x"]}
     live = {"items": ["a"]}
     machine.emit(ev.StateSnapshotEvent(snapshot=live))
     live["items"].append("b")
     machine.emit(ev.StateDeltaEvent(delta=({"op": "add", "path": "/items/-", "value": "b"},)))
     assert machine.agent_state == {"items": ["a", "b"]}
-    # And a failed run rolls back to the state the input carried, not to the edited object.
+    # A failed run leaves the thread as it stood before its input: the state of run-0.
     machine.fail("x")
     assert machine.agent_state == {"items": []}
+
+
+def test_a_failed_run_leaves_the_thread_as_it_stood_before_its_input() -> None:
+    machine = ThreadMachine("t")
+    first = [{"id": "u-1", "role": "user", "content": "hello"}]
+    machine.receive_input(make_input("t", "run-0", messages=first, state={"n": 0}), now=NOW)
+    machine.finish()
+    before = machine.record()
+    second = [*first, {"id": "u-2", "role": "user", "content": "and again"}]
+    machine.receive_input(make_input("t", "run-1", messages=second, state={"n": 1}), now=NOW)
+    assert [m.id for m in machine.messages] == ["u-1", "u-2"]
+    restored = ThreadMachine.from_record(machine.record())
+    assert restored.messages == machine.messages and restored.agent_state == {"n": 1}
+    machine.fail("boom")
+    after = machine.record()
+    assert (after.messages, after.agent_state) == (before.messages, before.agent_state)
 
 
 def test_fail_in_a_new_run_goes_back_to_idle() -> None:
@@ -1461,7 +1480,7 @@ def test_fail_in_a_new_run_goes_back_to_idle() -> None:
     )
     machine.fail("x")
     assert machine.state is ThreadState.IDLE
-    assert machine.agent_state == {"n": 0}
+    assert machine.agent_state is None, "the thread had no state before the failed run's input"
 
 
 # ---------------------------------------------------------------------------------------------
