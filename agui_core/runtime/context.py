@@ -128,7 +128,12 @@ class RunContext:
         await self.emit(ev.TextMessageEndEvent(message_id=message_id))
 
     async def propose_tool_call(
-        self, name: str, args: Mapping[str, JSON], *, tool_call_id: str | None = None, parent_message_id: str | None = None
+        self,
+        name: str,
+        args: Mapping[str, JSON],
+        *,
+        tool_call_id: str | None = None,
+        parent_message_id: str | None = None,
     ) -> str:
         """Send ``TOOL_CALL_START/ARGS/END`` for a call of ``name``; returns the tool call id.
 
@@ -147,29 +152,45 @@ class RunContext:
     async def tool_result(self, tool_call_id: str, content: str, *, message_id: str | None = None) -> None:
         """Send the result of a tool call as ``TOOL_CALL_RESULT``."""
         await self.emit(
-            ev.ToolCallResultEvent(message_id=message_id or self.new_id("result"), tool_call_id=tool_call_id, content=content)
+            ev.ToolCallResultEvent(
+                message_id=message_id or self.new_id("result"), tool_call_id=tool_call_id, content=content
+            )
         )
 
-    async def call_tool(self, name: str, args: Mapping[str, JSON], *, parent_message_id: str | None = None) -> ToolOutcome | None:
+    async def call_tool(
+        self,
+        name: str,
+        args: Mapping[str, JSON],
+        *,
+        parent_message_id: str | None = None,
+        tool_call_id: str | None = None,
+        interrupt_id: str | None = None,
+        message: str | None = None,
+        metadata: Mapping[str, JSON] | None = None,
+    ) -> ToolOutcome | None:
         """Call a registered tool.
 
         A tool without approval runs at once and its outcome is returned. A tool that needs
         approval is proposed and ``None`` is returned: when the agent ends this run, it
         interrupts with one approval per gated call, and the next run finds the outcomes in
-        :attr:`tool_outcomes`.
+        :attr:`tool_outcomes`. ``tool_call_id`` and ``interrupt_id`` default to fresh ids;
+        ``message`` (the prompt a person reads) and ``metadata`` go on the approval.
         """
         registered = self._tools.get(name)
         if registered is None:
             raise LocalProtocolError(f"no tool named {name!r} is registered with the host")
-        tool_call_id = await self.propose_tool_call(name, args, parent_message_id=parent_message_id)
+        tool_call_id = await self.propose_tool_call(
+            name, args, tool_call_id=tool_call_id, parent_message_id=parent_message_id
+        )
         if registered.needs_approval:
             self._pending.append(
                 Interrupt(
-                    id=self.new_id("approval"),
+                    id=interrupt_id or self.new_id("approval"),
                     reason="tool_call",
-                    message=f"Run {name} with {orjson.dumps(dict(args)).decode()}?",
+                    message=message if message is not None else f"Run {name} with {orjson.dumps(dict(args)).decode()}?",
                     tool_call_id=tool_call_id,
                     response_schema=registered.approval_schema,
+                    metadata=metadata,
                 )
             )
             return None
@@ -231,7 +252,13 @@ class RunContext:
 
     def ask(self, message: str, schema: Mapping[str, JSON], *, expires_at: str | None = None) -> Interrupt:
         """An ``input_required`` interrupt: a form described by ``schema``."""
-        return Interrupt(id=self.new_id("input"), reason="input_required", message=message, response_schema=schema, expires_at=expires_at)
+        return Interrupt(
+            id=self.new_id("input"),
+            reason="input_required",
+            message=message,
+            response_schema=schema,
+            expires_at=expires_at,
+        )
 
     def confirm(self, message: str) -> Interrupt:
         """A ``confirmation`` interrupt: a yes/no, answered with a boolean."""

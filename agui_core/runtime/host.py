@@ -17,6 +17,12 @@ it stood, so the interrupts it answered are open again. Approved tools run at mo
 host records a tool as started before it runs it, and its result before sending it; on a
 retry a recorded result is sent again, and a tool that started but left no result is
 reported as ``unknown`` rather than run a second time.
+
+Failures. Whatever ends a run early (the agent raising, breaking a protocol rule, running out
+of time, the store failing, the host shutting down) ends it with ``RUN_ERROR`` and puts the
+thread back where the stored record says it stood before the run; the agent's traceback and
+the store's own message go to the log, never to the client. A failure fails its run only:
+the host's other runs go on.
 """
 
 from __future__ import annotations
@@ -25,8 +31,9 @@ import logging
 import math
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from types import TracebackType
+from typing import Literal
 
 import anyio
 import anyio.abc
@@ -41,7 +48,7 @@ from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import JSON, RunAgentInput
 from agui_core.runtime.context import RunContext
 from agui_core.runtime.tools import Tool, ToolOutcome
-from agui_core.store.base import ThreadStore, VersionConflict
+from agui_core.store.base import StoreError, ThreadStore, VersionConflict
 from agui_core.store.memory import MemoryThreadStore
 
 __all__ = ["Agent", "Host"]
@@ -53,7 +60,7 @@ Agent = Callable[[RunContext], Awaitable[JSON]]
 
 
 def _utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Host:
@@ -116,19 +123,16 @@ class Host:
                 yield event
 
     async def _carry_run(self, run_input: RunAgentInput, send: MemoryObjectSendStream[ev.Event]) -> None:
-        listening = True
-
-        async def out(event: ev.Event) -> None:
-            nonlocal listening
-            if listening:
-                try:
-                    await send.send(event)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    listening = False  # the caller left; the run goes on and is saved
-
+        out = _Outlet(send)
         try:
             async with send:
-                await self._handle(run_input, out)
+                try:
+                    await self._handle(run_input, out)
+                except Exception:
+                    # Whatever fails here fails this run only: the host's other runs go on.
+                    log.exception("the host failed on run %r of thread %r", run_input.run_id, run_input.thread_id)
+                    if not out.ended:
+                        await out(_run_error("the host could not carry out this run; its log has the details"))
         finally:
             self._busy.discard(run_input.thread_id)
 
@@ -141,7 +145,7 @@ class Host:
     async def _save(self, effect: Persist) -> None:
         await self.store.save(effect.record)
 
-    async def _handle(self, run_input: RunAgentInput, out: Callable[[ev.Event], Awaitable[None]]) -> None:
+    async def _handle(self, run_input: RunAgentInput, out: _Outlet) -> None:
         thread_id = run_input.thread_id
         try:
             machine = await self._load(thread_id)
@@ -152,14 +156,43 @@ class Host:
                 await out(mismatch)
                 return
             effects = machine.receive_input(run_input, now=now)
-            await self._carry(machine, run_input, effects, out)
+            for index, effect in enumerate(effects):
+                if isinstance(effect, StartAgent):
+                    await self._carry(effects[:index], out)
+                    await self._run_agent(machine, run_input, effect.answers, out)
+                    break
+            else:
+                await self._carry(effects, out)
         except VersionConflict as exc:
             log.info("lost the race for thread %r: %s", thread_id, exc)
-            await out(
-                ev.RunErrorEvent(
-                    message=f"thread {thread_id!r} is busy: another host took it", code=RunErrorCode.THREAD_BUSY.value
+            if not out.ended:
+                await out(
+                    ev.RunErrorEvent(
+                        message=f"thread {thread_id!r} is busy: another host took it",
+                        code=RunErrorCode.THREAD_BUSY.value,
+                    )
                 )
-            )
+
+    async def _carry(self, effects: Sequence[Effect], out: _Outlet) -> None:
+        """Carry out one step of a machine: its saves and events, in order.
+
+        A step that saves is carried out whole, shielded from the run's deadline and from the
+        host shutting down: stopped half-way, it would leave the machine ahead of the store
+        (the next save a version conflict) or a run that ended without its last event sent.
+        The price: a caller that stops reading, without closing its stream, holds the step up.
+        """
+        if any(isinstance(effect, Persist) for effect in effects):
+            with anyio.CancelScope(shield=True):
+                await self._carry_in_order(effects, out)
+        else:
+            await self._carry_in_order(effects, out)
+
+    async def _carry_in_order(self, effects: Sequence[Effect], out: _Outlet) -> None:
+        for effect in effects:
+            if isinstance(effect, Persist):
+                await self._save(effect)
+            elif isinstance(effect, Emit):
+                await out(effect.event)
 
     async def _recover_abandoned(self, machine: ThreadMachine, now: datetime) -> None:
         """Close a run a dead host left in progress, once no live host could still be in it."""
@@ -188,38 +221,21 @@ class Host:
             code=RunErrorCode.THREAD_MISMATCH.value,
         )
 
-    async def _carry(
-        self,
-        machine: ThreadMachine,
-        run_input: RunAgentInput,
-        effects: list[Effect],
-        out: Callable[[ev.Event], Awaitable[None]],
-    ) -> None:
-        for effect in effects:
-            if isinstance(effect, Persist):
-                await self._save(effect)
-            elif isinstance(effect, Emit):
-                await out(effect.event)
-            elif isinstance(effect, StartAgent):
-                await self._run_agent(machine, run_input, effect.answers, out)
-
     async def _run_agent(
         self,
         machine: ThreadMachine,
         run_input: RunAgentInput,
         answers: tuple[Answer, ...],
-        out: Callable[[ev.Event], Awaitable[None]],
+        out: _Outlet,
     ) -> None:
-        async def carry(effects: list[Effect]) -> None:
-            for effect in effects:
-                if isinstance(effect, Persist):
-                    await self._save(effect)
-                elif isinstance(effect, Emit):
-                    await out(effect.event)
+        run = (machine.run_id, machine.run_received_at)
 
-        ctx: RunContext | None = None
+        async def carry(effects: list[Effect]) -> None:
+            await self._carry(effects, out)
+
+        failure: str | None = None
         try:
-            with anyio.fail_after(self.run_timeout if math.isfinite(self.run_timeout) else None):
+            with anyio.move_on_after(self.run_timeout if math.isfinite(self.run_timeout) else None) as deadline:
                 outcomes = await self._carry_out_decisions(machine, answers, carry)
                 ctx = RunContext(
                     machine=machine,
@@ -234,24 +250,45 @@ class Host:
                 result = await self.agent(ctx)
                 if not ctx.ended:
                     await ctx.finish(result)
+            if deadline.cancelled_caught:
+                failure = f"the run took longer than {self.run_timeout:g} s"
         except VersionConflict:
             raise
-        except TimeoutError:
-            await self._fail(machine, f"the run took longer than {self.run_timeout:g} s", carry)
+        except StoreError as exc:
+            # The store's message may name files and hosts: it goes to the log only.
+            log.error("the thread store failed in run %r of thread %r: %s", run_input.run_id, run_input.thread_id, exc)
+            failure = "the thread store failed during the run; the host's log has the details"
         except LocalProtocolError as exc:
             log.warning("agent broke a protocol rule in run %r: %s", run_input.run_id, exc.message)
-            await self._fail(machine, f"the agent broke a protocol rule: {exc.message}", carry)
+            failure = f"the agent broke a protocol rule: {exc.message}"
         except AguiError as exc:
             log.warning("agent error in run %r: %s", run_input.run_id, exc.message)
-            await self._fail(machine, exc.message, carry)
+            failure = exc.message
         except Exception as exc:
             log.exception("the agent failed in run %r of thread %r", run_input.run_id, run_input.thread_id)
-            await self._fail(machine, f"the agent failed ({type(exc).__name__}); the host's log has the details", carry)
+            failure = f"the agent failed ({type(exc).__name__}); the host's log has the details"
+        except anyio.get_cancelled_exc_class():
+            # The host is shutting down: close the run now rather than leave the thread busy
+            # until its time is up; the interrupts it answered are open again.
+            with anyio.CancelScope(shield=True):
+                await self._fail(machine.thread_id, run, "the host stopped during the run", out)
+            raise
+        if failure is not None:
+            await self._fail(machine.thread_id, run, failure, out)
 
-    async def _fail(self, machine: ThreadMachine, message: str, carry: Callable[[list[Effect]], Awaitable[None]]) -> None:
-        if machine.run_id is None:
-            return  # the run ended before the failure: nothing to undo
-        await carry(machine.fail(message, RunErrorCode.AGENT_ERROR.value))
+    async def _fail(self, thread_id: str, run: tuple[str | None, datetime | None], message: str, out: _Outlet) -> None:
+        """End the run ``run`` (its id and when it was received) with ``RUN_ERROR``.
+
+        The run is failed from the stored record, not from the machine in memory: a save that
+        failed or a step cut short leaves the machine ahead of the store, and the store is
+        what the next run starts from. A run that has ended, or that another host has taken
+        over, is not touched; its stream still gets its end.
+        """
+        stored = await self._load(thread_id)
+        if (stored.run_id, stored.run_received_at) == run:
+            await self._carry(stored.fail(message, RunErrorCode.AGENT_ERROR.value), out)
+        elif not out.ended:
+            await out(_run_error(message))
 
     async def _carry_out_decisions(
         self, machine: ThreadMachine, answers: tuple[Answer, ...], carry: Callable[[list[Effect]], Awaitable[None]]
@@ -268,27 +305,37 @@ class Host:
             name, args = proposed
             registered = self.tools[name]
             payload = answer.entry.payload
-            if answer.entry.status == "cancelled":
+            cancelled = answer.entry.status == "cancelled"
+            edited = (
+                answer.approved is True and isinstance(payload, dict) and isinstance(payload.get("editedArgs"), dict)
+            )
+            if edited:
+                args = payload["editedArgs"]
+            journal = machine.tool_journal.get(call_id)
+            if journal is not None:
+                # The tool was started by an earlier attempt at this run, which failed or whose
+                # host died: it is never run twice, and what became of it is reported as it
+                # is, even when this answer says something else now.
+                if answer.approved is not True:
+                    log.warning("tool call %r was answered again differently after its tool had started", call_id)
+                status: Literal["executed", "unknown"] = "executed" if journal.result is not None else "unknown"
+                content = journal.result.content if journal.result is not None else None
+                outcomes[call_id] = ToolOutcome(
+                    tool_call_id=call_id, name=name, status=status, args=args, result=content, edited=edited
+                )
+                if not cancelled:  # a cancelled call gets no result on the wire (SPEC section 5)
+                    if journal.result is not None:
+                        await carry(machine.emit(journal.result))
+                    else:
+                        unknown = "the host stopped while this call ran; it was not run again"
+                        await carry(machine.emit(self._result(call_id, unknown)))
+                continue
+            if cancelled:
                 outcomes[call_id] = ToolOutcome(tool_call_id=call_id, name=name, status="cancelled", args=args)
                 continue
             if answer.approved is not True:
                 outcomes[call_id] = ToolOutcome(tool_call_id=call_id, name=name, status="denied", args=args)
                 await carry(machine.emit(self._result(call_id, "the user denied this call")))
-                continue
-            edited = isinstance(payload, dict) and isinstance(payload.get("editedArgs"), dict)
-            if edited:
-                args = payload["editedArgs"]
-            journal = machine.tool_journal.get(call_id)
-            if journal is not None:
-                # A host died around this call: never run it twice.
-                if journal.result is not None:
-                    await carry(machine.emit(journal.result))
-                    outcomes[call_id] = ToolOutcome(
-                        tool_call_id=call_id, name=name, status="executed", args=args, result=journal.result.content, edited=edited
-                    )
-                else:
-                    outcomes[call_id] = ToolOutcome(tool_call_id=call_id, name=name, status="unknown", args=args, edited=edited)
-                    await carry(machine.emit(self._result(call_id, "the host stopped while this call ran; it was not run again")))
                 continue
             await carry(machine.tool_started(call_id, now=self.clock()))
             try:
@@ -296,14 +343,44 @@ class Host:
             except Exception as exc:
                 log.exception("tool %r failed for tool call %r", name, call_id)
                 outcomes[call_id] = ToolOutcome(
-                    tool_call_id=call_id, name=name, status="failed", args=args, error=f"{type(exc).__name__}: {exc}", edited=edited
+                    tool_call_id=call_id,
+                    name=name,
+                    status="failed",
+                    args=args,
+                    error=f"{type(exc).__name__}: {exc}",
+                    edited=edited,
                 )
                 await carry(machine.emit(self._result(call_id, f"the tool failed ({type(exc).__name__})")))
                 continue
             content = value if isinstance(value, str) else orjson.dumps(value).decode()
             await carry(machine.emit(self._result(call_id, content)))
-            outcomes[call_id] = ToolOutcome(tool_call_id=call_id, name=name, status="executed", args=args, result=value, edited=edited)
+            outcomes[call_id] = ToolOutcome(
+                tool_call_id=call_id, name=name, status="executed", args=args, result=value, edited=edited
+            )
         return outcomes
 
     def _result(self, call_id: str, content: str) -> ev.ToolCallResultEvent:
         return ev.ToolCallResultEvent(message_id=f"result-{call_id}", tool_call_id=call_id, content=content)
+
+
+def _run_error(message: str) -> ev.RunErrorEvent:
+    return ev.RunErrorEvent(message=message, code=RunErrorCode.AGENT_ERROR.value)
+
+
+class _Outlet:
+    """Where a run's events go: its caller's stream, for as long as the caller listens."""
+
+    def __init__(self, send: MemoryObjectSendStream[ev.Event]) -> None:
+        self._send = send
+        self.listening = True
+        self.ended = False
+        """Whether the run's last event (``RUN_FINISHED`` or ``RUN_ERROR``) has gone out."""
+
+    async def __call__(self, event: ev.Event) -> None:
+        if isinstance(event, ev.RunFinishedEvent | ev.RunErrorEvent):
+            self.ended = True
+        if self.listening:
+            try:
+                await self._send.send(event)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self.listening = False  # the caller left; the run goes on and is saved

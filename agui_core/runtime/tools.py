@@ -19,8 +19,8 @@ import attrs
 from agui_core.protocol.types import JSON
 
 __all__ = [
-    "APPROVE_WITH_EDITS_SCHEMA",
     "APPROVE_SCHEMA",
+    "APPROVE_WITH_EDITS_SCHEMA",
     "Tool",
     "ToolOutcome",
     "tool",
@@ -53,10 +53,21 @@ class Tool:
     needs_approval: bool = False
     allow_edits: bool = True
     description: str = ""
+    args_schema: Mapping[str, JSON] | None = None
+    """The JSON Schema of the arguments, if known: an approval offers it as ``editedArgs``."""
 
     @property
     def approval_schema(self) -> Mapping[str, JSON]:
-        return APPROVE_WITH_EDITS_SCHEMA if self.allow_edits else APPROVE_SCHEMA
+        """The ``responseSchema`` of this tool's approvals (SPEC section 5)."""
+        if not self.allow_edits:
+            return APPROVE_SCHEMA
+        if self.args_schema is None:
+            return APPROVE_WITH_EDITS_SCHEMA
+        return {
+            "type": "object",
+            "properties": {"approved": {"type": "boolean"}, "editedArgs": self.args_schema},
+            "required": ["approved"],
+        }
 
     async def invoke(self, args: Mapping[str, JSON]) -> JSON:
         """Call the function with ``args`` as keyword arguments; await it when it is async."""
@@ -67,7 +78,11 @@ class Tool:
 
 
 def tool(
-    name: str | None = None, *, needs_approval: bool = False, allow_edits: bool = True
+    name: str | None = None,
+    *,
+    needs_approval: bool = False,
+    allow_edits: bool = True,
+    args_schema: Mapping[str, JSON] | None = None,
 ) -> Callable[[Callable[..., Awaitable[JSON] | JSON]], Tool]:
     """Make a :class:`Tool` of a function: ``@tool("sendEmail", needs_approval=True)``."""
 
@@ -78,6 +93,7 @@ def tool(
             needs_approval=needs_approval,
             allow_edits=allow_edits,
             description=inspect.getdoc(function) or "",
+            args_schema=args_schema,
         )
 
     return wrap
