@@ -1,24 +1,288 @@
-"""The ``agui`` command."""
+"""The ``agui`` command: ``serve`` an agent, play the ``demo``, ``check`` a recorded stream.
+
+``agui serve MODULE:NAME [--ws HOST:PORT | --stdio | --transport NAME] [--store sqlite:PATH |
+memory] [-o KEY=VALUE ...] [--grace SECONDS]`` hosts an agent. ``MODULE:NAME`` is imported
+from the current directory or the installed packages; ``NAME`` (dots reach into objects) is
+
+- an agent function, ``async def agent(ctx) -> result``; the tools the host runs for it are
+  the module's ``TOOLS`` (a sequence of :class:`~agui_core.runtime.tools.Tool`), if it has one;
+- or any object with an ``agent`` attribute and, optionally, a ``tools`` one (a small class,
+  a ``types.SimpleNamespace``, a module).
+
+The transport is ``ws`` (the default, on ``127.0.0.1:8765``), ``stdio``, or any transport
+installed under the entry-point group ``agui.transports``; ``-o KEY=VALUE`` passes it its own
+settings. The store defaults to the SQLite file ``agui.sqlite3``. SIGTERM or SIGINT stops
+the server gracefully: runs in flight get ``--grace`` seconds to finish; a second signal
+stops at once. Logs go to standard error.
+
+``agui check FILE`` reads a recorded stream (JSON lines or Server-Sent Events, told apart by
+their first line; ``-`` reads standard input), checks it as a client would with
+:func:`~agui_core.machine.client.check_stream`, prints each violation with its line, and
+exits with 1 when there is one (0 otherwise). A frame that is not an event is a violation too.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import logging
+import os
+import signal
 import sys
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
-__all__ = ["main"]
+__all__ = ["check_recording", "load_agent", "main"]
+
+log = logging.getLogger("agui")
+
+_SSE_FIELDS = (b"data:", b"data\n", b"event:", b"id:", b"retry:", b":")
+
+
+def load_agent(target: str) -> tuple[Any, Sequence[Any]]:
+    """The agent and tools ``MODULE:NAME`` names (see the module docstring)."""
+    module_name, sep, attribute = target.partition(":")
+    if not sep or not module_name or not attribute:
+        raise ValueError(f"{target!r} is not MODULE:NAME (for example my_agents:agent)")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as `python -m` does, so local modules are found
+    module = importlib.import_module(module_name)
+    found: Any = module
+    for part in attribute.split("."):
+        try:
+            found = getattr(found, part)
+        except AttributeError:
+            raise ValueError(f"{module_name!r} has no {attribute!r}") from None
+    if hasattr(found, "agent"):
+        agent, tools = found.agent, getattr(found, "tools", ())
+    elif callable(found):
+        agent, tools = found, getattr(module, "TOOLS", ())
+    else:
+        raise ValueError(f"{target!r} is neither an agent function nor an object with an agent attribute")
+    if not callable(agent):
+        raise ValueError(f"{target!r}: its agent is not callable")
+    return agent, tuple(tools or ())
+
+
+def _open_store(spec: str) -> Any:
+    from agui_core.store import MemoryThreadStore, SqliteThreadStore
+
+    if spec == "memory":
+        return MemoryThreadStore()
+    kind, _, path = spec.partition(":")
+    if kind == "sqlite" and path:
+        return SqliteThreadStore(path)
+    raise ValueError(f"store {spec!r}: use sqlite:PATH or memory")
+
+
+def _settings(pairs: Sequence[str]) -> dict[str, str]:
+    settings = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"option {pair!r} is not KEY=VALUE")
+        settings[key] = value
+    return settings
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    import anyio
+    from agui_transports.plugin import ServeOptions, load_transport
+
+    from agui_core.runtime.host import Host
+
+    agent, tools = load_agent(args.target)
+    transport = load_transport(args.transport)
+    store = _open_store(args.store)
+    stop = anyio.Event()
+    stopped_at: list[float] = []
+    host_scope = anyio.CancelScope()
+
+    async def watch_signals() -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for signum in signals:
+                if stop.is_set():
+                    log.warning("%s again: stopping now", signal.Signals(signum).name)
+                    host_scope.cancel()
+                    return
+                log.info("%s: stopping (runs in flight have %g s to finish)", signal.Signals(signum).name, args.grace)
+                stopped_at.append(anyio.current_time())
+                stop.set()
+
+    options = ServeOptions(
+        address=args.address,
+        settings=_settings(args.option),
+        stop=stop,
+        grace=args.grace,
+        ready=lambda where: log.info("serving %s over %s: %s", args.target, transport.name, where),
+    )
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch_signals)
+        with host_scope:
+            async with AsyncExitStack() as stack:
+                await stack.enter_async_context(store)
+                host = await stack.enter_async_context(Host(agent, store=store, tools=tools))
+                await transport.serve(host, options)
+                # Runs whose client left may still go on in the host: they get what is left
+                # of the grace period, then they are cut off (the store recovers them later).
+                host_scope.deadline = (stopped_at[0] if stopped_at else anyio.current_time()) + args.grace
+        if host_scope.cancelled_caught:
+            log.warning("runs still in flight were cut off")
+        group.cancel_scope.cancel()
+    return 0
+
+
+def _frames(data: bytes) -> tuple[str, list[tuple[int, bytes]]]:
+    """The recording's format and its frames, each with the line it starts on (1-based)."""
+    from agui_core.protocol.framing import SSEReader
+
+    lines = data.split(b"\n")
+    first = next((line.strip() for line in lines if line.strip()), b"")
+    if not first.startswith(_SSE_FIELDS) and first != b"data":
+        return "jsonl", [(n, line.strip()) for n, line in enumerate(lines, 1) if line.strip()]
+    reader = SSEReader(max_line=len(data) + 1)
+    frames: list[tuple[int, bytes]] = []
+    start: int | None = None
+    for number, line in enumerate(lines, 1):
+        if start is None and line.startswith(b"data"):
+            start = number
+        for body in reader.feed(line + b"\n"):
+            frames.append((start or number, body))
+            start = None
+    frames.extend((start or len(lines), body) for body in reader.close())
+    return "sse", frames
+
+
+def check_recording(data: bytes, *, name: str = "-", now: datetime | None = None) -> list[str]:
+    """Every violation in a recorded stream, one line each, in the order of the stream."""
+    from agui_core.errors import InvalidEventError
+    from agui_core.machine.client import check_stream
+    from agui_core.protocol.codec import decode_event
+
+    _, frames = _frames(data)
+    found: list[tuple[int, str]] = []
+    events, places = [], []
+    for line, body in frames:
+        try:
+            event = decode_event(body)
+        except InvalidEventError as exc:
+            found.append((line, f"{name}:{line}: {exc.message} [invalid-event]"))
+            continue
+        events.append(event)
+        places.append(line)
+    for error in check_stream(events, now=now or datetime.now(UTC)):
+        line = places[error.index] if error.index is not None else 0
+        found.append((line, f"{name}:{line}: {error.message}"))
+    found.sort(key=lambda item: item[0])
+    return [text for _, text in found]
+
+
+def _check(path: str) -> int:
+    try:
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except OSError as exc:
+        print(f"agui check: {exc}", file=sys.stderr)
+        return 2
+    violations = check_recording(data, name="<stdin>" if path == "-" else path)
+    for violation in violations:
+        print(violation)
+    kind, frames = _frames(data)
+    summary = f"{len(frames)} frames ({kind}), {len(violations) or 'no'} violation{'s' if len(violations) != 1 else ''}"
+    print(summary, file=sys.stderr)
+    return 1 if violations else 0
+
+
+def _usage_error(exc: BaseException) -> BaseException | None:
+    """The mistake of the command line (a bad target, store or option) ``exc`` stands for."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]  # task groups wrap what their tasks raise
+    return exc if isinstance(exc, (ValueError, LookupError, ImportError, OSError)) else None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agui", description="AG-UI interrupt-aware runs.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    demo = commands.add_parser("demo", help="play the approval, form and parallel-approval scenarios")
+    demo.add_argument("--auto", action="store_true", help="answer every interrupt without asking")
+
+    serve = commands.add_parser("serve", help="host an agent over a transport")
+    serve.add_argument("target", metavar="MODULE:AGENT", help="an agent function, or an object with .agent and .tools")
+    where = serve.add_mutually_exclusive_group()
+    where.add_argument(
+        "--ws",
+        metavar="HOST:PORT",
+        nargs="?",
+        const="127.0.0.1:8765",
+        help="WebSocket (the default, on 127.0.0.1:8765)",
+    )
+    where.add_argument("--stdio", action="store_true", help="JSON lines on stdin and stdout")
+    where.add_argument(
+        "--transport", metavar="NAME", help="any installed transport (entry-point group agui.transports)"
+    )
+    serve.add_argument("--address", metavar="ADDRESS", help="where --transport NAME listens, in its own notation")
+    serve.add_argument(
+        "--store",
+        default="sqlite:agui.sqlite3",
+        metavar="sqlite:PATH|memory",
+        help="where threads are kept (default: sqlite:agui.sqlite3)",
+    )
+    serve.add_argument(
+        "-o",
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting of the transport (repeatable)",
+    )
+    serve.add_argument(
+        "--grace",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long runs in flight may take to finish on stop (default 10)",
+    )
+    serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+
+    check = commands.add_parser("check", help="check a recorded event stream (JSON lines or SSE) as a client would")
+    check.add_argument("file", metavar="FILE", help="the recording; - for standard input")
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``agui`` command line; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="agui", description="AG-UI interrupt-aware runs.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="play the approval, form and parallel-approval scenarios")
-    demo.add_argument("--auto", action="store_true", help="answer every interrupt without asking")
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "demo":
         from agui_core.demo import run_demo
 
         return run_demo(auto=args.auto)
+    if args.command == "check":
+        return _check(args.file)
+    if args.command == "serve":
+        import anyio
+
+        logging.basicConfig(
+            stream=sys.stderr, level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        )
+        if args.log_level != "DEBUG":
+            # websockets logs every connection opened and closed at INFO: too much for a server.
+            logging.getLogger("websockets").setLevel(logging.WARNING)
+        if args.stdio:
+            args.transport, args.address = "stdio", None
+        elif args.transport is None:
+            args.transport, args.address = "ws", args.ws or "127.0.0.1:8765"
+        try:
+            return anyio.run(_serve, args)
+        except (ValueError, LookupError, ImportError, OSError, BaseExceptionGroup) as exc:
+            usage = _usage_error(exc)
+            if usage is None:
+                raise
+            print(f"agui serve: {usage}", file=sys.stderr)
+            return 2
     parser.error(f"unknown command {args.command!r}")
     return 2
 

@@ -1,0 +1,95 @@
+"""The transport client: every event checked by the thread's ClientMachine before the caller sees it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing, asynccontextmanager
+
+import anyio
+import pytest
+from agui_transports.client import Client, ConnectionLost, connect_websocket
+from websockets.asyncio.server import ServerConnection, serve
+
+from agui_core.errors import InvalidEventError, OrderingError
+from agui_core.machine.client import RunStatus
+
+pytestmark = pytest.mark.anyio
+
+LIMIT = 10.0
+STARTED = '{"type":"RUN_STARTED","threadId":"t","runId":"run-1"}'
+FINISHED = '{"type":"RUN_FINISHED","threadId":"t","runId":"run-1"}'
+TEXT = [
+    '{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}',
+    '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi"}',
+    '{"type":"TEXT_MESSAGE_END","messageId":"m"}',
+]
+
+
+@asynccontextmanager
+async def scripted(frames: Sequence[str], *, then_close: bool = False) -> AsyncIterator[Client]:
+    """A client of a server that answers each input with ``frames`` (then maybe hangs up)."""
+
+    async def answer(connection: ServerConnection) -> None:
+        async for _ in connection:
+            for frame in frames:
+                await connection.send(frame)
+            if then_close:
+                await connection.close()
+
+    async with serve(answer, "127.0.0.1", 0) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        async with connect_websocket(f"ws://127.0.0.1:{port}") as client:
+            yield client
+
+
+async def test_a_good_stream_is_yielded_up_to_its_end() -> None:
+    with anyio.fail_after(LIMIT):
+        async with scripted([STARTED, *TEXT, FINISHED]) as client:
+            events = await client.collect(client.new_input("t", "hello", run_id="run-1"))
+            assert [e.type for e in events] == [
+                "RUN_STARTED",
+                *(f"TEXT_MESSAGE_{p}" for p in ("START", "CONTENT", "END")),
+                "RUN_FINISHED",
+            ]
+            assert client.machine("t").run_status is RunStatus.FINISHED
+
+
+async def test_an_event_out_of_order_raises_ordering_error() -> None:
+    with anyio.fail_after(LIMIT):
+        async with scripted([STARTED, TEXT[1], FINISHED]) as client:
+            with pytest.raises(OrderingError):
+                await client.collect(client.new_input("t", run_id="run-1"))
+
+
+async def test_a_frame_that_is_no_event_raises_invalid_event_error() -> None:
+    with anyio.fail_after(LIMIT):
+        async with scripted([STARTED, '{"type":"TEXT_MESSAGE_START"}']) as client:
+            with pytest.raises(InvalidEventError):
+                await client.collect(client.new_input("t", run_id="run-1"))
+
+
+async def test_a_connection_ending_mid_run_raises_connection_lost_and_abandons_the_run() -> None:
+    with anyio.fail_after(LIMIT):
+        async with scripted([STARTED, *TEXT], then_close=True) as client:
+            with pytest.raises(ConnectionLost):
+                await client.collect(client.new_input("t", run_id="run-1"))
+            assert client.machine("t").run_status is RunStatus.ABANDONED
+
+
+async def test_a_stream_left_half_read_refuses_further_runs_on_the_connection() -> None:
+    with anyio.fail_after(LIMIT):
+        async with scripted([STARTED, *TEXT, FINISHED]) as client:
+            async with aclosing(client.run(client.new_input("t", run_id="run-1"))) as events:
+                async for _ in events:
+                    break
+            with pytest.raises(RuntimeError, match="half-read"):
+                await client.collect(client.new_input("t", run_id="run-2"))
+
+
+async def test_a_new_input_carries_the_history_and_the_users_text() -> None:
+    with anyio.fail_after(LIMIT):
+        async with scripted([]) as client:
+            run_input = client.new_input("t", "hello", forwarded_props={"k": 1})
+            assert [m.content for m in run_input.messages] == ["hello"]  # type: ignore[union-attr]
+            assert run_input.thread_id == "t" and run_input.run_id.startswith("run-")
+            assert run_input.forwarded_props == {"k": 1}

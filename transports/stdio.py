@@ -1,0 +1,373 @@
+"""The stdio transport: a host on standard input and output, in JSON lines.
+
+Each line in is one ``RunAgentInput``; each line out is one event (compact JSON and ``\\n``).
+Inputs are carried out one after another, in the order they arrive, each run's events
+written as the host emits them. A line that is not JSON, not a valid input or longer than
+``max_line`` bytes gets one ``RUN_ERROR`` line with code ``INVALID_INPUT`` (its message
+says what was wrong) and serving goes on. At end of input the transport returns once the run
+in flight is done. Logs go to standard error; served by ``agui serve``, whatever else the
+process writes to standard output (a stray ``print``) goes to standard error too, so the
+output holds events only.
+
+:func:`serve_json_lines` does the same over any pair of anyio byte streams (a pipe, a TCP
+connection); :func:`serve_stdio` over two binary files; :class:`StdioTransport` is the
+``stdio`` plugin of ``agui serve``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
+from typing import BinaryIO, Final, cast
+
+import anyio
+import anyio.abc
+from agui_transports.plugin import ServeOptions, setting
+from anyio.from_thread import BlockingPortal
+from anyio.streams.memory import MemoryObjectSendStream
+
+from agui_core.errors import EncodeError, InvalidInputError, RunErrorCode
+from agui_core.protocol import events as ev
+from agui_core.protocol.codec import decode_input, encode_event
+from agui_core.protocol.framing import jsonl_frame
+from agui_core.runtime.host import Host
+
+__all__ = [
+    "DEFAULT_MAX_LINE",
+    "StdioTransport",
+    "serve_json_lines",
+    "serve_stdio",
+]
+
+log = logging.getLogger("agui_transports.stdio")
+
+DEFAULT_MAX_LINE: Final = 16 * 1024 * 1024
+"""The longest input line read, in bytes (without its line end)."""
+
+_CHUNK = 64 * 1024
+
+
+class _Oversized:
+    """Stands for a line that went past ``max_line`` (its bytes are dropped, not kept)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+
+def _error(code: RunErrorCode, message: str) -> bytes:
+    return jsonl_frame(encode_event(ev.RunErrorEvent(message=message, code=code.value)))
+
+
+async def serve_json_lines(
+    host: Host,
+    receive: anyio.abc.AnyByteReceiveStream,
+    send: anyio.abc.AnyByteSendStream,
+    *,
+    stop: anyio.Event | None = None,
+    grace: float = 10.0,
+    max_line: int = DEFAULT_MAX_LINE,
+) -> None:
+    """Serve ``host`` in JSON lines: inputs from ``receive``, events to ``send``.
+
+    Both streams are the caller's to close (byte streams, or object streams of ``bytes``).
+
+    Returns at end of input once the run in flight is done, when ``send`` breaks, or once
+    ``stop`` is set: then no more input is read and the run in flight gets ``grace`` seconds
+    to finish (past that, the transport stops listening to it; the run goes on in the host).
+    """
+    lines_in, lines_out = anyio.create_memory_object_stream[bytes | _Oversized](0)
+    reading = anyio.CancelScope()
+    serving = anyio.CancelScope()
+    async with anyio.create_task_group() as group:
+        group.start_soon(_read_lines, receive, lines_in, max_line, reading)
+        if stop is not None:
+            group.start_soon(_stop_after, stop, reading, serving, grace)
+        with serving:
+            async with lines_out:
+                async for line in lines_out:
+                    if not await _answer(host, line, send):
+                        break
+        group.cancel_scope.cancel()
+
+
+async def _stop_after(stop: anyio.Event, reading: anyio.CancelScope, serving: anyio.CancelScope, grace: float) -> None:
+    await stop.wait()
+    log.info("stopping: no more input is read; the run in flight has %g s to finish", grace)
+    reading.cancel()
+    await anyio.sleep(grace)
+    log.warning("the run in flight did not finish within %g s; it goes on unheard", grace)
+    serving.cancel()
+
+
+async def _read_lines(
+    receive: anyio.abc.AnyByteReceiveStream,
+    out: MemoryObjectSendStream[bytes | _Oversized],
+    max_line: int,
+    scope: anyio.CancelScope,
+) -> None:
+    """Split ``receive`` into lines; a line past ``max_line`` becomes one ``_Oversized``."""
+    with scope:
+        async with out:
+            pending = bytearray()
+            skipping = False  # in the rest of an oversized line, up to its newline
+            while True:
+                try:
+                    chunk = await receive.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    break
+                start = 0
+                while True:
+                    end = chunk.find(b"\n", start)
+                    piece = chunk[start:] if end < 0 else chunk[start:end]
+                    if not skipping:
+                        pending += piece
+                        if len(pending) > max_line:
+                            pending.clear()
+                            skipping = True
+                            # Reported at once, so its reply keeps its place among the others.
+                            await out.send(_Oversized(max_line))
+                    if end < 0:
+                        break
+                    if skipping:
+                        skipping = False
+                    else:
+                        line = bytes(pending).strip()
+                        pending.clear()
+                        if line:
+                            await out.send(line)
+                    start = end + 1
+            line = bytes(pending).strip()
+            if line and not skipping:
+                await out.send(line)
+
+
+async def _answer(host: Host, line: bytes | _Oversized, send: anyio.abc.AnyByteSendStream) -> bool:
+    """Carry out one input line; ``False`` when the output is gone."""
+    try:
+        if isinstance(line, _Oversized):
+            await send.send(
+                _error(RunErrorCode.INVALID_INPUT, f"invalid RunAgentInput: a line longer than {line.limit} bytes")
+            )
+            return True
+        try:
+            run_input = decode_input(line)
+        except InvalidInputError as exc:
+            await send.send(_error(RunErrorCode.INVALID_INPUT, exc.message))
+            return True
+        async with aclosing(cast(AsyncGenerator[ev.Event, None], host.run(run_input))) as events:
+            async for event in events:
+                try:
+                    frame = jsonl_frame(encode_event(event))
+                except EncodeError as exc:
+                    log.error("run %r: %s; its stream is cut here", run_input.run_id, exc.message)
+                    await send.send(
+                        _error(RunErrorCode.AGENT_ERROR, f"the host could not encode an event: {exc.message}")
+                    )
+                    return True
+                await send.send(frame)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        log.warning("the output is closed; no more input is read")
+        return False
+    return True
+
+
+def _fileno(file: BinaryIO) -> int | None:
+    try:
+        return file.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None  # an in-memory file
+
+
+def _raw_reader(file: BinaryIO) -> Callable[[int], bytes]:
+    """Reads straight from the file descriptor when there is one.
+
+    A daemon thread blocked in a buffered file's read holds the file's lock, and Python
+    aborts at exit when it cannot take that lock to close standard input; ``os.read``
+    takes no lock.
+    """
+    fd = _fileno(file)
+    if fd is None:
+        return getattr(file, "read1", file.read)
+    return lambda size: os.read(fd, size)
+
+
+def _raw_writer(file: BinaryIO) -> Callable[[bytes], None]:
+    """Writes all of ``data`` straight to the file descriptor when there is one (see
+    :func:`_raw_reader`), else writes and flushes the file."""
+    file.flush()
+    fd = _fileno(file)
+    if fd is None:
+
+        def write_file(data: bytes) -> None:
+            file.write(data)
+            file.flush()
+
+        return write_file
+
+    def write_fd(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+
+    return write_fd
+
+
+class _FileReceiveStream(anyio.abc.ByteReceiveStream):
+    """The bytes of a binary file, read by a daemon thread.
+
+    A daemon thread, not a worker thread, because a read of standard input can block for
+    ever: a worker thread would keep the process from exiting, a daemon thread does not.
+    """
+
+    def __init__(self, file: BinaryIO, portal: BlockingPortal) -> None:
+        self._file = file
+        self._portal = portal
+        self._send, self._receive = anyio.create_memory_object_stream[bytes](2)
+        threading.Thread(target=self._pump, name="agui stdin reader", daemon=True).start()
+
+    def _pump(self) -> None:
+        read = _raw_reader(self._file)
+        try:
+            while data := read(_CHUNK):
+                self._portal.call(self._send.send, data)
+        except (OSError, ValueError) as exc:
+            log.warning("reading the input failed: %s", exc)
+        except (RuntimeError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return  # nobody reads any more (the portal stopped or the stream was closed)
+        try:
+            self._portal.call(self._send.aclose)
+        except RuntimeError:
+            pass
+
+    async def receive(self, max_bytes: int = _CHUNK) -> bytes:
+        return await self._receive.receive()
+
+    async def aclose(self) -> None:
+        self._receive.close()
+
+
+class _FileSendStream(anyio.abc.ByteSendStream):
+    """Bytes written to a binary file by a daemon thread, each write flushed at once.
+
+    ``send`` adds to a pending batch and wakes the thread; the thread takes the whole batch
+    and writes it in one call, so under load one write carries many events and the two
+    threads meet once per batch, not once per event. When ``limit`` bytes are pending,
+    ``send`` waits for the thread to take them: a slow reader of the file slows the sender
+    down instead of growing memory (at most ``limit`` pending, plus the batch being written).
+    """
+
+    def __init__(self, file: BinaryIO, portal: BlockingPortal, *, limit: int = 1024 * 1024) -> None:
+        self._portal = portal
+        self._limit = limit
+        self._write = _raw_writer(file)
+        self._wake = threading.Condition()
+        # Guarded by _wake: the pending batch, whether the sender waits for room, and closing.
+        self._pending: list[bytes] = []
+        self._pending_size = 0
+        self._room: anyio.Event | None = None
+        self._closed = False
+        self._failed: BaseException | None = None
+        self._done = anyio.Event()
+        threading.Thread(target=self._pump, name="agui stdout writer", daemon=True).start()
+
+    def _pump(self) -> None:
+        while True:
+            with self._wake:
+                while not self._pending and not self._closed:
+                    self._wake.wait()
+                batch, self._pending, self._pending_size = self._pending, [], 0
+                room, self._room = self._room, None
+                finished = self._closed and not batch
+            try:
+                if room is not None:
+                    self._portal.call(room.set)
+                if finished:
+                    self._portal.call(self._done.set)
+                    return
+            except RuntimeError:
+                return  # the event loop is gone
+            if self._failed is None:
+                try:
+                    self._write(b"".join(batch))
+                except (OSError, ValueError) as exc:
+                    self._failed = exc  # later batches are dropped, and senders told
+
+    async def send(self, item: bytes) -> None:
+        while True:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if self._failed is not None:
+                raise anyio.BrokenResourceError from self._failed
+            with self._wake:
+                if self._pending_size < self._limit:
+                    self._pending.append(item)
+                    self._pending_size += len(item)
+                    self._wake.notify()
+                    return
+                room = self._room = self._room or anyio.Event()
+            await room.wait()
+
+    async def aclose(self) -> None:
+        """Wait until what was sent is written (cancel the wait to give up on it)."""
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+        await self._done.wait()
+
+
+async def serve_stdio(
+    host: Host,
+    *,
+    stdin: BinaryIO | None = None,
+    stdout: BinaryIO | None = None,
+    stop: anyio.Event | None = None,
+    grace: float = 10.0,
+    max_line: int = DEFAULT_MAX_LINE,
+) -> None:
+    """:func:`serve_json_lines` over two binary files (the process's stdin and stdout by default)."""
+    stdin = stdin if stdin is not None else sys.stdin.buffer
+    stdout = stdout if stdout is not None else sys.stdout.buffer
+    async with BlockingPortal() as portal:
+        receive = _FileReceiveStream(stdin, portal)
+        send = _FileSendStream(stdout, portal)
+        try:
+            await serve_json_lines(host, receive, send, stop=stop, grace=grace, max_line=max_line)
+        finally:
+            await receive.aclose()
+            with anyio.move_on_after(grace, shield=True):
+                await send.aclose()
+            await portal.stop(cancel_remaining=True)
+
+
+class StdioTransport:
+    """The ``stdio`` plugin of ``agui serve``: JSON lines on the process's stdin and stdout.
+
+    Settings: ``max_line`` (bytes, default 16 MiB). The address is not used. While it
+    serves, file descriptor 1 is standard error, so only events reach standard output.
+    """
+
+    name = "stdio"
+
+    async def serve(self, host: Host, options: ServeOptions) -> None:
+        unknown = set(options.settings) - {"max_line"}
+        if unknown:
+            raise ValueError(f"the stdio transport has no option {', '.join(sorted(unknown))}")
+        max_line = setting(options.settings, "max_line", int, DEFAULT_MAX_LINE)
+        sys.stdout.flush()
+        events_fd = os.dup(1)
+        os.dup2(2, 1)  # from here on, whatever writes to fd 1 writes to stderr
+        events = open(events_fd, "wb", buffering=0)
+        try:
+            if options.ready is not None:
+                options.ready("stdio")
+            await serve_stdio(host, stdout=events, stop=options.stop, grace=options.grace, max_line=max_line)
+        finally:
+            os.dup2(events_fd, 1)
+            try:
+                events.close()
+            except OSError:
+                pass  # a broken pipe: what was left unwritten is lost either way

@@ -1,0 +1,341 @@
+"""The WebSocket transport: a host on WebSocket connections, one frame per object.
+
+One text frame in is one ``RunAgentInput``; one text frame out is one event (compact JSON).
+A connection carries one run at a time and any number of runs one after another (the
+natural way to answer an interrupt). What each frame in gets:
+
+- a valid input while the connection is idle: the run's events, as the host emits them;
+- a valid input while a run is in flight on this connection: a lone ``RUN_ERROR`` with code
+  ``THREAD_BUSY`` (the run in flight goes on). It is sent at once, so it comes between the
+  frames of the run in flight: a client that sends before a run has ended must expect it;
+- a frame that is not JSON or not a valid input, or a binary frame: a lone ``RUN_ERROR``
+  with code ``INVALID_INPUT``; the connection stays open;
+- a frame larger than ``max_size`` bytes: the library closes the connection with code 1009
+  (message too big), as RFC 6455 provides; other connections are not affected.
+
+A client that disconnects mid-run loses the rest of the stream, not the run: it goes on in
+the host, which saves its outcome, so the next input on the thread (on any connection) finds
+it, an interrupt raised while nobody listened included. A slow reader slows its run down:
+``send`` waits while the connection's write buffer is over ``write_limit`` bytes, and the
+host's event stream is bounded, so the agent waits too instead of memory growing.
+Compression is off by default (events are small frames); pings keep idle connections honest.
+
+Stopping (:meth:`WebSocketServer.aclose`): no new connections are accepted, idle connections
+are closed with code 1001 (going away), each connection with a run in flight is closed with
+1001 once its run has ended, and runs still going after ``grace`` seconds are no longer
+listened to (they go on in the host) and their connections are closed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from types import TracebackType
+from typing import Final, Literal, Self, cast
+
+import anyio
+import anyio.abc
+from agui_transports.plugin import ServeOptions, setting
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+from agui_core.errors import EncodeError, InvalidInputError, RunErrorCode
+from agui_core.protocol import events as ev
+from agui_core.protocol.codec import decode_input, encode_event
+from agui_core.protocol.types import RunAgentInput
+from agui_core.runtime.host import Host
+
+__all__ = [
+    "DEFAULT_MAX_SIZE",
+    "DEFAULT_PORT",
+    "WebSocketServer",
+    "WebSocketTransport",
+    "parse_address",
+]
+
+log = logging.getLogger("agui_transports.websocket")
+
+DEFAULT_MAX_SIZE: Final = 1024 * 1024
+"""The largest frame a client may send, in bytes."""
+
+DEFAULT_PORT: Final = 8765
+
+_PING: float | None = 20.0  # seconds between pings, and to wait for their pong
+_GOING_AWAY: Final = 1001
+_INTERNAL_ERROR: Final = 1011
+
+
+def parse_address(address: str | None, *, default_port: int = DEFAULT_PORT) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6; ``HOST`` alone takes ``default_port``)."""
+    if not address:
+        return "127.0.0.1", default_port
+    if address.startswith("["):
+        host, _, rest = address[1:].partition("]")
+        port = rest.removeprefix(":") or str(default_port)
+    elif address.count(":") == 1:
+        host, _, port = address.partition(":")
+    else:
+        host, port = address, str(default_port)
+    if not host:
+        raise ValueError(f"address {address!r} names no host (use 0.0.0.0 to listen on every interface)")
+    try:
+        number = int(port)
+    except ValueError:
+        raise ValueError(f"address {address!r} has port {port!r}, not a number") from None
+    if not 0 <= number <= 65535:
+        raise ValueError(f"address {address!r} has port {number}, outside 0-65535")
+    return host, number
+
+
+class _Session:
+    """One connection, as the server tracks it."""
+
+    __slots__ = ("connection", "listening", "running")
+
+    def __init__(self, connection: ServerConnection) -> None:
+        self.connection = connection
+        self.running = False
+        self.listening: anyio.CancelScope | None = None
+
+
+class WebSocketServer:
+    """Serves ``host`` on ``ws://address:port`` (port 0: any free port; see :attr:`port`).
+
+    ``async with WebSocketServer(host, port=0) as server:`` starts it and stops it
+    gracefully (see :meth:`aclose`). ``max_size`` bounds one incoming frame, in bytes;
+    ``compression`` is ``None`` or ``"deflate"``; ``ping_interval`` and ``ping_timeout``
+    (seconds, ``None`` for no pings) close connections whose peer stopped answering;
+    ``write_limit`` is the write buffer, in bytes, over which sending an event waits;
+    ``close_timeout`` bounds the closing handshake.
+    """
+
+    def __init__(
+        self,
+        host: Host,
+        *,
+        address: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        max_size: int | None = DEFAULT_MAX_SIZE,
+        compression: Literal["deflate"] | None = None,
+        ping_interval: float | None = 20.0,
+        ping_timeout: float | None = 20.0,
+        write_limit: int = 32 * 1024,
+        close_timeout: float = 5.0,
+        grace: float = 10.0,
+    ) -> None:
+        self.host = host
+        self.address = address
+        self.grace = grace
+        self._port = port
+        self._options = {
+            "max_size": max_size,
+            "compression": compression,
+            "ping_interval": ping_interval,
+            "ping_timeout": ping_timeout,
+            "write_limit": write_limit,
+            "close_timeout": close_timeout,
+        }
+        self._close_timeout = close_timeout
+        self._server: Server | None = None
+        self._sessions: set[_Session] = set()
+        self._stopping = False
+
+    @property
+    def port(self) -> int:
+        """The port the server listens on (the one the system chose, for port 0)."""
+        return self._port
+
+    @property
+    def url(self) -> str:
+        """``ws://address:port``."""
+        host = f"[{self.address}]" if ":" in self.address else self.address
+        return f"ws://{host}:{self.port}"
+
+    @property
+    def connections(self) -> int:
+        """How many connections are open."""
+        return len(self._sessions)
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def start(self) -> None:
+        """Start listening."""
+        if self._server is not None:
+            raise RuntimeError("the server is already started")
+        self._server = await serve(self._handle, self.address, self._port, **self._options)  # type: ignore[arg-type]
+        self._port = int(next(iter(self._server.sockets)).getsockname()[1])
+        log.info("serving on %s", self.url)
+
+    async def aclose(self, grace: float | None = None) -> None:
+        """Stop: accept nothing new, let runs in flight finish up to ``grace`` seconds, close."""
+        server = self._server
+        if server is None or self._stopping:
+            return
+        grace = self.grace if grace is None else grace
+        self._stopping = True
+        server.close(close_connections=False)
+        in_flight = sum(s.running for s in self._sessions)
+        log.info(
+            "stopping: %d connections, %d runs in flight (up to %g s to finish)", len(self._sessions), in_flight, grace
+        )
+        with anyio.move_on_after(grace):
+            async with anyio.create_task_group() as group:
+                for session in list(self._sessions):
+                    if not session.running:
+                        group.start_soon(session.connection.close, _GOING_AWAY, "the server is stopping")
+                await server.wait_closed()
+            return
+        late = [s for s in self._sessions if s.running]
+        log.warning(
+            "%d runs still in flight after %g s: closing their connections (the runs go on unheard)", len(late), grace
+        )
+        async with anyio.create_task_group() as group:
+            for session in list(self._sessions):
+                if session.listening is not None:
+                    session.listening.cancel()
+                group.start_soon(session.connection.close, _GOING_AWAY, "the server is stopping")
+        await server.wait_closed()
+
+    async def _handle(self, connection: ServerConnection) -> None:
+        session = _Session(connection)
+        self._sessions.add(session)
+        try:
+            async with anyio.create_task_group() as group:
+                try:
+                    async for message in connection:
+                        if self._stopping and not session.running:
+                            break
+                        await self._receive(session, message, group)
+                except ConnectionClosed:
+                    pass
+                if session.listening is not None:
+                    # The peer left mid-run: stop listening. The run goes on in the host.
+                    session.listening.cancel()
+                if self._stopping:
+                    await connection.close(_GOING_AWAY, "the server is stopping")
+        finally:
+            self._sessions.discard(session)
+
+    async def _receive(self, session: _Session, message: str | bytes, group: anyio.abc.TaskGroup) -> None:
+        connection = session.connection
+        if isinstance(message, bytes):
+            await self._refuse(
+                connection,
+                RunErrorCode.INVALID_INPUT,
+                "invalid RunAgentInput: a binary frame; send each input as a text frame",
+            )
+            return
+        try:
+            run_input = decode_input(message)
+        except InvalidInputError as exc:
+            await self._refuse(connection, RunErrorCode.INVALID_INPUT, exc.message)
+            return
+        if session.running:
+            await self._refuse(
+                connection,
+                RunErrorCode.THREAD_BUSY,
+                f"a run is in flight on this connection; send input {run_input.run_id!r} "
+                "after its RUN_FINISHED or RUN_ERROR",
+            )
+            return
+        session.running = True
+        group.start_soon(self._carry, session, run_input)
+
+    async def _refuse(self, connection: ServerConnection, code: RunErrorCode, message: str) -> None:
+        try:
+            await connection.send(encode_event(ev.RunErrorEvent(message=message, code=code.value)), text=True)
+        except ConnectionClosed:
+            pass
+
+    async def _carry(self, session: _Session, run_input: RunAgentInput) -> None:
+        connection = session.connection
+        try:
+            with anyio.CancelScope() as session.listening:
+                async with aclosing(cast(AsyncGenerator[ev.Event, None], self.host.run(run_input))) as events:
+                    async for event in events:
+                        await connection.send(encode_event(event), text=True)
+        except ConnectionClosed:
+            log.info("the client of run %r left; the run goes on", run_input.run_id)
+        except EncodeError as exc:
+            log.error("run %r: %s; closing its connection", run_input.run_id, exc.message)
+            await connection.close(_INTERNAL_ERROR, "the server could not encode an event")
+        finally:
+            session.listening = None
+            session.running = False
+        if self._stopping:
+            await connection.close(_GOING_AWAY, "the server is stopping")
+
+    async def serve(self, stop: anyio.Event) -> None:
+        """Start (unless started), serve until ``stop`` is set, then :meth:`aclose`.
+
+        Cancelled instead, it closes every connection at once (runs in flight go on unheard).
+        """
+        if self._server is None:
+            await self.start()
+        try:
+            await stop.wait()
+        except BaseException:
+            # Cancelled from outside: stop now, closing every connection, without the grace period.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self._close_timeout):
+                self._stopping = True
+                if self._server is not None:
+                    self._server.close()
+                    await self._server.wait_closed()
+            raise
+        await self.aclose()
+
+
+def _seconds_or_none(raw: str) -> float | None:
+    return None if raw.lower() in ("none", "off", "0") else float(raw)
+
+
+def _compression(raw: str) -> Literal["deflate"] | None:
+    if raw.lower() in ("none", "off"):
+        return None
+    if raw.lower() == "deflate":
+        return "deflate"
+    raise ValueError("use deflate or none")
+
+
+class WebSocketTransport:
+    """The ``ws`` plugin of ``agui serve``. The address is ``HOST:PORT`` (default
+    ``127.0.0.1:8765``).
+
+    Settings: ``max_size`` (bytes, default 1 MiB), ``compression`` (``none`` or
+    ``deflate``), ``ping_interval`` and ``ping_timeout`` (seconds, or ``none``),
+    ``write_limit`` (bytes), ``close_timeout`` (seconds).
+    """
+
+    name = "ws"
+
+    async def serve(self, host: Host, options: ServeOptions) -> None:
+        known = {"max_size", "compression", "ping_interval", "ping_timeout", "write_limit", "close_timeout"}
+        unknown = set(options.settings) - known
+        if unknown:
+            raise ValueError(f"the ws transport has no option {', '.join(sorted(unknown))}")
+        address, port = parse_address(options.address)
+        s = options.settings
+        server = WebSocketServer(
+            host,
+            address=address,
+            port=port,
+            max_size=setting(s, "max_size", int, DEFAULT_MAX_SIZE),
+            compression=setting(s, "compression", _compression, None),
+            ping_interval=setting(s, "ping_interval", _seconds_or_none, _PING),
+            ping_timeout=setting(s, "ping_timeout", _seconds_or_none, _PING),
+            write_limit=setting(s, "write_limit", int, 32 * 1024),
+            close_timeout=setting(s, "close_timeout", float, 5.0),
+            grace=options.grace,
+        )
+        await server.start()
+        if options.ready is not None:
+            options.ready(server.url)
+        await server.serve(options.stop)
