@@ -48,8 +48,8 @@ __all__ = [
 converter = cattrs.Converter()
 """The cattrs converter that knows every wire class. Use it for wire objects nested anywhere."""
 
-# In definition order, which is leaf first: a class's hook is generated after the hooks of
-# the classes it holds, so cattrs finds them instead of its generic fallback.
+# Every wire class. The generated functions find each other through tables filled as the
+# classes register, at call time, so the order here does not matter.
 _WIRE_CLASSES: tuple[type[Any], ...] = (
     *(obj for obj in vars(t).values() if isinstance(obj, type) and attrs.has(obj)),
     *EVENT_CLASSES,
