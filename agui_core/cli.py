@@ -1,4 +1,4 @@
-"""The ``agui`` command: ``serve`` an agent, play the ``demo``, ``check`` a recorded stream.
+"""The ``agui`` command: ``serve`` an agent, play the ``demo``, ``bench``, ``check`` a recorded stream.
 
 ``agui serve MODULE:NAME [--ws HOST:PORT | --stdio | --transport NAME] [--store sqlite:PATH |
 memory] [-o KEY=VALUE ...] [--grace SECONDS]`` hosts an agent. ``MODULE:NAME`` is imported
@@ -15,6 +15,15 @@ settings. The store defaults to the SQLite file ``agui.sqlite3``. SIGTERM or SIG
 the server gracefully: runs in flight get ``--grace`` seconds to finish; a second signal
 stops at once. Logs go to standard error.
 
+``agui demo [--auto] [--store PATH] [--port PORT]`` plays the main job: a WebSocket host on
+localhost over a SQLite file (default ``agui-demo.sqlite3``) serving the example agents, and
+a terminal client that answers their interrupts (you, or the demo itself with ``--auto``);
+see :mod:`agui_core.demo`. It exits with 0 when every scenario ended as expected.
+
+``agui bench [--quick] [--out PATH] [--only NAME]`` runs the benchmark suite (the
+``benchmarks`` package, as ``python -m benchmarks`` does) against the reference SDK, which
+comes with the ``bench`` extra: ``pip install 'agui-core[bench]'``.
+
 ``agui check FILE`` reads a recorded stream (JSON lines or Server-Sent Events, told apart by
 their first line; ``-`` reads standard input), checks it as a client would with
 :func:`~agui_core.machine.client.check_stream`, prints each violation with its line, and
@@ -25,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import logging
 import os
 import signal
@@ -195,6 +205,35 @@ def _check(path: str) -> int:
     return 1 if violations else 0
 
 
+def _bench(args: argparse.Namespace) -> int:
+    """``agui bench``: the benchmark suite, if the reference SDK it compares with is installed."""
+    missing = [name for name in ("ag_ui", "jsonschema", "benchmarks") if importlib.util.find_spec(name) is None]
+    if missing:
+        print(
+            f"agui bench: the benchmarks need what the bench extra brings ({', '.join(missing)} missing); "
+            "install agui-core[bench]: pip install 'agui-core[bench]'",
+            file=sys.stderr,
+        )
+        return 2
+    known = [scenario.name for scenario in importlib.import_module("benchmarks.scenarios").SCENARIOS]
+    unknown = [name for name in args.only if name not in known]
+    if unknown:
+        print(f"agui bench: no scenario {', '.join(unknown)} (known: {', '.join(known)})", file=sys.stderr)
+        return 2
+    run_benchmarks = importlib.import_module("benchmarks.__main__").main
+    argv = ["--out", args.out]
+    if args.quick:
+        argv.append("--quick")
+    for name in args.only:
+        argv += ["--only", name]
+    if args.repeats is not None:
+        argv += ["--repeats", str(args.repeats)]
+    if args.iterations is not None:
+        argv += ["--iterations", str(args.iterations)]
+    status: int = run_benchmarks(argv)
+    return status
+
+
 def _usage_error(exc: BaseException) -> BaseException | None:
     """The mistake of the command line (a bad target, store or option) ``exc`` stands for."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
@@ -206,8 +245,31 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agui", description="AG-UI interrupt-aware runs.")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    demo = commands.add_parser("demo", help="play the approval, form and parallel-approval scenarios")
-    demo.add_argument("--auto", action="store_true", help="answer every interrupt without asking")
+    demo = commands.add_parser(
+        "demo", help="host the example agents and answer their interrupts: approval, form, parallel approvals"
+    )
+    demo.add_argument("--auto", action="store_true", help="answer every interrupt without asking, for scripts and CI")
+    demo.add_argument(
+        "--store",
+        default="agui-demo.sqlite3",
+        metavar="PATH",
+        help="the SQLite file the host keeps threads in (default: agui-demo.sqlite3)",
+    )
+    demo.add_argument("--port", type=int, default=0, help="the WebSocket port on 127.0.0.1 (default: any free port)")
+
+    bench = commands.add_parser("bench", help="run the benchmarks against the reference SDK (needs agui-core[bench])")
+    bench.add_argument("--quick", action="store_true", help="a run of seconds, for CI; ratios are indicative only")
+    bench.add_argument(
+        "--out",
+        default="agui-bench.json",
+        metavar="PATH",
+        help="where the JSON results go (default: agui-bench.json)",
+    )
+    bench.add_argument(
+        "--only", action="append", default=[], metavar="NAME", help="run only this scenario (repeatable)"
+    )
+    bench.add_argument("--repeats", type=int, help="timed batches per contender")
+    bench.add_argument("--iterations", type=int, help="operations per batch instead of calibrating (smoke tests)")
 
     serve = commands.add_parser("serve", help="host an agent over a transport")
     serve.add_argument("target", metavar="MODULE:AGENT", help="an agent function, or an object with .agent and .tools")
@@ -259,7 +321,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         from agui_core.demo import run_demo
 
-        return run_demo(auto=args.auto)
+        if not 0 <= args.port <= 65535:
+            parser.error(f"--port {args.port} is outside 0-65535")
+        return run_demo(auto=args.auto, store=args.store, port=args.port)
+    if args.command == "bench":
+        return _bench(args)
     if args.command == "check":
         return _check(args.file)
     if args.command == "serve":

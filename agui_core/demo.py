@@ -1,261 +1,798 @@
-"""The demo: the seed document's scenarios played through a ThreadMachine, end to end.
+"""``agui demo``: the main job in one command, over a real WebSocket host and a real store.
 
-An in-process host carries out the machine's effects (keeps each persisted record, prints
-each emitted event as the JSON line a client would receive, runs the agent step), and a
-terminal client answers each interrupt by its reason: interactively, or by itself with
-``--auto``. The scenarios: an email behind an approval-gated ``sendEmail`` tool (approve,
-deny, edit or cancel), a quarterly-filing form with ``expiresAt``, and three parallel
-approvals.
+The demo starts a WebSocket host on localhost over a SQLite file, hosting the example agents
+of :mod:`agui_core.examples`, and plays three scenarios against it with the project's own
+client (every event checked by a :class:`~agui_core.machine.client.ClientMachine`):
+
+1. ``email``: an email behind the approval-gated ``sendEmail`` tool (approve, deny, edit or
+   cancel; edited arguments replace the proposed ones whole);
+2. ``filing``: a quarterly-filing form (``input_required`` with the seed's schema and an
+   ``expiresAt`` ten minutes ahead), then a chained ``confirmation``;
+3. ``parallel``: three emails proposed in one run, three approvals answered in one resume.
+
+Each interrupt is rendered by its reason, as :meth:`ClientMachine.route` tells: an approval
+shows the tool call and offers approve, deny, cancel and, when the schema offers edits, edit;
+a form asks for each field of its ``responseSchema`` with type coercion; a confirmation asks
+yes or no; any other reason shows its message and takes a raw JSON answer. Every answer is
+checked by the client machine before anything is sent, and asked again when it is refused.
+With ``auto`` the demo answers by itself (email approved with edits, form filled and
+confirmed, two of the three parallel approvals approved and one cancelled).
+
+Every event is printed on one line, ``->`` for what the client sends and ``<-`` for what it
+receives. A scenario ends as expected when its thread ends with success and each decision
+had its effect: a tool call approved ran once (with the edited arguments, if any), a denied
+one was reported as denied, a cancelled one did not run, and no resumed run proposed its tool
+calls again.
 """
 
 from __future__ import annotations
 
+import itertools
+import re
 import sys
-from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
-from typing import Any, TextIO
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final, TextIO
 
+import attrs
 import orjson
 
-from agui_core.machine.effects import Answer, Effect, Emit, Persist, StartAgent
-from agui_core.machine.record import ThreadRecord
-from agui_core.machine.thread import ThreadMachine
+from agui_core.errors import LocalProtocolError, PayloadError, RunErrorCode
+from agui_core.machine.client import (
+    ClientMachine,
+    Reply,
+    Route,
+    approve,
+    approve_with_edits,
+    cancel,
+    deny,
+    read_expires_at,
+    resolve,
+)
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import encode_event
-from agui_core.protocol.types import Interrupt, ResumeEntry, RunAgentInput, UserMessage
+from agui_core.protocol.codec import event_to_dict
+from agui_core.protocol.types import JSON, Interrupt, RunAgentInput, RunFinishedInterruptOutcome
+from agui_core.store.base import StoreError
+from agui_core.store.sqlite import SqliteThreadStore
 
-__all__ = ["run_demo"]
+__all__ = [
+    "DEFAULT_STORE",
+    "FORM_ANSWER",
+    "SCENARIOS",
+    "Check",
+    "Read",
+    "Round",
+    "Scenario",
+    "TerminalPrompter",
+    "auto_answer",
+    "describe_event",
+    "run_demo",
+    "serve_examples",
+    "stdin_reader",
+]
 
-APPROVE_WITH_EDITS = {
-    "type": "object",
-    "properties": {
-        "approved": {"type": "boolean"},
-        "editedArgs": {"type": "object", "description": "Full replacement of the tool args. Not merged."},
-    },
-    "required": ["approved"],
-}
-QUARTERLY_FORM = {
-    "type": "object",
-    "properties": {
-        "quarter": {"type": "string", "enum": ["Q1", "Q2", "Q3", "Q4"]},
-        "year": {"type": "integer", "minimum": 2000},
-        "revenue": {"type": "number"},
-    },
-    "required": ["quarter", "year", "revenue"],
-}
+DEFAULT_STORE: Final = "agui-demo.sqlite3"
+"""Where the demo keeps its threads, relative to the current directory."""
 
+_MAX_ROUNDS: Final = 8  # a scenario that keeps interrupting past this is broken, not long
+_WIDTH: Final = 110  # longest value shown in an event line
 
-class _Run:
-    """What the demo agents write against: the machine, with every effect kept in order."""
+Read = Callable[[str], str]
+"""Show a prompt and return the line typed (without its newline); ``EOFError`` at end of input."""
 
-    def __init__(self, machine: ThreadMachine) -> None:
-        self.machine = machine
-        self.effects: list[Effect] = []
-
-    def emit(self, event: ev.Event) -> None:
-        self.effects += self.machine.emit(event)
-
-    def interrupt(self, interrupts: list[Interrupt]) -> list[Effect]:
-        return self.effects + self.machine.interrupt(interrupts)
-
-    def finish(self, result: Any = None) -> list[Effect]:
-        return self.effects + self.machine.finish(result)
+Check = Callable[[Reply], LocalProtocolError | None]
+"""What the client machine says of an answer before it is sent (``None``: it would be accepted)."""
 
 
-Agent = Callable[[_Run, tuple[Answer, ...]], list[Effect]]
+# --- the scenarios -----------------------------------------------------------------------
 
 
-def _propose(machine: _Run, call_id: str, args: dict[str, Any]) -> None:
-    machine.emit(
-        ev.ToolCallStartEvent(tool_call_id=call_id, tool_call_name="sendEmail", parent_message_id="msg-" + call_id)
-    )
-    machine.emit(ev.ToolCallArgsEvent(tool_call_id=call_id, delta=orjson.dumps(args).decode()))
-    machine.emit(ev.ToolCallEndEvent(tool_call_id=call_id))
+@attrs.frozen(kw_only=True)
+class Scenario:
+    """One thread of the demo: which example agent it goes to and what the user asks."""
+
+    name: str
+    """The example agent's scenario name (``forwardedProps.scenario``)."""
+    title: str
+    request: str
+    """The user message that starts the thread."""
 
 
-def _say(machine: _Run, message_id: str, text: str) -> None:
-    machine.emit(ev.TextMessageStartEvent(message_id=message_id, role="assistant"))
-    for word in text.split(" "):
-        machine.emit(ev.TextMessageContentEvent(message_id=message_id, delta=word + " "))
-    machine.emit(ev.TextMessageEndEvent(message_id=message_id))
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario(name="email", title="an email behind an approval-gated sendEmail", request="Email Bob to say hi."),
+    Scenario(
+        name="filing",
+        title="a quarterly-filing form with expiresAt, then a confirmation",
+        request="File my quarterly numbers.",
+    ),
+    Scenario(name="parallel", title="three emails, three parallel approvals", request="Email each of the team."),
+)
 
 
-def _run_tools(machine: _Run, answers: tuple[Answer, ...]) -> list[str]:
-    """Carry out approved tool calls; tell the agent about denials; skip cancelled ones."""
-    done = []
-    for answer in answers:
-        call_id = answer.interrupt.tool_call_id
-        if call_id is None or answer.entry.status == "cancelled":
-            continue
-        if answer.approved:
-            payload = answer.entry.payload
-            args = payload.get("editedArgs") if isinstance(payload, dict) else None
-            sent = f"sent{' (edited)' if args else ''}"
-            machine.emit(ev.ToolCallResultEvent(message_id="result-" + call_id, tool_call_id=call_id, content=sent))
-            done.append(call_id)
+@attrs.define
+class Round:
+    """One run of a scenario: its input, its events, and the answers to its interrupts."""
+
+    run_input: RunAgentInput
+    events: list[ev.Event | ev.UnknownEvent] = attrs.field(factory=list)
+    answers: dict[str, Reply] = attrs.field(factory=dict)
+
+    @property
+    def finished(self) -> ev.RunFinishedEvent | None:
+        last = self.events[-1] if self.events else None
+        return last if isinstance(last, ev.RunFinishedEvent) else None
+
+    @property
+    def interrupts(self) -> tuple[Interrupt, ...]:
+        """The interrupts the run ended with (none if it ended otherwise)."""
+        finished = self.finished
+        outcome = finished.outcome if finished is not None else None
+        return tuple(outcome.interrupts) if isinstance(outcome, RunFinishedInterruptOutcome) else ()
+
+
+FORM_ANSWER: Final[Mapping[str, JSON]] = {"quarter": "Q1", "year": 2026, "revenue": 4200000}
+"""The seed's answer to the quarterly-filing form, which ``auto`` sends."""
+
+
+def auto_answer(scenario: str, route: Route, position: int) -> tuple[Reply, str]:
+    """The answer ``auto`` gives to the ``position``-th interrupt of a round, and its description."""
+    call = route.tool_call
+    args = call.args if call is not None and isinstance(call.args, dict) else {}
+    if route.kind == "approval":
+        if scenario == "email" and route.editable and args:
+            edited = {**args, "body": f"{args.get('body', '')} (revised before sending)".strip()}
+            return approve_with_edits(edited), "approve with edits (the body revised; editedArgs replaces the args)"
+        if scenario == "parallel" and position == 2:
+            return cancel(), "cancel (this call must not run)"
+        return approve(), "approve"
+    if route.kind == "form":
+        return resolve(dict(FORM_ANSWER)), "fill in the form: " + _json(FORM_ANSWER)
+    if route.kind == "confirmation":
+        return resolve(True), "yes"
+    return cancel(), "cancel (the demo does not know this reason)"
+
+
+class _Missing:
+    """No value (a blank answer to a field with no current value)."""
+
+
+_MISSING: Final = _Missing()
+
+
+# --- showing events ----------------------------------------------------------------------
+
+_BARE = re.compile(r"[\w.@:/+-]+", re.ASCII)
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def _cut(text: str, width: int = _WIDTH) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, str):
+        if _BARE.fullmatch(value):
+            return value
+        if value[:1] in "{[":  # JSON carried as text (tool call arguments, results): shown as is
+            try:
+                orjson.loads(value)
+            except orjson.JSONDecodeError:
+                pass
+            else:
+                return _cut(value)
+        return _cut(_json(value))
+    return _cut(_json(value))
+
+
+def describe_event(event: ev.Event | ev.UnknownEvent) -> str:
+    """One line for ``event``: its type, then its fields (``threadId`` left out, long values cut)."""
+    if isinstance(event, ev.UnknownEvent):
+        data: dict[str, Any] = dict(event.data)
+    else:
+        data = event_to_dict(event)
+    data.pop("type", None)
+    data.pop("threadId", None)
+    parts = [event.type]
+    if isinstance(event, ev.MessagesSnapshotEvent):
+        parts.append(f"messages=[{len(event.messages)} messages]")
+        data.pop("messages", None)
+    outcome = data.pop("outcome", None)
+    result = data.pop("result", _MISSING)
+    parts.extend(f"{key}={_value(value)}" for key, value in data.items())
+    if isinstance(outcome, dict):
+        kind = outcome.get("type")
+        if kind == "interrupt":
+            count = len(outcome.get("interrupts") or ())
+            parts.append(f"outcome=interrupt ({count} interrupt{'s' if count != 1 else ''}, shown below)")
         else:
-            machine.emit(
-                ev.ToolCallResultEvent(
-                    message_id="result-" + call_id, tool_call_id=call_id, content="denied by the user"
-                )
-            )
-    return done
+            parts.append(f"outcome={kind}")
+    if not isinstance(result, _Missing):
+        parts.append(f"result={_value(result)}")
+    return " ".join(parts)
 
 
-def email_agent(machine: _Run, answers: tuple[Answer, ...]) -> list[Effect]:
-    if not answers:
-        _say(machine, "msg-1", "I drafted the email to Bob.")
-        _propose(machine, "tc-email", {"to": "bob@example.com", "subject": "Hi", "body": "Hello Bob"})
-        return machine.interrupt(
-            [
-                Interrupt(
-                    id="int-email",
-                    reason="tool_call",
-                    message="Send the email to bob@example.com? You can edit it first.",
-                    tool_call_id="tc-email",
-                    response_schema=APPROVE_WITH_EDITS,
-                )
-            ]
-        )
-    done = _run_tools(machine, answers)
-    return machine.finish({"sent": done})
+def _describe_reply(reply: Reply) -> str:
+    if reply.status == "cancelled":
+        return "cancelled"
+    return "resolved " + _cut(_json(reply.payload), 160)
 
 
-def form_agent(machine: _Run, answers: tuple[Answer, ...]) -> list[Effect]:
-    if not answers:
-        _say(machine, "msg-form", "I need the quarterly filing details.")
-        return machine.interrupt(
-            [
-                Interrupt(
-                    id="int-form",
-                    reason="input_required",
-                    message="Please provide the quarterly filing details.",
-                    response_schema=QUARTERLY_FORM,
-                    expires_at="2026-04-20T17:00:00Z",
-                )
-            ]
-        )
-    payload = answers[0].entry.payload
-    return machine.finish({"filed": payload})
+# --- asking a person ---------------------------------------------------------------------
 
 
-def parallel_agent(machine: _Run, answers: tuple[Answer, ...]) -> list[Effect]:
-    if not answers:
-        for name in ("a", "b", "c"):
-            _propose(machine, "tc-" + name, {"to": f"{name}@example.com", "subject": "Hi"})
-        return machine.interrupt(
-            [
-                Interrupt(
-                    id=f"i-{n}",
-                    reason="tool_call",
-                    tool_call_id=f"tc-{name}",
-                    message=f"Approve sendEmail to {name}@example.com?",
-                )
-                for n, name in enumerate("abc", start=1)
-            ]
-        )
-    return machine.finish({"sent": _run_tools(machine, answers)})
+def _types(schema: Mapping[str, Any]) -> list[str]:
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return [declared]
+    if isinstance(declared, list):
+        return [t for t in declared if isinstance(t, str)]
+    return []
 
 
-def _auto_answer(interrupt: Interrupt, scenario: str) -> ResumeEntry:
-    if interrupt.reason == "input_required":
-        return ResumeEntry(
-            interrupt_id=interrupt.id, status="resolved", payload={"quarter": "Q1", "year": 2026, "revenue": 4200000}
-        )
-    if scenario == "parallel" and interrupt.id == "i-3":
-        return ResumeEntry(interrupt_id=interrupt.id, status="cancelled")
-    if scenario == "email":
-        edited = {"to": "bob@example.com", "subject": "Hi", "body": "Hello Bob (revised)"}
-        return ResumeEntry(
-            interrupt_id=interrupt.id, status="resolved", payload={"approved": True, "editedArgs": edited}
-        )
-    return ResumeEntry(interrupt_id=interrupt.id, status="resolved", payload={"approved": True})
+def _hint(schema: Mapping[str, Any]) -> str:
+    """What a field expects, in a few words (``integer, at least 2000``)."""
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return "one of " + ", ".join(str(v) if isinstance(v, str) else _json(v) for v in enum)
+    types = _types(schema)
+    words = [" or ".join(types) if types else "JSON"]
+    if "boolean" in types and len(types) == 1:
+        words = ["yes/no"]
+    if isinstance(schema.get("minimum"), int | float):
+        words.append(f"at least {schema['minimum']}")
+    if isinstance(schema.get("maximum"), int | float):
+        words.append(f"at most {schema['maximum']}")
+    if isinstance(schema.get("format"), str):
+        words.append(f"format {schema['format']}")
+    return ", ".join(words)
 
 
-def _ask(interrupt: Interrupt, read: Callable[[str], str], out: TextIO) -> ResumeEntry:
-    out.write(f"\n  [{interrupt.reason}] {interrupt.message or interrupt.id}\n")
-    if interrupt.reason == "tool_call":
+def _coerce(text: str, schema: Mapping[str, Any]) -> JSON:
+    """``text`` as the value ``schema`` asks for; ``ValueError`` says why it is not one."""
+    types = _types(schema)
+    enum = schema.get("enum")
+    if not types and isinstance(enum, list) and all(isinstance(v, str) for v in enum):
+        types = ["string"]
+    # Strings last: "2026" for a field of type ["integer", "string"] means the number.
+    for kind in sorted(types, key=lambda t: t == "string"):
+        if kind == "integer":
+            try:
+                return int(text)
+            except ValueError:
+                continue
+        if kind == "number":
+            try:
+                number = float(text)
+            except ValueError:
+                continue
+            if number != number or number in (float("inf"), float("-inf")):
+                continue
+            return int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
+        if kind == "boolean":
+            word = text.lower()
+            if word in ("y", "yes", "true"):
+                return True
+            if word in ("n", "no", "false"):
+                return False
+            continue
+        if kind == "null" and text == "null":
+            return None
+        if kind == "string":
+            return text
+        if kind in ("object", "array"):
+            try:
+                value = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(value, dict if kind == "object" else list):
+                return value
+    if not types:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return text
+    raise ValueError(f"{text!r} is not {' or '.join(('an ' if t[0] in 'aeiou' else 'a ') + t for t in types)}")
+
+
+def _refusal(error: LocalProtocolError) -> tuple[str, tuple[str | int, ...] | None]:
+    """What to tell the person of a refused answer, and the payload path at fault, if known."""
+    cause = error.__cause__
+    if isinstance(cause, PayloadError):
+        where = ".".join(str(part) for part in cause.path) or "the answer"
+        return f"{where}: {cause.expected}", cause.path
+    return error.message.removeprefix("resume refused: "), None
+
+
+class TerminalPrompter:
+    """Asks a person for the answer to each interrupt, one line at a time.
+
+    ``read`` shows a prompt and returns the line typed (``EOFError`` at end of input, which
+    is passed on); ``write`` prints a line. Every answer goes through ``check`` before it is
+    returned, and is asked again, with the reason, when it is refused.
+    """
+
+    def __init__(self, read: Read, write: Callable[[str], None]) -> None:
+        self._read = read
+        self._write = write
+
+    def answer(self, route: Route, check: Check) -> Reply:
+        """The person's answer to the interrupt ``route`` renders."""
+        if route.kind == "approval":
+            return self._approval(route, check)
+        if route.kind == "form" and _object_properties(route.schema) is not None:
+            return self._form(route, check)
+        if route.kind == "confirmation" and route.schema == {"type": "boolean"}:
+            return self._confirmation(check)
+        return self._json_answer(route, check)
+
+    def _ask(self, prompt: str) -> str:
+        return self._read(prompt).strip()
+
+    def _refused(self, error: LocalProtocolError) -> tuple[str | int, ...] | None:
+        message, path = _refusal(error)
+        self._write(f"     not accepted: {message}")
+        return path
+
+    def _approval(self, route: Route, check: Check) -> Reply:
+        options = ["approve", "deny", *(["edit"] if route.editable else []), "cancel"]
         while True:
-            choice = read("  approve / deny / edit / cancel? ").strip().lower()
-            if choice in ("approve", "a", "y", "yes"):
-                return ResumeEntry(interrupt_id=interrupt.id, status="resolved", payload={"approved": True})
-            if choice in ("deny", "d", "n", "no"):
-                return ResumeEntry(interrupt_id=interrupt.id, status="resolved", payload={"approved": False})
-            if choice in ("cancel", "c"):
-                return ResumeEntry(interrupt_id=interrupt.id, status="cancelled")
-            if choice in ("edit", "e"):
-                body = read("  new body: ")
-                edited = {"to": "bob@example.com", "subject": "Hi", "body": body}
-                return ResumeEntry(
-                    interrupt_id=interrupt.id, status="resolved", payload={"approved": True, "editedArgs": edited}
-                )
-    quarter = read("  quarter (Q1-Q4): ").strip()
-    year = read("  year: ").strip()
-    revenue = read("  revenue: ").strip()
-    try:
-        payload: Any = {"quarter": quarter, "year": int(year), "revenue": float(revenue)}
-    except ValueError:
-        payload = {"quarter": quarter, "year": year, "revenue": revenue}
-    return ResumeEntry(interrupt_id=interrupt.id, status="resolved", payload=payload)
+            choice = self._ask(f"     {', '.join(options)}? ").lower()
+            reply: Reply
+            if choice in ("a", "approve", "y", "yes"):
+                reply = approve()
+            elif choice in ("d", "deny", "n", "no"):
+                reply = deny()
+            elif choice in ("c", "cancel"):
+                reply = cancel()
+            elif route.editable and choice in ("e", "edit"):
+                reply = self._edit(route, check)
+            else:
+                self._write(f"     please answer {', '.join(options)} (or the first letter)")
+                continue
+            error = check(reply)
+            if error is None:
+                return reply
+            self._refused(error)
 
-
-def _carry_out(
-    effects: list[Effect], agent: Agent, machine: ThreadMachine, saved: list[ThreadRecord], out: TextIO
-) -> Iterator[ev.Event]:
-    queue = list(effects)
-    while queue:
-        effect = queue.pop(0)
-        if isinstance(effect, Persist):
-            saved.append(effect.record)
-            out.write(
-                f"  (persisted thread {effect.record.thread_id} v{effect.record.version}: {effect.record.state.name})\n"
-            )
-        elif isinstance(effect, Emit):
-            out.write("  <- " + encode_event(effect.event, validate=True).decode() + "\n")
-            yield effect.event
-        elif isinstance(effect, StartAgent):
-            queue.extend(agent(_Run(machine), effect.answers))
-
-
-def run_demo(*, auto: bool, out: TextIO = sys.stdout, read: Callable[[str], str] = input) -> int:
-    """Play every scenario; returns 0 when each ended as expected."""
-    scenarios: list[tuple[str, Agent, str]] = [
-        ("email", email_agent, "Email Bob that I say hi."),
-        ("form", form_agent, "File my quarterly numbers."),
-        ("parallel", parallel_agent, "Email a, b and c."),
-    ]
-    clock = datetime(2026, 4, 20, 16, 0, tzinfo=UTC)
-    failures = 0
-    for name, agent, prompt in scenarios:
-        thread = f"thread-{name}"
-        out.write(f"\n=== {name}: {prompt}\n")
-        machine = ThreadMachine(thread)
-        saved: list[ThreadRecord] = []
-        run = 1
-        run_input = RunAgentInput(
-            thread_id=thread, run_id=f"{name}-run-{run}", messages=(UserMessage(id="u1", content=prompt),)
+    def _edit(self, route: Route, check: Check) -> Reply:
+        """Approve with edits: each argument asked again (Enter keeps it); the whole set replaces the args."""
+        schema = route.schema or {}
+        properties = schema.get("properties")
+        edited_schema = properties.get("editedArgs") if isinstance(properties, Mapping) else None
+        call = route.tool_call
+        current = dict(call.args) if call is not None and isinstance(call.args, dict) else {}
+        self._write("     edit the arguments (Enter keeps a value); they replace the proposed ones whole")
+        return self._fill(
+            edited_schema if isinstance(edited_schema, Mapping) else {},
+            current,
+            lambda values: approve_with_edits(values),
+            check,
+            prefix=("editedArgs",),
         )
+
+    def _form(self, route: Route, check: Check) -> Reply:
+        return self._fill(route.schema or {}, {}, lambda values: resolve(values), check, prefix=())
+
+    def _fill(
+        self,
+        schema: Mapping[str, Any],
+        current: Mapping[str, JSON],
+        build: Callable[[dict[str, JSON]], Reply],
+        check: Check,
+        *,
+        prefix: tuple[str, ...],
+    ) -> Reply:
+        """Ask each field of an object schema, then re-ask the field the client machine refused."""
+        properties = _object_properties(schema) or {}
+        required = {name for name in schema.get("required", ()) if isinstance(name, str)}
+        names = [*properties, *(name for name in current if name not in properties)]
+        values: dict[str, JSON] = dict(current)
+        todo = names
         while True:
-            out.write(f"  -> run {run_input.run_id}" + (" (resume)" if run_input.resume else "") + "\n")
-            events = list(_carry_out(machine.receive_input(run_input, now=clock), agent, machine, saved, out))
-            last = events[-1]
-            if isinstance(last, ev.RunErrorEvent):
-                out.write(f"  refused: {last.code}: {last.message}\n")
-                if auto:
-                    failures += 1
+            for name in todo:
+                field = properties.get(name)
+                value = self._field(
+                    name, field if isinstance(field, Mapping) else {}, values.get(name, _MISSING), name in required
+                )
+                if isinstance(value, _Missing):
+                    values.pop(name, None)
+                else:
+                    values[name] = value
+            reply = build(dict(values))
+            error = check(reply)
+            if error is None:
+                return reply
+            if error.code == RunErrorCode.INTERRUPT_EXPIRED:
+                # No edit can fix that: the only answer left is to cancel.
+                self._write(f"     not accepted: {_refusal(error)[0]}; cancelled instead")
+                return cancel()
+            path = self._refused(error)
+            at = path[len(prefix)] if path is not None and len(path) > len(prefix) else None
+            todo = [at] if isinstance(at, str) and path is not None and path[: len(prefix)] == prefix else names
+
+    def _field(self, name: str, schema: Mapping[str, Any], current: JSON | _Missing, required: bool) -> JSON | _Missing:
+        keep = "" if isinstance(current, _Missing) else f" [{_value(current)}]"
+        while True:
+            text = self._ask(f"     {name} ({_hint(schema)}){keep}: ")
+            if not text:
+                if not isinstance(current, _Missing):
+                    return current
+                if not required:
+                    return _MISSING
+                self._write(f"     {name} is required")
+                continue
+            try:
+                return _coerce(text, schema)
+            except ValueError as exc:
+                self._write(f"     {exc}")
+
+    def _confirmation(self, check: Check) -> Reply:
+        while True:
+            choice = self._ask("     yes, no or cancel? ").lower()
+            reply: Reply
+            if choice in ("y", "yes"):
+                reply = resolve(True)
+            elif choice in ("n", "no"):
+                reply = resolve(False)
+            elif choice in ("c", "cancel"):
+                reply = cancel()
+            else:
+                self._write("     please answer yes, no or cancel")
+                continue
+            error = check(reply)
+            if error is None:
+                return reply
+            self._refused(error)
+
+    def _json_answer(self, route: Route, check: Check) -> Reply:
+        """The fallback: the answer typed as JSON (or ``cancel``), checked against the schema."""
+        while True:
+            text = self._ask("     answer as JSON, or cancel: ")
+            reply: Reply
+            if text.lower() in ("c", "cancel"):
+                reply = cancel()
+            else:
+                try:
+                    reply = resolve(orjson.loads(text))
+                except orjson.JSONDecodeError:
+                    self._write("     that is not JSON (a string is written in double quotes)")
+                    continue
+            error = check(reply)
+            if error is None:
+                return reply
+            self._refused(error)
+
+
+def _object_properties(schema: object) -> Mapping[str, Any] | None:
+    if not isinstance(schema, Mapping):
+        return None
+    properties = schema.get("properties")
+    if schema.get("type") not in (None, "object") or not isinstance(properties, Mapping) or not properties:
+        return None
+    return properties
+
+
+def stdin_reader(out: TextIO) -> Read:
+    """Read answers from standard input; when it is not a terminal, the answer is echoed to
+    ``out`` after its prompt, so a piped session reads like a typed one."""
+    interactive = sys.stdin.isatty()
+
+    def read(prompt: str) -> str:
+        if interactive:
+            return input(prompt)
+        out.write(prompt)
+        out.flush()
+        line = sys.stdin.readline()
+        if not line:
+            out.write("\n")
+            raise EOFError
+        line = line.rstrip("\r\n")
+        out.write(line + "\n")
+        return line
+
+    return read
+
+
+# --- the host ----------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def serve_examples(store_path: str | Path, *, port: int = 0) -> AsyncIterator[tuple[str, SqliteThreadStore]]:
+    """Host the example agents over WebSocket on ``127.0.0.1:port`` (0: a free port) with
+    threads in the SQLite file ``store_path``; yields the URL and the store."""
+    from agui_transports.websocket import WebSocketServer
+
+    from agui_core.examples import TOOLS, assistant
+    from agui_core.runtime.host import Host
+
+    store = SqliteThreadStore(store_path)
+    async with store, Host(assistant, store=store, tools=TOOLS) as host:
+        await store.load("agui-demo")  # opens the file now: a store that cannot be opened stops the demo here
+        async with WebSocketServer(host, address="127.0.0.1", port=port, grace=5.0) as server:
+            yield server.url, store
+
+
+async def _stream(client: Any, run_input: RunAgentInput, show: Callable[[str], None]) -> list[Any]:
+    events = []
+    async for event in client.run(run_input):
+        show("<- " + describe_event(event))
+        events.append(event)
+    return events
+
+
+# --- the demo ----------------------------------------------------------------------------
+
+
+class _Demo:
+    """The client side of the demo: plays each scenario over its own connection."""
+
+    def __init__(self, portal: Any, url: str, store: SqliteThreadStore, *, auto: bool, read: Read, out: TextIO) -> None:
+        self.portal = portal
+        self.url = url
+        self.store = store
+        self.auto = auto
+        self.out = out
+        self.prompter = TerminalPrompter(read, self.say)
+        self.suffix = uuid.uuid4().hex[:6]
+
+    def say(self, line: str = "") -> None:
+        self.out.write(line + "\n")
+        self.out.flush()
+
+    def play(self, number: int, scenario: Scenario) -> list[str]:
+        """Play ``scenario``; returns what went wrong (empty: it ended as expected)."""
+        from agui_transports.client import connect_websocket
+
+        thread_id = f"demo-{scenario.name}-{self.suffix}"
+        self.say()
+        self.say(f"== {number}/{len(SCENARIOS)} {scenario.name}: {scenario.title}  (thread {thread_id})")
+        rounds: list[Round] = []
+        with self.portal.wrap_async_context_manager(connect_websocket(self.url)) as client:
+            run_input = client.new_input(thread_id, scenario.request, forwarded_props={"scenario": scenario.name})
+            self.say(f'-> input runId={run_input.run_id}: the user says "{scenario.request}"')
+            while True:
+                current = Round(run_input=run_input)
+                rounds.append(current)
+                try:
+                    current.events = self.portal.call(_stream, client, run_input, self.say)
+                except Exception as exc:  # a broken stream or protocol violation: this scenario fails
+                    return [f"the stream of run {run_input.run_id} broke: {type(exc).__name__}: {exc}"]
+                machine: ClientMachine = client.machine(thread_id)
+                if not machine.awaiting_input or isinstance(current.events[-1], ev.RunErrorEvent):
                     break
-            elif not (
-                isinstance(last, ev.RunFinishedEvent) and last.outcome is not None and last.outcome.type == "interrupt"
-            ):
-                break
-            pending = machine.open_interrupts
-            if not pending:
-                break
-            entries = tuple(_auto_answer(i, name) if auto else _ask(i, read, out) for i in pending)
-            run += 1
-            clock += timedelta(minutes=1)
-            run_input = RunAgentInput(thread_id=thread, run_id=f"{name}-run-{run}", resume=entries)
-        out.write(
-            f"  thread {thread} ends {machine.state.name}; audit trail: {len(machine.resolved)} answered interrupt(s)\n"
-        )
-    return 1 if failures else 0
+                if len(rounds) >= _MAX_ROUNDS:
+                    return [f"the agent was still interrupting after {_MAX_ROUNDS} runs"]
+                while True:
+                    for position, interrupt in enumerate(machine.open_interrupts):
+                        current.answers[interrupt.id] = self._answer(scenario, machine, interrupt, position, client)
+                    try:
+                        run_input = client.resume(thread_id, current.answers)
+                        break
+                    except LocalProtocolError as exc:
+                        # Each answer was accepted when given; time may have passed since (an
+                        # interrupt expired while the person answered the next one): ask again.
+                        self.say(f"   not sent: {_refusal(exc)[0]}; the interrupts are asked again")
+                        if self.auto:
+                            return [f"the resume was refused: {exc.message}"]
+                self.say(f"-> resume runId={run_input.run_id} (a new run on the same thread) answering:")
+                for entry in run_input.resume or ():
+                    self.say(f"   {entry.interrupt_id}: {_describe_reply(current.answers[entry.interrupt_id])}")
+            self._audit(thread_id)
+        return _expectations(scenario, rounds)
+
+    def _answer(
+        self, scenario: Scenario, machine: ClientMachine, interrupt: Interrupt, position: int, client: Any
+    ) -> Reply:
+        route = machine.route(interrupt)
+        self._render(route)
+
+        def check(reply: Reply) -> LocalProtocolError | None:
+            # The whole resume is checked with the other interrupts cancelled (always allowed),
+            # so a refusal is about this answer.
+            answers = {i.id: cancel() for i in machine.open_interrupts}
+            answers[interrupt.id] = reply
+            try:
+                machine.resume(answers, now=client.clock(), run_id="check")
+            except LocalProtocolError as exc:
+                return exc
+            return None
+
+        if not self.auto:
+            return self.prompter.answer(route, check)
+        reply, said = auto_answer(scenario.name, route, position)
+        error = check(reply)
+        if error is not None:
+            self.say(f"     auto answer refused ({_refusal(error)[0]}): cancelled instead")
+            return cancel()
+        self.say(f"     auto: {said}")
+        return reply
+
+    def _render(self, route: Route) -> None:
+        interrupt = route.interrupt
+        self.say(f"   ! interrupt {interrupt.id} reason={interrupt.reason} -> {route.kind}")
+        if route.message:
+            self.say(f"     {route.message}")
+        if route.kind == "approval":
+            call = route.tool_call
+            if call is not None:
+                self.say(f"     tool call {call.id}: {call.name} {call.arguments}")
+            self.say(f"     edits {'offered (editedArgs)' if route.editable else 'not offered'}")
+        if interrupt.expires_at is not None:
+            left = read_expires_at(interrupt.expires_at) - datetime.now(UTC)
+            minutes = max(0, round(left.total_seconds() / 60))
+            self.say(f"     answer before {interrupt.expires_at} (in about {minutes} min)")
+        if route.kind == "fallback":
+            if route.metadata:
+                self.say(f"     metadata: {_cut(_json(route.metadata), 200)}")
+            if route.schema:
+                self.say(f"     answer schema: {_cut(_json(route.schema), 200)}")
+
+    def _audit(self, thread_id: str) -> None:
+        try:
+            trail = self.portal.call(self.store.audit, thread_id)
+        except StoreError as exc:
+            self.say(f"   the stored audit trail cannot be read: {exc}")
+            return
+        for line in trail:
+            self.say(
+                f"   stored: {line.interrupt.id} {line.status} (raised in {line.run_id}, "
+                f"answered in {line.answered_in}, outcome {line.outcome})"
+            )
+
+
+def _tool_results(round_: Round, call_id: str) -> int:
+    return sum(1 for e in round_.events if isinstance(e, ev.ToolCallResultEvent) and e.tool_call_id == call_id)
+
+
+def _expectations(scenario: Scenario, rounds: Sequence[Round]) -> list[str]:
+    """What in ``rounds`` contradicts the answers given (empty: the scenario ended as expected)."""
+    problems: list[str] = []
+    last = rounds[-1]
+    if isinstance(last.events[-1], ev.RunErrorEvent):
+        error = last.events[-1]
+        problems.append(f"run {last.run_input.run_id} failed: {error.code}: {error.message}")
+        return problems
+    finished = last.finished
+    outcome = finished.outcome if finished is not None else None
+    if finished is None or (outcome is not None and outcome.type != "success"):
+        problems.append(f"the thread did not end with success (outcome {getattr(outcome, 'type', None)})")
+        return problems
+    decisions: list[tuple[Interrupt, Reply]] = []
+    for asked, resumed in itertools.pairwise(rounds):
+        for interrupt in asked.interrupts:
+            reply = asked.answers[interrupt.id]
+            if interrupt.reason != "tool_call" or interrupt.tool_call_id is None:
+                continue
+            decisions.append((interrupt, reply))
+            call_id = interrupt.tool_call_id
+            if any(isinstance(e, ev.ToolCallStartEvent) and e.tool_call_id == call_id for e in resumed.events):
+                problems.append(f"the resumed run proposed tool call {call_id} again")
+            results = _tool_results(resumed, call_id)
+            wanted = 0 if reply.status == "cancelled" else 1
+            if results != wanted:
+                problems.append(f"tool call {call_id} ({_describe_reply(reply)}) got {results} results, not {wanted}")
+    result = finished.result if finished is not None else None
+    if scenario.name in ("email", "parallel"):
+        problems += _check_emails(result, decisions)
+    elif scenario.name == "filing":
+        problems += _check_filing(result, rounds)
+    return problems
+
+
+def _check_emails(result: JSON, decisions: Sequence[tuple[Interrupt, Reply]]) -> list[str]:
+    reports = result.get("emails") if isinstance(result, dict) else None
+    if not isinstance(reports, list) or len(reports) != len(decisions):
+        return [f"the result reports {reports!r}, not one email per decision ({len(decisions)})"]
+    problems = []
+    for (interrupt, reply), report in zip(decisions, reports, strict=True):
+        payload = reply.payload if isinstance(reply.payload, dict) else {}
+        if reply.status == "cancelled":
+            wanted = "cancelled"
+        else:
+            wanted = "executed" if payload.get("approved") is True else "denied"
+        status = report.get("status") if isinstance(report, dict) else None
+        if status != wanted:
+            problems.append(f"{interrupt.id}: the email was {status}, not {wanted}")
+            continue
+        edited = payload.get("editedArgs")
+        if wanted == "executed" and isinstance(edited, dict) and isinstance(report, dict):
+            sent = {key: report.get(key) for key in edited}
+            if report.get("edited") is not True or sent != edited:
+                problems.append(f"{interrupt.id}: sent {sent}, not the edited arguments {edited}")
+    return problems
+
+
+def _check_filing(result: JSON, rounds: Sequence[Round]) -> list[str]:
+    form: Any = None
+    confirmed = False
+    for round_ in rounds:
+        for interrupt in round_.interrupts:
+            reply = round_.answers.get(interrupt.id)
+            if reply is None:
+                continue
+            if interrupt.reason == "input_required" and reply.status == "resolved":
+                form = reply.payload
+            if interrupt.reason == "confirmation":
+                confirmed = reply.status == "resolved" and reply.payload is True
+    wanted: JSON = {"filed": True, "filing": form} if form is not None and confirmed else {"filed": False}
+    return [] if result == wanted else [f"the filing ended with {result!r}, not {wanted!r}"]
+
+
+def _only_cause(exc: BaseException) -> BaseException:
+    """The one exception a task group's exception group stands for (or ``exc`` itself)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def run_demo(
+    *,
+    auto: bool,
+    store: str | Path = DEFAULT_STORE,
+    port: int = 0,
+    out: TextIO | None = None,
+    read: Read | None = None,
+) -> int:
+    """Play every scenario against a freshly started host; the exit status.
+
+    0: every scenario ended as expected (or, interactively, the person left at end of input);
+    1: some did not; 2: the host could not start (the port is taken, the store cannot be
+    opened: a one-line message on standard error); 130: interrupted by Ctrl-C. Prompts read ``read`` (standard input by
+    default, see :func:`stdin_reader`); everything is written to ``out`` (standard output).
+    """
+    from anyio.from_thread import start_blocking_portal
+
+    out = out if out is not None else sys.stdout
+    read = read if read is not None else stdin_reader(out)
+    outcomes: dict[str, list[str]] = {}
+    try:
+        # The host and the client's connections live on an event loop in another thread, so
+        # a prompt can block this one while the host keeps answering pings.
+        with (
+            start_blocking_portal() as portal,
+            portal.wrap_async_context_manager(serve_examples(store, port=port)) as (url, thread_store),
+        ):
+            print(f"agui demo: the example agents on {url} (WebSocket), threads kept in {store} (SQLite)", file=out)
+            if auto:
+                print("answers chosen by the demo itself (--auto)", file=out)
+            else:
+                print("you answer each interrupt; end of input (Ctrl-D) leaves the demo", file=out)
+            demo = _Demo(portal, url, thread_store, auto=auto, read=read, out=out)
+            for number, scenario in enumerate(SCENARIOS, start=1):
+                try:
+                    outcomes[scenario.name] = problems = demo.play(number, scenario)
+                except EOFError:
+                    print(
+                        f"\nagui demo: end of input; leaving (thread demo-{scenario.name}-{demo.suffix} keeps its "
+                        f"open interrupts in {store})",
+                        file=out,
+                    )
+                    return 0
+                for problem in problems:
+                    print(f"== {scenario.name}: FAILED: {problem}", file=out)
+                if not problems:
+                    print(f"== {scenario.name}: ended as expected", file=out)
+    except (KeyboardInterrupt, OSError, StoreError, BaseExceptionGroup) as exc:
+        # The host's task group wraps what crosses it (a Ctrl-C at a prompt included).
+        cause = _only_cause(exc)
+        if isinstance(cause, KeyboardInterrupt):
+            print("\nagui demo: interrupted", file=out)
+            return 130
+        if not isinstance(cause, OSError | StoreError):
+            raise
+        # The port is taken, the store cannot be opened: say so in a line, as a command should.
+        print(f"agui demo: {cause}", file=sys.stderr)
+        return 2
+    failed = [name for name, problems in outcomes.items() if problems]
+    print(file=out)
+    if failed:
+        print(f"agui demo: {len(failed)} of {len(SCENARIOS)} scenarios failed: {', '.join(failed)}", file=out)
+        return 1
+    print(f"agui demo: all {len(SCENARIOS)} scenarios ended as expected", file=out)
+    return 0

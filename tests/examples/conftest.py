@@ -1,0 +1,12 @@
+"""The example agents' tests run on asyncio (anyio's pytest plugin)."""
+
+from __future__ import annotations
+
+import pytest
+
+__all__: list[str] = []
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
