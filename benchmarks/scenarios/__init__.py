@@ -7,7 +7,14 @@ named ``SCENARIO``, added to the list below.
 from __future__ import annotations
 
 from benchmarks.harness import Scenario
-from benchmarks.scenarios import decode_input, encode_stream, machine_cycle, payload_validation, store_scale
+from benchmarks.scenarios import (
+    decode_input,
+    encode_stream,
+    machine_cycle,
+    payload_validation,
+    store_scale,
+    transports,
+)
 
 __all__ = ["SCENARIOS"]
 
@@ -17,4 +24,5 @@ SCENARIOS: list[Scenario] = [
     payload_validation.SCENARIO,
     machine_cycle.SCENARIO,
     store_scale.SCENARIO,
+    transports.SCENARIO,
 ]

@@ -12,20 +12,23 @@ import json
 import shutil
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "ENFORCE_REMOVED",
     "NODE_DIR",
+    "ClientCycle",
     "NodeBridgeError",
     "NodeResult",
     "ResumeResult",
     "json_equal",
+    "node_agent_cycles",
     "node_resume",
     "node_validate",
     "node_verify",
+    "node_ws_cycle",
 ]
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
@@ -179,3 +182,106 @@ def node_resume(cases: Sequence[Mapping[str, Any]]) -> list[ResumeResult]:
         )
         for r in _run("resume.cjs", request, len(cases))
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class ClientCycle:
+    """One interrupt -> resume cycle a reference client drove against one of our hosts.
+
+    ``inputs`` are the ``RunAgentInput`` objects as they went on the wire; ``runs`` the events
+    that came back, one list per run; ``interrupts`` the first run's interrupts and ``resume``
+    what ``buildResumeArray`` built from them (``None`` when there were none). ``verified``
+    (from ``node_ws_cycle``) holds the reference checks' verdict per run; ``results`` (from
+    ``node_agent_cycles``) what ``runAgent`` returned per run, and ``pending``, ``messages``
+    and ``state`` the agent's own view of the thread at the end. ``warnings`` is what
+    ``console.warn`` received.
+    """
+
+    ok: bool
+    error: str | None
+    inputs: list[dict[str, Any]]
+    runs: list[list[dict[str, Any]]]
+    resume: list[dict[str, Any]] | None
+    warnings: tuple[str, ...]
+    interrupts: list[dict[str, Any]] = field(default_factory=list)
+    verified: list[dict[str, Any]] = field(default_factory=list)
+    results: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    state: Any = None
+
+    @property
+    def stripped(self) -> tuple[str, ...]:
+        """The warnings in which enforcement reports removing material."""
+        return tuple(w for w in self.warnings if w.startswith(ENFORCE_REMOVED))
+
+
+def _exchange(script: str, request: Mapping[str, Any], timeout: float) -> dict[str, Any]:
+    """Like :func:`_run`, for the end-to-end scripts: the whole reply, which holds more than results."""
+    node = _node()
+    try:
+        done = subprocess.run(
+            [node, str(NODE_DIR / script)],
+            input=json.dumps(request, allow_nan=False).encode("utf-8"),
+            capture_output=True,
+            cwd=NODE_DIR,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise NodeBridgeError(f"node {script} did not answer within {timeout:g} s") from exc
+    stderr = done.stderr.decode("utf-8", "replace").strip()
+    if done.returncode != 0:
+        raise NodeBridgeError(f"node {script} exited with {done.returncode}:\n{stderr}")
+    try:
+        reply: dict[str, Any] = json.loads(done.stdout)
+    except ValueError as exc:
+        raise NodeBridgeError(f"node {script} replied with something that is not JSON:\n{stderr}") from exc
+    return reply
+
+
+def _cycle(raw: Mapping[str, Any]) -> ClientCycle:
+    return ClientCycle(
+        ok=raw["ok"],
+        error=raw["error"],
+        inputs=raw.get("inputs", []),
+        runs=raw.get("runs", []),
+        resume=raw.get("resume"),
+        warnings=tuple(raw.get("warnings", ())),
+        interrupts=raw.get("interrupts") or [],
+        verified=raw.get("verified", []),
+        results=raw.get("results", []),
+        pending=raw.get("pending", []),
+        messages=raw.get("messages", []),
+        state=raw.get("state"),
+    )
+
+
+def node_agent_cycles(
+    wire: Mapping[str, Any], cases: Sequence[Mapping[str, Any]], *, timeout: float = 60.0
+) -> tuple[list[ClientCycle], dict[str, Any]]:
+    """Drive interrupt -> resume cycles with ``@ag-ui/client``'s own ``AbstractAgent``.
+
+    ``wire`` is ``{"kind": "ws", "url": ...}`` or ``{"kind": "stdio", "command": [...],
+    "cwd": ...}`` (node starts that host process). A case is ``{"threadId", "forwardedProps",
+    "answers": [response per interrupt, in order], "messages"?, "state"?, "tools"?,
+    "context"?}``. Returns one :class:`ClientCycle` per case and how the wire ended
+    (``{"closeCode": int}`` or ``{"exitCode": int}``).
+    """
+    request = {"wire": dict(wire), "cases": [dict(case) for case in cases]}
+    reply = _exchange("agent_cycle.cjs", request, timeout)
+    results = [_cycle(raw) for raw in reply.get("results", [])]
+    if len(results) != len(cases):
+        raise NodeBridgeError(f"node agent_cycle.cjs answered {len(results)} cases out of {len(cases)}")
+    return results, reply.get("wire", {})
+
+
+def node_ws_cycle(url: str, case: Mapping[str, Any], *, timeout: float = 60.0) -> tuple[ClientCycle, int | None]:
+    """A plain Node WebSocket client (``ws``) runs one interrupt -> resume cycle on ``url``.
+
+    ``case`` is ``{"threadId", "forwardedProps", "answers": [...], "messages"?}``. Returns the
+    cycle and the close code the connection ended with.
+    """
+    reply = _exchange("ws_cycle.cjs", {"url": url, **case}, timeout)
+    (raw,) = reply["results"]
+    return _cycle(raw), raw.get("closeCode")
