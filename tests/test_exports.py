@@ -14,7 +14,14 @@ import agui_core
 MODULES = sorted(
     info.name for info in pkgutil.walk_packages(agui_core.__path__, prefix="agui_core.") if not info.ispkg
 )
-PACKAGES = ["agui_core", "agui_core.protocol", "agui_core.machine", "agui_core.store", "agui_core.runtime", "agui_core.examples"]
+PACKAGES = [
+    "agui_core",
+    "agui_core.protocol",
+    "agui_core.machine",
+    "agui_core.store",
+    "agui_core.runtime",
+    "agui_core.examples",
+]
 
 
 @pytest.mark.parametrize("name", MODULES + PACKAGES)

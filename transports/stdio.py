@@ -306,7 +306,8 @@ class _FileSendStream(anyio.abc.ByteSendStream):
                 if self._pending_size < self._limit:
                     self._pending.append(item)
                     self._pending_size += len(item)
-                    self._wake.notify()
+                    if len(self._pending) == 1:  # the writer waits only on an empty batch
+                        self._wake.notify()
                     return
                 room = self._room = self._room or anyio.Event()
             await room.wait()

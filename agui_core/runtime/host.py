@@ -119,7 +119,18 @@ class Host:
         send, receive = anyio.create_memory_object_stream[ev.Event](self._buffer)
         self._group.start_soon(self._carry_run, run_input, send)
         async with receive:
-            async for event in receive:
+            while True:
+                # Take what is already buffered without a trip through the event loop: a run
+                # streams in bursts, and a loop turn per event cost more than the event.
+                try:
+                    event = receive.receive_nowait()
+                except anyio.WouldBlock:
+                    try:
+                        event = await receive.receive()
+                    except anyio.EndOfStream:
+                        return
+                except anyio.EndOfStream:
+                    return
                 yield event
 
     async def _carry_run(self, run_input: RunAgentInput, send: MemoryObjectSendStream[ev.Event]) -> None:
@@ -381,6 +392,9 @@ class _Outlet:
             self.ended = True
         if self.listening:
             try:
-                await self._send.send(event)
+                try:
+                    self._send.send_nowait(event)
+                except anyio.WouldBlock:  # a full buffer: wait for the caller (backpressure)
+                    await self._send.send(event)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self.listening = False  # the caller left; the run goes on and is saved
