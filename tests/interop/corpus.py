@@ -8,7 +8,8 @@ in ``part``, so each reference can be asked about it on its own too.
 
 Nothing here says what the verdict should be: the differential tests ask both reference
 implementations and compare. The cases include the JSON examples of the seed document
-(``/work/shared/seeds``), verbatim.
+(``/work/shared/seeds``), verbatim, from :mod:`tests.seed`; ``SEED_RUN_FINISHED`` and
+``SEED_RESUME_INPUTS`` are re-exported from there.
 """
 
 from __future__ import annotations
@@ -17,9 +18,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from tests.seed import APPROVE_WITH_ANY_EDITS_SCHEMA, SEED_RESUME_INPUTS, SEED_RUN_FINISHED
+
 __all__ = [
     "CASES",
     "CASES_BY_NAME",
+    "SEED_RESUME_INPUTS",
+    "SEED_RUN_FINISHED",
     "Case",
     "PartKind",
     "WireKind",
@@ -49,19 +54,13 @@ MAX_BASE = {"timestamp": TS, "rawEvent": RAW, "metadata": META}
 MAX_ATTR = {**MAX_BASE, "subagentRunId": "sub-1"}
 """The same plus subagent attribution, for the events that are attributable."""
 
-APPROVAL_SCHEMA = {
-    "type": "object",
-    "properties": {"approved": {"type": "boolean"}, "editedArgs": {"type": "object"}},
-    "required": ["approved"],
-}
-
 INTERRUPT_MIN = {"id": "int-1", "reason": "confirmation"}
 INTERRUPT_MAX = {
     "id": "int-2",
     "reason": "tool_call",
     "message": "Send the email?",
     "toolCallId": "tc-1",
-    "responseSchema": APPROVAL_SCHEMA,
+    "responseSchema": APPROVE_WITH_ANY_EDITS_SCHEMA,
     "expiresAt": "2026-04-20T17:00:00Z",
     "metadata": {"langgraph": {"checkpointId": "ckpt-1"}, "gone": None},
     "subagentRunId": "sub-1",
@@ -1122,169 +1121,6 @@ def _resume_cases() -> Iterator[Case]:
         "input",
         resumed({**resolved, "payload": 1}, {**resolved, "payload": 2}),
     )
-
-
-# The JSON examples of the seed document, verbatim (its e-mail addresses arrived redacted as
-# "[email protected]"; they are only strings here).
-SEED_RUN_FINISHED: dict[str, dict[str, Any]] = {
-    "minimal-tool-approval": {
-        "type": "RUN_FINISHED",
-        "threadId": "thread-1",
-        "runId": "run-1",
-        "outcome": {
-            "type": "interrupt",
-            "interrupts": [
-                {
-                    "id": "int-abc123",
-                    "reason": "tool_call",
-                    "message": "Send email to [email protected] with subject 'Hi'?",
-                    "toolCallId": "tc-001",
-                    "responseSchema": {
-                        "type": "object",
-                        "properties": {"approved": {"type": "boolean"}},
-                        "required": ["approved"],
-                    },
-                }
-            ],
-        },
-    },
-    "approve-with-edits": {
-        "type": "RUN_FINISHED",
-        "threadId": "thread-2",
-        "runId": "run-10",
-        "outcome": {
-            "type": "interrupt",
-            "interrupts": [
-                {
-                    "id": "int-email-edit",
-                    "reason": "tool_call",
-                    "message": "Send email to [email protected]? You can edit the body before approving.",
-                    "toolCallId": "tc-42",
-                    "responseSchema": {
-                        "type": "object",
-                        "properties": {
-                            "approved": {"type": "boolean"},
-                            "editedArgs": {
-                                "type": "object",
-                                "properties": {
-                                    "to": {"type": "string", "format": "email"},
-                                    "subject": {"type": "string"},
-                                    "body": {"type": "string"},
-                                },
-                            },
-                        },
-                        "required": ["approved"],
-                    },
-                    "metadata": {
-                        "langgraph": {"checkpointId": "ckpt-xyz", "nodeId": "tool_executor"}
-                    },
-                }
-            ],
-        },
-    },
-    "parallel-interrupts": {
-        "type": "RUN_FINISHED",
-        "threadId": "thread-3",
-        "runId": "run-20",
-        "outcome": {
-            "type": "interrupt",
-            "interrupts": [
-                {
-                    "id": "i-1",
-                    "reason": "tool_call",
-                    "toolCallId": "tc-a",
-                    "message": "Approve sendEmail to [email protected]?",
-                },
-                {
-                    "id": "i-2",
-                    "reason": "tool_call",
-                    "toolCallId": "tc-b",
-                    "message": "Approve sendEmail to [email protected]?",
-                },
-                {
-                    "id": "i-3",
-                    "reason": "tool_call",
-                    "toolCallId": "tc-c",
-                    "message": "Approve sendEmail to [email protected]?",
-                },
-            ],
-        },
-    },
-    "non-tool-input-request": {
-        "type": "RUN_FINISHED",
-        "threadId": "thread-4",
-        "runId": "run-30",
-        "outcome": {
-            "type": "interrupt",
-            "interrupts": [
-                {
-                    "id": "int-form",
-                    "reason": "input_required",
-                    "message": "Please provide the quarterly filing details.",
-                    "responseSchema": {
-                        "type": "object",
-                        "properties": {
-                            "quarter": {"type": "string", "enum": ["Q1", "Q2", "Q3", "Q4"]},
-                            "year": {"type": "integer", "minimum": 2000},
-                            "revenue": {"type": "number"},
-                        },
-                        "required": ["quarter", "year", "revenue"],
-                    },
-                    "expiresAt": "2026-04-20T17:00:00Z",
-                }
-            ],
-        },
-    },
-}
-
-SEED_RESUME_INPUTS: dict[str, dict[str, Any]] = {
-    "minimal-tool-approval": {
-        "threadId": "thread-1",
-        "runId": "run-2",
-        "resume": [
-            {"interruptId": "int-abc123", "status": "resolved", "payload": {"approved": True}}
-        ],
-    },
-    "approve-with-edits": {
-        "threadId": "thread-2",
-        "runId": "run-11",
-        "resume": [
-            {
-                "interruptId": "int-email-edit",
-                "status": "resolved",
-                "payload": {
-                    "approved": True,
-                    "editedArgs": {
-                        "to": "[email protected]",
-                        "subject": "Hi",
-                        "body": "Hi (revised per my note)",
-                    },
-                },
-            }
-        ],
-    },
-    "parallel-interrupts": {
-        "threadId": "thread-3",
-        "runId": "run-21",
-        "resume": [
-            {"interruptId": "i-1", "status": "resolved", "payload": {"approved": True}},
-            {"interruptId": "i-2", "status": "resolved", "payload": {"approved": True}},
-            {"interruptId": "i-3", "status": "cancelled"},
-        ],
-    },
-    "non-tool-input-request": {
-        "threadId": "thread-4",
-        "runId": "run-31",
-        "resume": [
-            {
-                "interruptId": "int-form",
-                "status": "resolved",
-                "payload": {"quarter": "Q1", "year": 2026, "revenue": 4200000},
-            }
-        ],
-    },
-}
-"""As the seed prints them: without ``messages``, which both references require."""
 
 
 def _seed_cases() -> Iterator[Case]:

@@ -47,21 +47,11 @@ import pytest
 from agui_core.errors import LocalProtocolError, RunErrorCode, WireError
 from agui_core.machine.client import CLIENT_RULES, ClientMachine, check_stream, is_interrupt_expired
 from agui_core.protocol.codec import event_from_dict, input_to_dict
-from tests.interop.corpus import SEED_RESUME_INPUTS, SEED_RUN_FINISHED
 from tests.interop.nodebridge import NodeResult, ResumeResult, node_resume, node_verify
+from tests.seed import APPROVE_SCHEMA, SEED_RESUME_INPUTS, SEED_RUN_FINISHED
 
 T0 = datetime(2026, 4, 20, 16, 0, tzinfo=UTC)
 TID = "t-1"
-APPROVAL = {
-    "type": "object",
-    "properties": {"approved": {"type": "boolean"}},
-    "required": ["approved"],
-}
-APPROVAL_EDITS = {
-    "type": "object",
-    "properties": {"approved": {"type": "boolean"}, "editedArgs": {"type": "object"}},
-    "required": ["approved"],
-}
 
 
 # --- wire building blocks ------------------------------------------------------------------
@@ -364,7 +354,7 @@ class ResumeCase:
 
 
 FORM = {"type": "object", "properties": {"year": {"type": "integer"}}, "required": ["year"]}
-GATE = {"id": "g", "reason": "tool_call", "toolCallId": "tc-1", "responseSchema": APPROVAL}
+GATE = {"id": "g", "reason": "tool_call", "toolCallId": "tc-1", "responseSchema": APPROVE_SCHEMA}
 EXPIRING = {**CONFIRM, "expiresAt": "2026-04-20T16:30:00Z"}
 RESOLVED_TRUE = {"status": "resolved", "payload": True}
 REAL_ADDRESS = "jane@example.com"

@@ -57,14 +57,10 @@ from agui_core.protocol.types import (
     UserMessage,
 )
 from tests.interop.nodebridge import NodeResult, json_equal, node_resume, node_verify
+from tests.seed import APPROVE_WITH_ANY_EDITS_SCHEMA
 
 THREAD = "thread-1"
 TS = 1_776_000_000_000
-APPROVAL_SCHEMA = {
-    "type": "object",
-    "properties": {"approved": {"type": "boolean"}, "editedArgs": {"type": "object"}},
-    "required": ["approved"],
-}
 ARGS = '{"to":"ann@example.com","subject":"Hi"}'
 
 USER = UserMessage(id="m-1", content="Email Ann that I'm late.")
@@ -78,7 +74,7 @@ APPROVAL = Interrupt(
     reason="tool_call",
     message="Send the email to Ann?",
     tool_call_id="tc-1",
-    response_schema=APPROVAL_SCHEMA,
+    response_schema=APPROVE_WITH_ANY_EDITS_SCHEMA,
     expires_at="2026-04-20T17:00:00Z",
     metadata={"langgraph": {"checkpointId": "ckpt-1"}, "node": None},
 )

@@ -56,22 +56,12 @@ from agui_core.protocol.types import (
     UserMessage,
 )
 from agui_core.protocol.validation import validate_input
-from tests.interop.corpus import SEED_RESUME_INPUTS, SEED_RUN_FINISHED
+from tests.seed import APPROVE_SCHEMA, APPROVE_WITH_ANY_EDITS_SCHEMA, SEED_RESUME_INPUTS, SEED_RUN_FINISHED
 from tests.strategies import json_objects, json_values, texts
 
 T0 = datetime(2026, 4, 20, 16, 0, tzinfo=UTC)
 TID = "thread-1"
 
-APPROVAL = {
-    "type": "object",
-    "properties": {"approved": {"type": "boolean"}},
-    "required": ["approved"],
-}
-APPROVAL_EDITS = {
-    "type": "object",
-    "properties": {"approved": {"type": "boolean"}, "editedArgs": {"type": "object"}},
-    "required": ["approved"],
-}
 FORM = {
     "type": "object",
     "properties": {"year": {"type": "integer", "minimum": 2000}},
@@ -644,7 +634,7 @@ def test_route_tool_call_with_the_proposed_call() -> None:
             id="i-1",
             reason="tool_call",
             tool_call_id="tc-1",
-            response_schema=APPROVAL_EDITS,
+            response_schema=APPROVE_WITH_ANY_EDITS_SCHEMA,
             message="Send?",
         ),
         calls=["tc-1"],
@@ -654,7 +644,7 @@ def test_route_tool_call_with_the_proposed_call() -> None:
         "approval",
         True,
         "Send?",
-        APPROVAL_EDITS,
+        APPROVE_WITH_ANY_EDITS_SCHEMA,
     )
     assert route.tool_call == ProposedToolCall(
         id="tc-1",
@@ -666,7 +656,7 @@ def test_route_tool_call_with_the_proposed_call() -> None:
 
 def test_route_tool_call_unseen_and_without_edits() -> None:
     route = ClientMachine(TID).route(
-        Interrupt(id="i", reason="tool_call", tool_call_id="tc-x", response_schema=APPROVAL)
+        Interrupt(id="i", reason="tool_call", tool_call_id="tc-x", response_schema=APPROVE_SCHEMA)
     )
     assert (route.kind, route.editable, route.tool_call) == ("approval", False, None)
 
@@ -722,8 +712,8 @@ def test_route_never_raises(
 
 
 def test_offers_edits_reads_properties_edited_args_only() -> None:
-    assert offers_edits(APPROVAL_EDITS)
-    assert not offers_edits(APPROVAL)
+    assert offers_edits(APPROVE_WITH_ANY_EDITS_SCHEMA)
+    assert not offers_edits(APPROVE_SCHEMA)
     assert not offers_edits({"properties": ["editedArgs"]})
     assert not offers_edits(None)
 
@@ -845,7 +835,7 @@ def test_a_confirmation_without_schema_takes_a_boolean() -> None:
 
 
 def test_edits_are_refused_where_the_schema_offers_none() -> None:
-    gate = Interrupt(id="g", reason="tool_call", tool_call_id="tc-1", response_schema=APPROVAL)
+    gate = Interrupt(id="g", reason="tool_call", tool_call_id="tc-1", response_schema=APPROVE_SCHEMA)
     err = refusal(client_with(gate, calls=["tc-1"]), {"g": approve_with_edits({"to": "x"})})
     assert err.code is RunErrorCode.INVALID_PAYLOAD and "editedArgs" in err.message
     bare = Interrupt(id="g", reason="tool_call", tool_call_id="tc-1")
@@ -854,7 +844,7 @@ def test_edits_are_refused_where_the_schema_offers_none() -> None:
         is RunErrorCode.INVALID_PAYLOAD
     )
     offered = Interrupt(
-        id="g", reason="tool_call", tool_call_id="tc-1", response_schema=APPROVAL_EDITS
+        id="g", reason="tool_call", tool_call_id="tc-1", response_schema=APPROVE_WITH_ANY_EDITS_SCHEMA
     )
     run_input = client_with(offered, calls=["tc-1"]).resume(
         {"g": approve_with_edits({"to": "x"})}, now=T0, run_id="r"
@@ -1056,7 +1046,7 @@ class _Agent:
         if kind == "tool":
             call = draw(st.sampled_from(self.calls))
             self.calls.remove(call)
-            schema = draw(st.sampled_from([None, APPROVAL, APPROVAL_EDITS]))
+            schema = draw(st.sampled_from([None, APPROVE_SCHEMA, APPROVE_WITH_ANY_EDITS_SCHEMA]))
             return Interrupt(
                 reason="tool_call", tool_call_id=call, response_schema=schema, **common
             )

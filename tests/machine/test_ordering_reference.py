@@ -81,6 +81,7 @@ from agui_core.protocol.types import (
     UserMessage,
 )
 from tests.interop.nodebridge import NODE_DIR, NodeBridgeError, NodeResult, node_verify
+from tests.machine.stream_blocks import RE, act, interrupt_outcome, rf, rs, tc, te, ts
 
 SEED = 20_240_611
 STREAMS = 300
@@ -609,35 +610,12 @@ def test_agrees_with_the_client_pipeline_on_streams_with_chunks() -> None:
 
 
 def _facts() -> list[tuple[str, list[Event | UnknownEvent], bool]]:
-    def rs(run: str = "r1") -> RunStartedEvent:
-        return RunStartedEvent(thread_id="t", run_id=run)
-
-    def rf(run: str = "r1", outcome: Any = None) -> RunFinishedEvent:
-        return RunFinishedEvent(thread_id="t", run_id=run, outcome=outcome)
-
-    def ts(mid: str, sub: str | None = None) -> TextMessageStartEvent:
-        return TextMessageStartEvent(message_id=mid, role="assistant", subagent_run_id=sub)
-
-    def te(mid: str, sub: str | None = None) -> TextMessageEndEvent:
-        return TextMessageEndEvent(message_id=mid, subagent_run_id=sub)
-
-    def tc(mid: str, sub: str | None = None) -> TextMessageContentEvent:
-        return TextMessageContentEvent(message_id=mid, delta="x", subagent_run_id=sub)
-
-    def act(sub: str, replace: bool | None = None) -> ActivitySnapshotEvent:
-        return ActivitySnapshotEvent(
-            message_id="a1", activity_type="plan", content={}, replace=replace, subagent_run_id=sub
-        )
-
-    interrupted = RunFinishedInterruptOutcome(
-        interrupts=(Interrupt(id="i1", reason="tool_call", tool_call_id="t1"),)
-    )
-    error = RunErrorEvent(message="boom")
+    interrupted = interrupt_outcome()
     unknown = UnknownEvent(type="FUTURE_EVENT", data={"type": "FUTURE_EVENT", "x": 1})
     return [
-        ("run error right after run finished", [rs(), rf(), error, rs("r2"), rf("r2")], True),
-        ("a lone run error opens a stream", [error, rs(), rf()], True),
-        ("two run errors", [rs(), error, error], False),
+        ("run error right after run finished", [rs(), rf(), RE, rs("r2"), rf("r2")], True),
+        ("a lone run error opens a stream", [RE, rs(), rf()], True),
+        ("two run errors", [rs(), RE, RE], False),
         (
             "a resumed run answers the earlier run's tool call with a result alone",
             [
@@ -684,8 +662,8 @@ def _facts() -> list[tuple[str, list[Event | UnknownEvent], bool]]:
             "a non-replacing snapshot does not re-own an activity",
             [
                 rs(),
-                act("s1"),
-                act("s2", replace=False),
+                act(sub="s1"),
+                act(sub="s2", replace=False),
                 ActivityDeltaEvent(
                     message_id="a1", activity_type="plan", patch=(), subagent_run_id="s2"
                 ),

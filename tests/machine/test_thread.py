@@ -34,7 +34,6 @@ from agui_core.protocol.types import (
     RunAgentInput,
     SubagentFinishedSuspendedOutcome,
 )
-from tests.interop.corpus import SEED_RESUME_INPUTS, SEED_RUN_FINISHED
 from tests.machine.driver import (
     NOW,
     Act,
@@ -50,6 +49,7 @@ from tests.machine.driver import (
     trace,
     wire,
 )
+from tests.seed import APPROVE_SCHEMA, SEED_RESUME_INPUTS, SEED_RUN_FINISHED
 
 # ---------------------------------------------------------------------------------------------
 # The seed's examples, as scripts of client inputs and agent acts.
@@ -569,18 +569,13 @@ def interrupted(
     return machine
 
 
-APPROVAL_SCHEMA = {
-    "type": "object",
-    "properties": {"approved": {"type": "boolean"}},
-    "required": ["approved"],
-}
 
 
 def approval(iid: str, call: str | None = None, **rest: Any) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": iid,
         "reason": "tool_call" if call else "input_required",
-        "responseSchema": APPROVAL_SCHEMA,
+        "responseSchema": APPROVE_SCHEMA,
     }
     if call is not None:
         out["toolCallId"] = call

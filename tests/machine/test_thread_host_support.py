@@ -14,8 +14,7 @@ from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import Interrupt
 from tests.machine.driver import NOW, make_input
-
-APPROVAL = {"type": "object", "properties": {"approved": {"type": "boolean"}}, "required": ["approved"]}
+from tests.seed import APPROVE_SCHEMA
 
 
 def interrupted(thread: str = "t") -> ThreadMachine:
@@ -26,7 +25,7 @@ def interrupted(thread: str = "t") -> ThreadMachine:
     machine.emit(ev.ToolCallArgsEvent(tool_call_id="tc-1", delta='{"to": "bob@example.com"}'))
     machine.emit(ev.ToolCallEndEvent(tool_call_id="tc-1"))
     machine.interrupt(
-        [Interrupt(id="int-1", reason="tool_call", tool_call_id="tc-1", response_schema=APPROVAL)], now=NOW
+        [Interrupt(id="int-1", reason="tool_call", tool_call_id="tc-1", response_schema=APPROVE_SCHEMA)], now=NOW
     )
     return machine
 

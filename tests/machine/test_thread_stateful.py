@@ -35,14 +35,10 @@ from agui_core.protocol import events as ev
 from agui_core.protocol.codec import event_to_dict
 from agui_core.protocol.types import Interrupt, ResumeEntry, RunAgentInput
 from tests.machine.driver import Act, make_input, trace
+from tests.seed import APPROVE_SCHEMA
 
 THREAD = "t"
 START = datetime(2026, 4, 20, 12, 0, 0, tzinfo=UTC)
-APPROVAL = {
-    "type": "object",
-    "properties": {"approved": {"type": "boolean"}},
-    "required": ["approved"],
-}
 KINDS = ("tool_call", "input_required", "confirmation", "acme:review")
 ANY_PAYLOADS: list[Any] = [None, 0, "text", [1, None], {"nested": {"k": True}}]
 
@@ -480,7 +476,7 @@ class ThreadLife(RuleBasedStateMachine):
             fields: dict[str, Any] = {"id": iid, "reason": kind, "message": f"question {iid}"}
             if kind == "tool_call":
                 fields["tool_call_id"] = calls.pop(data.draw(st.integers(0, len(calls) - 1)))
-                fields["response_schema"] = APPROVAL
+                fields["response_schema"] = APPROVE_SCHEMA
             elif kind == "input_required":
                 fields["response_schema"] = {"type": "integer"}
             if data.draw(st.integers(0, 2)) == 0:

@@ -13,38 +13,10 @@ from hypothesis import strategies as st
 from agui_core.errors import PayloadError, ResponseSchemaError, RunErrorCode
 from agui_core.protocol import payload as payload_module
 from agui_core.protocol.payload import PayloadValidators
+from tests.seed import APPROVE_SCHEMA, APPROVE_WITH_EDITS_SCHEMA, QUARTERLY_SCHEMA
 
-# The four interrupts of the seed document's examples.
-APPROVE: dict[str, Any] = {
-    "type": "object",
-    "properties": {"approved": {"type": "boolean"}},
-    "required": ["approved"],
-}
-APPROVE_WITH_EDITS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "approved": {"type": "boolean"},
-        "editedArgs": {
-            "type": "object",
-            "properties": {
-                "to": {"type": "string", "format": "email"},
-                "subject": {"type": "string"},
-                "body": {"type": "string"},
-            },
-        },
-    },
-    "required": ["approved"],
-}
-PARALLEL: None = None  # the parallel example's interrupts declare no responseSchema
-QUARTERLY: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "quarter": {"type": "string", "enum": ["Q1", "Q2", "Q3", "Q4"]},
-        "year": {"type": "integer", "minimum": 2000},
-        "revenue": {"type": "number"},
-    },
-    "required": ["quarter", "year", "revenue"],
-}
+# The seed's schemas come from tests.seed; its parallel example's interrupts declare none.
+PARALLEL: None = None
 
 
 def failure(schema: Any, payload: Any, interrupt_id: str = "int-1") -> PayloadError:
@@ -60,7 +32,7 @@ def failure(schema: Any, payload: Any, interrupt_id: str = "int-1") -> PayloadEr
     "payload", [{"approved": True}, {"approved": False}, {"approved": True, "note": "x"}]
 )
 def test_approve_accepts_a_boolean_decision(payload: Any) -> None:
-    PayloadValidators().validate("int-abc123", APPROVE, payload)
+    PayloadValidators().validate("int-abc123", APPROVE_SCHEMA, payload)
 
 
 @pytest.mark.parametrize(
@@ -76,7 +48,7 @@ def test_approve_accepts_a_boolean_decision(payload: Any) -> None:
 def test_approve_rejects_with_path_and_expectation(
     payload: Any, path: tuple[Any, ...], expected: str
 ) -> None:
-    err = failure(APPROVE, payload, "int-abc123")
+    err = failure(APPROVE_SCHEMA, payload, "int-abc123")
     assert (err.interrupt_id, err.path, err.expected) == ("int-abc123", path, expected)
     assert err.code is RunErrorCode.INVALID_PAYLOAD
 
@@ -90,8 +62,8 @@ def test_approve_with_edits_accepts_the_seeds_answer_shape() -> None:
             "body": "Hi (revised per my note)",
         },
     }
-    PayloadValidators().validate("int-email-edit", APPROVE_WITH_EDITS, answer)
-    PayloadValidators().validate("int-email-edit", APPROVE_WITH_EDITS, {"approved": False})
+    PayloadValidators().validate("int-email-edit", APPROVE_WITH_EDITS_SCHEMA, answer)
+    PayloadValidators().validate("int-email-edit", APPROVE_WITH_EDITS_SCHEMA, {"approved": False})
 
 
 @pytest.mark.parametrize(
@@ -106,14 +78,14 @@ def test_approve_with_edits_accepts_the_seeds_answer_shape() -> None:
 def test_approve_with_edits_rejects_bad_edited_args(
     edited: Any, path: tuple[Any, ...], expected: str
 ) -> None:
-    err = failure(APPROVE_WITH_EDITS, {"approved": True, "editedArgs": edited})
+    err = failure(APPROVE_WITH_EDITS_SCHEMA, {"approved": True, "editedArgs": edited})
     assert (err.path, err.expected) == (path, expected)
 
 
 def test_formats_the_compiler_knows_are_asserted() -> None:
     # The seed's own sample address is mangled by an e-mail obfuscator into a non-address:
     # with formats asserted, it is refused.
-    err = failure(APPROVE_WITH_EDITS, {"approved": True, "editedArgs": {"to": "[email protected]"}})
+    err = failure(APPROVE_WITH_EDITS_SCHEMA, {"approved": True, "editedArgs": {"to": "[email protected]"}})
     assert err.path == ("editedArgs", "to")
     err = failure({"type": "string", "format": "date-time"}, "next tuesday")
     assert err.expected == "must be date-time"
@@ -137,15 +109,15 @@ def test_no_schema_accepts_any_payload_and_caches_nothing(payload: Any) -> None:
 
 def test_quarterly_form_accepts_the_seeds_answer() -> None:
     PayloadValidators().validate(
-        "int-form", QUARTERLY, {"quarter": "Q1", "year": 2026, "revenue": 4200000}
+        "int-form", QUARTERLY_SCHEMA, {"quarter": "Q1", "year": 2026, "revenue": 4200000}
     )
     PayloadValidators().validate(
-        "int-form", QUARTERLY, {"quarter": "Q4", "year": 2000, "revenue": 0.5}
+        "int-form", QUARTERLY_SCHEMA, {"quarter": "Q4", "year": 2000, "revenue": 0.5}
     )
 
 
 def test_quarterly_form_message_names_interrupt_and_location() -> None:
-    err = failure(QUARTERLY, {"quarter": "Q1", "year": 1999, "revenue": 1}, "int-form")
+    err = failure(QUARTERLY_SCHEMA, {"quarter": "Q1", "year": 1999, "revenue": 1}, "int-form")
     assert err.path == ("year",)
     assert err.message == (
         "resume payload for interrupt 'int-form' is invalid at payload.year: "
@@ -173,7 +145,7 @@ def test_quarterly_form_message_names_interrupt_and_location() -> None:
 def test_quarterly_form_rejects_with_exact_path(
     payload: Any, path: tuple[Any, ...], expected: str
 ) -> None:
-    err = failure(QUARTERLY, payload, "int-form")
+    err = failure(QUARTERLY_SCHEMA, payload, "int-form")
     assert (err.path, err.expected) == (path, expected)
 
 
@@ -254,19 +226,19 @@ def test_compiling_leaves_the_agents_schema_untouched() -> None:
 
 def test_compile_returns_a_checker_bound_to_the_interrupt() -> None:
     validators = PayloadValidators()
-    check = validators.compile("int-form", QUARTERLY)
+    check = validators.compile("int-form", QUARTERLY_SCHEMA)
     check({"quarter": "Q2", "year": 2030, "revenue": 7})
     with pytest.raises(PayloadError) as info:
         check({"quarter": "Q2", "year": 1990, "revenue": 7})
     assert (info.value.interrupt_id, info.value.path) == ("int-form", ("year",))
-    validators.validate("other", QUARTERLY, {"quarter": "Q2", "year": 2030, "revenue": 7})
+    validators.validate("other", QUARTERLY_SCHEMA, {"quarter": "Q2", "year": 2030, "revenue": 7})
     assert (validators.misses, validators.hits) == (1, 1)
 
 
 def test_check_schema_compiles_into_the_cache() -> None:
     validators = PayloadValidators()
-    validators.check_schema("int-form", QUARTERLY)
-    validators.validate("int-form", QUARTERLY, {"quarter": "Q3", "year": 2024, "revenue": 1.5})
+    validators.check_schema("int-form", QUARTERLY_SCHEMA)
+    validators.validate("int-form", QUARTERLY_SCHEMA, {"quarter": "Q3", "year": 2024, "revenue": 1.5})
     assert (len(validators), validators.misses, validators.hits) == (1, 1, 1)
 
 
@@ -338,7 +310,7 @@ def test_a_self_containing_schema_is_refused() -> None:
 def test_a_mapping_that_is_not_a_dict_is_accepted() -> None:
     from types import MappingProxyType
 
-    PayloadValidators().validate("i", MappingProxyType(APPROVE), {"approved": True})
+    PayloadValidators().validate("i", MappingProxyType(APPROVE_SCHEMA), {"approved": True})
 
 
 # -- the cache -----------------------------------------------------------------------------
@@ -346,8 +318,8 @@ def test_a_mapping_that_is_not_a_dict_is_accepted() -> None:
 
 def test_the_same_schema_twice_is_one_miss_then_one_hit() -> None:
     validators = PayloadValidators()
-    validators.validate("a", APPROVE, {"approved": True})
-    validators.validate("b", APPROVE, {"approved": False})
+    validators.validate("a", APPROVE_SCHEMA, {"approved": True})
+    validators.validate("b", APPROVE_SCHEMA, {"approved": False})
     assert (validators.misses, validators.hits, len(validators)) == (1, 1, 1)
 
 
@@ -358,15 +330,15 @@ def test_an_equal_schema_with_keys_in_another_order_is_a_hit() -> None:
         "type": "object",
     }
     validators = PayloadValidators()
-    validators.validate("a", APPROVE, {"approved": True})
+    validators.validate("a", APPROVE_SCHEMA, {"approved": True})
     validators.validate("a", reordered, {"approved": True})
     assert (validators.misses, validators.hits, len(validators)) == (1, 1, 1)
 
 
 def test_different_schemas_are_cached_apart() -> None:
     validators = PayloadValidators()
-    validators.validate("a", APPROVE, {"approved": True})
-    validators.validate("b", QUARTERLY, {"quarter": "Q1", "year": 2026, "revenue": 1})
+    validators.validate("a", APPROVE_SCHEMA, {"approved": True})
+    validators.validate("b", QUARTERLY_SCHEMA, {"quarter": "Q1", "year": 2026, "revenue": 1})
     assert (validators.misses, validators.hits, len(validators)) == (2, 0, 2)
 
 
@@ -392,7 +364,7 @@ def test_maxsize_must_be_positive() -> None:
 
 def test_repr_shows_the_cache() -> None:
     validators = PayloadValidators(maxsize=8)
-    validators.check_schema("i", APPROVE)
+    validators.check_schema("i", APPROVE_SCHEMA)
     assert repr(validators) == "<PayloadValidators 1/8 cached, 0 hits, 1 misses>"
 
 
@@ -424,7 +396,7 @@ quarterly_like = st.fixed_dictionaries(
         "extra": json_values,
     },
 )
-REFERENCE = jsonschema.Draft7Validator(QUARTERLY)
+REFERENCE = jsonschema.Draft7Validator(QUARTERLY_SCHEMA)
 SHARED = PayloadValidators()
 
 
@@ -438,7 +410,7 @@ def resolve(value: Any, path: tuple[Any, ...]) -> Any:
 @given(quarterly_like | json_values)
 def test_agrees_with_jsonschema_and_points_inside_the_payload(candidate: Any) -> None:
     try:
-        SHARED.validate("int-form", QUARTERLY, candidate)
+        SHARED.validate("int-form", QUARTERLY_SCHEMA, candidate)
     except PayloadError as err:
         assert not REFERENCE.is_valid(candidate)
         resolve(candidate, err.path)  # the path exists in the payload

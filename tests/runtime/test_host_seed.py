@@ -9,6 +9,7 @@ was taken from (``[email protected]``); real addresses stand in, so ``"format": 
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import attrs
@@ -22,12 +23,28 @@ from agui_core.protocol.types import Interrupt
 from agui_core.runtime import Host, RunContext, Tool, ToolOutcome, tool
 from agui_core.store import ThreadStore
 from tests.runtime.conversation import NOW, Clock, Conversation, counter, types
+from tests.seed import (
+    EMAIL_ARGS_SCHEMA,
+    MASKED_ADDRESS,
+    QUARTERLY_EXPIRES_AT,
+    QUARTERLY_SCHEMA,
+    SEED_RESUME_INPUTS,
+    SEED_RUN_FINISHED,
+)
 
 pytestmark = pytest.mark.anyio
 
 ALICE = "alice@example.com"
 BOB = "bob@example.com"
 CAROL = "carol@example.com"
+
+
+def seed_finished_to(example: str, address: str) -> dict[str, Any]:
+    """The seed's ``RUN_FINISHED`` of ``example`` with ``address`` where the page has a masked one."""
+    finished = copy.deepcopy(SEED_RUN_FINISHED[example])
+    (interrupt,) = finished["outcome"]["interrupts"]
+    interrupt["message"] = interrupt["message"].replace(MASKED_ADDRESS, address)
+    return finished
 
 
 def email_tool(sent: list[dict[str, Any]], **options: Any) -> Tool:
@@ -56,27 +73,7 @@ def results(stream: list[dict[str, Any]]) -> dict[str, Any]:
 # Minimal tool approval (thread-1).
 # ---------------------------------------------------------------------------------------------
 
-SEED_MINIMAL_FINISHED = {
-    "type": "RUN_FINISHED",
-    "threadId": "thread-1",
-    "runId": "run-1",
-    "outcome": {
-        "type": "interrupt",
-        "interrupts": [
-            {
-                "id": "int-abc123",
-                "reason": "tool_call",
-                "message": f"Send email to {ALICE} with subject 'Hi'?",
-                "toolCallId": "tc-001",
-                "responseSchema": {
-                    "type": "object",
-                    "properties": {"approved": {"type": "boolean"}},
-                    "required": ["approved"],
-                },
-            }
-        ],
-    },
-}
+SEED_MINIMAL_FINISHED = seed_finished_to("minimal-tool-approval", ALICE)
 
 
 def minimal_agent(seen: list[ToolOutcome]) -> Any:
@@ -189,37 +186,7 @@ async def test_the_same_resume_again_is_a_replay_that_runs_nothing(store: Thread
 # Approve with edits, and its audit trail (thread-2).
 # ---------------------------------------------------------------------------------------------
 
-EMAIL_ARGS_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "to": {"type": "string", "format": "email"},
-        "subject": {"type": "string"},
-        "body": {"type": "string"},
-    },
-}
-
-SEED_EDIT_FINISHED = {
-    "type": "RUN_FINISHED",
-    "threadId": "thread-2",
-    "runId": "run-10",
-    "outcome": {
-        "type": "interrupt",
-        "interrupts": [
-            {
-                "id": "int-email-edit",
-                "reason": "tool_call",
-                "message": f"Send email to {BOB}? You can edit the body before approving.",
-                "toolCallId": "tc-42",
-                "responseSchema": {
-                    "type": "object",
-                    "properties": {"approved": {"type": "boolean"}, "editedArgs": EMAIL_ARGS_SCHEMA},
-                    "required": ["approved"],
-                },
-                "metadata": {"langgraph": {"checkpointId": "ckpt-xyz", "nodeId": "tool_executor"}},
-            }
-        ],
-    },
-}
+SEED_EDIT_FINISHED = seed_finished_to("approve-with-edits", BOB)
 
 PROPOSED = {"to": BOB, "subject": "Hi", "body": "Hi", "cc": CAROL}
 EDITED = {"to": BOB, "subject": "Hi", "body": "Hi (revised per my note)"}
@@ -399,43 +366,8 @@ async def test_parallel_approvals_with_one_cancelled(store: ThreadStore) -> None
 # A non-tool input request with expiresAt (thread-4).
 # ---------------------------------------------------------------------------------------------
 
-FORM_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "quarter": {"type": "string", "enum": ["Q1", "Q2", "Q3", "Q4"]},
-        "year": {"type": "integer", "minimum": 2000},
-        "revenue": {"type": "number"},
-    },
-    "required": ["quarter", "year", "revenue"],
-}
-EXPIRES_AT = "2026-04-20T17:00:00Z"
-SEED_FORM_FINISHED = {
-    "type": "RUN_FINISHED",
-    "threadId": "thread-4",
-    "runId": "run-30",
-    "outcome": {
-        "type": "interrupt",
-        "interrupts": [
-            {
-                "id": "int-form",
-                "reason": "input_required",
-                "message": "Please provide the quarterly filing details.",
-                "responseSchema": FORM_SCHEMA,
-                "expiresAt": EXPIRES_AT,
-            }
-        ],
-    },
-}
-SEED_FORM_RESUME = {
-    "runId": "run-31",
-    "resume": [
-        {
-            "interruptId": "int-form",
-            "status": "resolved",
-            "payload": {"quarter": "Q1", "year": 2026, "revenue": 4200000},
-        }
-    ],
-}
+SEED_FORM_FINISHED = SEED_RUN_FINISHED["non-tool-input-request"]
+SEED_FORM_RESUME = SEED_RESUME_INPUTS["non-tool-input-request"]
 
 
 async def filing_agent(ctx: RunContext) -> Any:
@@ -444,7 +376,8 @@ async def filing_agent(ctx: RunContext) -> Any:
         # The first form gets the seed's id; a form asked again (the first expired) a new one.
         asked = (ctx.state or {}).get("asked", 0)
         await ctx.set_state({"asked": asked + 1})
-        form = ctx.ask("Please provide the quarterly filing details.", FORM_SCHEMA, expires_at=EXPIRES_AT)
+        message = "Please provide the quarterly filing details."
+        form = ctx.ask(message, QUARTERLY_SCHEMA, expires_at=QUARTERLY_EXPIRES_AT)
         await ctx.interrupt(attrs.evolve(form, id="int-form" if asked == 0 else f"int-form-{asked + 1}"))
         return None
     await ctx.set_state({"filed": answer.entry.payload})
@@ -485,7 +418,7 @@ async def test_the_quarterly_form_answered_at_expires_at_is_late(store: ThreadSt
     assert (expired.interrupt.id, expired.status, expired.answered_at, expired.raised_at) == (
         "int-form",
         "expired",
-        EXPIRES_AT,
+        QUARTERLY_EXPIRES_AT,
         NOW.isoformat(),
     )
     assert [i["id"] for i in fresh[-1]["outcome"]["interrupts"]] == ["int-form-2"]

@@ -20,6 +20,7 @@ from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import RunAgentInput
 from tests.machine.driver import NOW, make_input, make_interrupt
+from tests.seed import APPROVE_WITH_ANY_EDITS_SCHEMA
 
 __all__ = [
     "ANSWERED",
@@ -33,11 +34,7 @@ __all__ = [
     "scenario_records",
 ]
 
-APPROVAL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"approved": {"type": "boolean"}, "editedArgs": {"type": "object"}},
-    "required": ["approved"],
-}
+APPROVAL_SCHEMA: dict[str, Any] = APPROVE_WITH_ANY_EDITS_SCHEMA
 
 STATES = (
     ThreadState.RUNNING,  # v1: run-1 started
