@@ -68,7 +68,6 @@ from __future__ import annotations
 
 import enum
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, TypeAlias
@@ -84,9 +83,9 @@ from agui_core.errors import (
     ResponseSchemaError,
     RunErrorCode,
 )
+from agui_core.machine.expiry import read_expires_at
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
 from agui_core.machine.ordering import StreamVerifier
-from agui_core.machine.thread import parse_expires_at
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import input_to_dict
 from agui_core.protocol.payload import PayloadValidators
@@ -149,27 +148,10 @@ DEFAULT_CONFIRMATION_SCHEMA: Mapping[str, Any] = {"type": "boolean"}
 """What a ``confirmation`` without a ``responseSchema`` is answered with (SPEC section 4)."""
 
 # RFC 3339 section 5.6 (a space may stand for "T", as the RFC's note allows).
-_RFC3339 = re.compile(
-    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})",
-    re.ASCII,
-)
 _REPLY_KEYS = frozenset({"status", "payload", "metadata"})
 
 
 # --- reading expiresAt ---------------------------------------------------------------------
-
-
-def read_expires_at(value: str) -> datetime:
-    """The instant an ``expiresAt`` names, to the millisecond; ``ValueError`` if unreadable.
-
-    The value must be an RFC 3339 date-time with a time zone. Digits past the millisecond are
-    dropped, as JavaScript's ``Date`` drops them, which never makes an instant later.
-    """
-    if not isinstance(value, str) or _RFC3339.fullmatch(value) is None:
-        raise ValueError(f"expiresAt {value!r} is not an RFC 3339 date-time with a time zone")
-    # parse_expires_at (Python's ISO reader) takes "t" but not a lowercase "z".
-    instant = parse_expires_at(value[:-1] + "Z" if value[-1] == "z" else value)
-    return instant.replace(microsecond=instant.microsecond // 1000 * 1000)
 
 
 def is_interrupt_expired(interrupt: Interrupt, now: datetime) -> bool:

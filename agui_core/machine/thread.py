@@ -47,6 +47,7 @@ from agui_core.errors import (
     RunErrorCode,
 )
 from agui_core.machine.effects import Answer, Effect, Emit, Persist, StartAgent
+from agui_core.machine.expiry import read_expires_at
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
 from agui_core.machine.ordering import StreamVerifier
 from agui_core.machine.record import (
@@ -74,7 +75,7 @@ from agui_core.protocol.types import (
     SubagentFinishedSuspendedOutcome,
 )
 
-__all__ = ["CORE_REASONS", "ThreadMachine", "parse_expires_at"]
+__all__ = ["CORE_REASONS", "ThreadMachine"]
 
 CORE_REASONS = frozenset({"tool_call", "input_required", "confirmation"})
 """The reasons SPEC section 4 defines; ``core:`` is reserved for future ones."""
@@ -107,17 +108,6 @@ _MESSAGE_EVENTS = frozenset(
     }
 )
 """Events that change the thread's messages (``ACTIVITY_DELTA`` too, handled on its own)."""
-
-
-def parse_expires_at(value: str) -> datetime:
-    """The instant of an ``expiresAt`` string; it must be RFC 3339 with a time zone."""
-    try:
-        instant = datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(f"expiresAt {value!r} is not an RFC 3339 date-time") from None
-    if instant.tzinfo is None:
-        raise ValueError(f"expiresAt {value!r} has no time zone")
-    return instant
 
 
 def _own(value: JSON) -> JSON:
@@ -416,7 +406,7 @@ class ThreadMachine:
         expired: list[OpenInterrupt] = []
         for item in self._open:
             expires = item.interrupt.expires_at
-            (expired if expires is not None and parse_expires_at(expires) <= now else live).append(item)
+            (expired if expires is not None and read_expires_at(expires) <= now else live).append(item)
         return live, expired
 
     def _find_retry(self, run_id: str) -> CompletedResume | None:
@@ -857,7 +847,7 @@ class ThreadMachine:
                 )
             if interrupt.expires_at is not None:
                 try:
-                    parse_expires_at(interrupt.expires_at)
+                    read_expires_at(interrupt.expires_at)
                 except ValueError as exc:
                     raise bad(str(exc)) from None
             if interrupt.metadata is not None and not isinstance(interrupt.metadata, Mapping):
