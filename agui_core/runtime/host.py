@@ -192,6 +192,9 @@ class Host:
         (the next save a version conflict) or a run that ended without its last event sent.
         The price: a caller that stops reading, without closing its stream, holds the step up.
         """
+        if len(effects) == 1 and effects[0].__class__ is Emit:  # most steps: one event, nothing saved
+            await out(effects[0].event)
+            return
         if any(isinstance(effect, Persist) for effect in effects):
             with anyio.CancelScope(shield=True):
                 await self._carry_in_order(effects, out)
