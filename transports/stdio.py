@@ -20,9 +20,9 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import Callable
 from contextlib import aclosing
-from typing import BinaryIO, Final, cast
+from typing import BinaryIO, Final
 
 import anyio
 import anyio.abc
@@ -158,7 +158,7 @@ async def _answer(host: Host, line: bytes | _Oversized, send: anyio.abc.AnyByteS
         except InvalidInputError as exc:
             await send.send(_error(RunErrorCode.INVALID_INPUT, exc.message))
             return True
-        async with aclosing(cast(AsyncGenerator[ev.Event, None], host.run(run_input))) as events:
+        async with aclosing(host.run(run_input)) as events:
             async for event in events:
                 try:
                     frame = jsonl_frame(encode_event(event))

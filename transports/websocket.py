@@ -29,10 +29,9 @@ listened to (they go on in the host) and their connections are closed.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from types import TracebackType
-from typing import Final, Literal, Self, cast
+from typing import Final, Literal, Self
 
 import anyio
 import anyio.abc
@@ -259,7 +258,7 @@ class WebSocketServer:
         connection = session.connection
         try:
             with anyio.CancelScope() as session.listening:
-                async with aclosing(cast(AsyncGenerator[ev.Event, None], self.host.run(run_input))) as events:
+                async with aclosing(self.host.run(run_input)) as events:
                     async for event in events:
                         await connection.send(encode_event(event), text=True)
         except ConnectionClosed:

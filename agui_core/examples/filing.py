@@ -32,8 +32,8 @@ FORM_TTL = timedelta(minutes=10)
 """How long the form stays answerable."""
 
 
-def _expires_at() -> str:
-    return (datetime.now(UTC) + FORM_TTL).isoformat(timespec="seconds").replace("+00:00", "Z")
+def _expires_at(now: datetime) -> str:
+    return (now.astimezone(UTC) + FORM_TTL).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _describe(filing: Mapping[str, JSON]) -> str:
@@ -47,7 +47,11 @@ async def filing_agent(ctx: RunContext) -> JSON:
     if not ctx.resumed:
         await ctx.text("I need the quarterly filing details.")
         await ctx.interrupt(
-            ctx.ask("Please provide the quarterly filing details.", QUARTERLY_FILING_SCHEMA, expires_at=_expires_at())
+            ctx.ask(
+                "Please provide the quarterly filing details.",
+                QUARTERLY_FILING_SCHEMA,
+                expires_at=_expires_at(ctx.now()),
+            )
         )
         return None
     answer = ctx.answers[0]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -91,6 +92,11 @@ class RunContext:
     def state(self) -> JSON:
         """The thread's agent state as it stands now."""
         return self._machine.agent_state
+
+    def now(self) -> datetime:
+        """The host's clock: the instant to reckon expiry from (``expiresAt``) in agent code."""
+        instant: datetime = self._now()
+        return instant
 
     @property
     def ended(self) -> bool:

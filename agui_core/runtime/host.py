@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import math
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Literal
@@ -101,7 +101,7 @@ class Host:
         assert group is not None
         return await group.__aexit__(exc_type, exc, tb)
 
-    async def run(self, run_input: RunAgentInput) -> AsyncIterator[ev.Event]:
+    async def run(self, run_input: RunAgentInput) -> AsyncGenerator[ev.Event, None]:
         """Carry out ``run_input`` and yield the events for its caller, in order.
 
         The run goes on in the host's task group: a caller that stops iterating loses the
