@@ -169,6 +169,39 @@ async def test_an_interrupt_raised_after_the_client_left_is_answered_on_a_new_co
         GATES.pop("left", None)
 
 
+async def test_a_client_that_lost_the_stream_retries_the_same_run_and_learns_the_interrupt() -> None:
+    # The way back for a client that never saw its run end: send the same input again. The run
+    # is not run twice; its outcome (with the thread's snapshots) is sent again, so the new
+    # connection's ClientMachine knows the open interrupt and can build the resume itself.
+    SENT.clear()
+    GATES["retry"] = gate = anyio.Event()
+    try:
+        with anyio.fail_after(LIMIT):
+            async with serving(agents.approval_agent) as server:
+                async with connect(server.url) as ws:
+                    await ws.send(start("retry"))
+                    assert orjson.loads(await ws.recv())["type"] == "RUN_STARTED"
+                    assert ws.transport is not None
+                    ws.transport.abort()
+                gate.set()
+                store = server.host.store
+                while not (record := await store.load("retry")) or not record.open_interrupts:
+                    await anyio.sleep(0.01)
+
+                async with connect_websocket(server.url) as client:
+                    retried = RunAgentInput(thread_id="retry", run_id="run-1", forwarded_props={})
+                    events = await client.collect(retried)
+                    assert [e.type for e in events][-3:] == ["STATE_SNAPSHOT", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
+                    (interrupt,) = client.machine("retry").open_interrupts
+                    assert interrupt == record.open_interrupts[0].interrupt
+                    events = await client.collect(client.resume("retry", {interrupt.id: approve()}))
+                    assert events[-1].type == "RUN_FINISHED"
+                    assert client.machine("retry").result == {"email": "executed"}
+        assert len(SENT) == 1
+    finally:
+        GATES.pop("retry", None)
+
+
 async def test_a_slow_reader_backpressures_the_agent_instead_of_buffering() -> None:
     count = 30_000  # about 120 MB of frames, were they all buffered
     with anyio.fail_after(LIMIT):
