@@ -61,23 +61,6 @@ def _camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def _identity(value: Any, _type: Any = None) -> Any:
-    return value
-
-
-def _is_free_json(tp: Any) -> bool:
-    """Free JSON passes through both ways: ``Any`` and ``Mapping[str, Any]``."""
-    return tp is Any or (get_origin(tp) is Mapping and get_args(tp)[1] is Any)
-
-
-converter.register_structure_hook_func(_is_free_json, _identity)
-converter.register_unstructure_hook_func(_is_free_json, _identity)
-# Free JSON arrives as dicts and lists; wire objects are never held in them. Unstructuring
-# them by identity keeps a large state or payload from being copied on every event.
-converter.register_unstructure_hook(dict, _identity)
-converter.register_unstructure_hook(list, _identity)
-
-
 _UNION_TAGS: dict[Any, str] = {
     t.Message: "role",
     t.InputContent: "type",
