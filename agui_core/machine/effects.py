@@ -8,25 +8,30 @@ saved.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeAlias
+from typing import Any, TypeAlias
 
 import attrs
 
+from agui_core.machine.record import Proposal, ThreadRecord
 from agui_core.protocol.events import Event
-from agui_core.protocol.types import Interrupt, ResumeEntry, RunAgentInput
-
-if TYPE_CHECKING:
-    from agui_core.machine.record import ThreadRecord
+from agui_core.protocol.types import JSON, Interrupt, ResumeEntry, RunAgentInput
 
 __all__ = ["Answer", "Effect", "Emit", "Persist", "StartAgent"]
 
 
 @attrs.frozen(kw_only=True)
 class Answer:
-    """One resume entry bound to the interrupt it answers."""
+    """One resume entry bound to the interrupt it answers.
+
+    ``interrupt``, ``proposal`` and ``continuation`` come from the thread's record, never from
+    the client: ``proposal`` is the tool call a ``tool_call`` interrupt gates, as the agent
+    proposed it, and ``continuation`` the agent's own data kept with the interrupt.
+    """
 
     interrupt: Interrupt
     entry: ResumeEntry
+    proposal: Proposal | None = None
+    continuation: JSON = None
 
     @property
     def approved(self) -> bool | None:
@@ -36,6 +41,27 @@ class Answer:
             return None
         approved = payload.get("approved")
         return approved if isinstance(approved, bool) else None
+
+    @property
+    def edited_args(self) -> dict[str, Any] | None:
+        """The ``editedArgs`` of an approval that carries them, else ``None``.
+
+        The machine accepts ``editedArgs`` only where the interrupt offered edits and the
+        payload passed the interrupt's ``responseSchema``.
+        """
+        payload = self.entry.payload
+        if self.approved is not True or not isinstance(payload, dict):
+            return None
+        edited = payload.get("editedArgs")
+        return edited if isinstance(edited, dict) else None
+
+    @property
+    def tool_args(self) -> dict[str, Any] | None:
+        """What an approved tool call runs with: the edits if any, else the proposal's arguments."""
+        if self.proposal is None:
+            return None
+        edited = self.edited_args
+        return dict(edited) if edited is not None else self.proposal.args
 
 
 @attrs.frozen(kw_only=True)

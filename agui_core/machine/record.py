@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
+import orjson
 
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol.codec import converter, event_from_dict, event_to_dict
@@ -17,9 +18,11 @@ from agui_core.protocol.events import Event, ToolCallResultEvent
 from agui_core.protocol.types import JSON, Interrupt, Message, ResumeEntry, RunFinishedOutcome
 
 __all__ = [
+    "ANONYMOUS",
     "ActiveRun",
     "CompletedResume",
     "OpenInterrupt",
+    "Proposal",
     "ResolvedInterrupt",
     "ThreadRecord",
     "ToolJournalEntry",
@@ -28,13 +31,50 @@ __all__ = [
 ]
 
 
+ANONYMOUS = "anonymous"
+"""The principal of every client of a host without an authenticator, and the owner of threads
+saved before threads had owners."""
+
+
+@attrs.frozen(kw_only=True)
+class Proposal:
+    """A tool call exactly as the agent proposed it: bound to its approval when the run interrupts.
+
+    After approval the host runs this (or the approval's ``editedArgs``, where the interrupt
+    offered edits); nothing a client sends in ``messages`` changes it (SPEC section 9).
+    """
+
+    tool_call_id: str
+    name: str
+    arguments: str
+    """The arguments as the agent streamed them (JSON text)."""
+    parameters: Mapping[str, JSON] | None = None
+    """The JSON Schema edited arguments must pass (the tool's parameters), if edits are offered."""
+
+    @property
+    def args(self) -> dict[str, Any]:
+        """The arguments as keywords; arguments that are not a JSON object read as ``{}``."""
+        try:
+            value = orjson.loads(self.arguments or "{}")
+        except orjson.JSONDecodeError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+
 @attrs.frozen(kw_only=True)
 class OpenInterrupt:
-    """An interrupt waiting for its answer, the run that raised it and when (if known)."""
+    """An interrupt waiting for its answer, the run that raised it and when (if known).
+
+    ``proposal`` is the tool call a ``tool_call`` interrupt gates, as proposed.
+    ``continuation`` is the agent's own data kept with the interrupt: never sent to a
+    client, handed back to the agent with the answer.
+    """
 
     interrupt: Interrupt
     run_id: str
     raised_at: str | None = None
+    proposal: Proposal | None = None
+    continuation: JSON = None
 
 
 @attrs.frozen(kw_only=True)
@@ -45,7 +85,9 @@ class ResolvedInterrupt:
     ``status`` is the answer's status, or ``expired`` when nobody answered in time.
     ``answered_in`` is the run that carried the answer and ``answered_at`` the instant it was
     received (for an expired interrupt: its ``expiresAt``). ``outcome`` is the type of the
-    outcome of the run that carried the answer, once that run has ended.
+    outcome of the run that carried the answer, once that run has ended. For a tool call:
+    ``proposal`` is what the agent proposed, ``payload`` the decision (with ``editedArgs``
+    if any), and ``ran`` the tool and arguments the host really ran (``None``: not run).
     """
 
     interrupt: Interrupt
@@ -57,6 +99,8 @@ class ResolvedInterrupt:
     answered_in: str | None = None
     answered_at: str | None = None
     outcome: str | None = None
+    proposal: Proposal | None = None
+    ran: Proposal | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -71,6 +115,8 @@ class ToolJournalEntry:
     run_id: str
     started_at: str | None = None
     result: ToolCallResultEvent | None = None
+    ran: Proposal | None = None
+    """The tool and the arguments it was started with."""
 
 
 @attrs.frozen(kw_only=True)
@@ -110,6 +156,10 @@ class ActiveRun:
     input_state: JSON = None
     """The state the input carried (None: the thread's)."""
     events: tuple[Event, ...] = ()
+    proposals: tuple[Proposal, ...] = ()
+    """The proposals bound to the answered ``tool_call`` interrupts."""
+    continuation: JSON = None
+    """The continuation kept with the answered interrupts."""
 
 
 @attrs.frozen(kw_only=True)
@@ -126,6 +176,8 @@ class ThreadRecord:
     completed_resumes: tuple[CompletedResume, ...] = ()
     tool_journal: tuple[ToolJournalEntry, ...] = ()
     active_run: ActiveRun | None = None
+    owner: str | None = None
+    """The principal the thread belongs to (``None``: nobody yet, a thread never saved)."""
 
 
 def _unstructure(value: Any, tp: Any) -> Any:
@@ -136,17 +188,46 @@ def _structure(value: Any, tp: Any) -> Any:
     return converter.structure(value, tp)
 
 
+def _proposal_to_dict(proposal: Proposal | None) -> dict[str, Any] | None:
+    if proposal is None:
+        return None
+    return {
+        "toolCallId": proposal.tool_call_id,
+        "name": proposal.name,
+        "arguments": proposal.arguments,
+        "parameters": proposal.parameters,
+    }
+
+
+def _proposal_from_dict(data: Mapping[str, Any] | None) -> Proposal | None:
+    if data is None:
+        return None
+    return Proposal(
+        tool_call_id=data["toolCallId"],
+        name=data["name"],
+        arguments=data["arguments"],
+        parameters=data.get("parameters"),
+    )
+
+
 def record_to_dict(record: ThreadRecord) -> dict[str, Any]:
     """The record as plain JSON (wire objects in their camelCase wire form)."""
     run = record.active_run
     return {
         "threadId": record.thread_id,
+        "owner": record.owner,
         "version": record.version,
         "state": record.state.value,
         "messages": [_unstructure(m, Message) for m in record.messages],
         "agentState": record.agent_state,
         "open": [
-            {"interrupt": _unstructure(o.interrupt, Interrupt), "runId": o.run_id, "raisedAt": o.raised_at}
+            {
+                "interrupt": _unstructure(o.interrupt, Interrupt),
+                "runId": o.run_id,
+                "raisedAt": o.raised_at,
+                "proposal": _proposal_to_dict(o.proposal),
+                "continuation": o.continuation,
+            }
             for o in record.open_interrupts
         ],
         "resolved": [
@@ -160,6 +241,8 @@ def record_to_dict(record: ThreadRecord) -> dict[str, Any]:
                 "answeredIn": r.answered_in,
                 "answeredAt": r.answered_at,
                 "outcome": r.outcome,
+                "proposal": _proposal_to_dict(r.proposal),
+                "ran": _proposal_to_dict(r.ran),
             }
             for r in record.resolved
         ],
@@ -180,6 +263,7 @@ def record_to_dict(record: ThreadRecord) -> dict[str, Any]:
                 "runId": j.run_id,
                 "startedAt": j.started_at,
                 "result": None if j.result is None else event_to_dict(j.result),
+                "ran": _proposal_to_dict(j.ran),
             }
             for j in record.tool_journal
         ],
@@ -205,6 +289,8 @@ def record_to_dict(record: ThreadRecord) -> dict[str, Any]:
             else [_unstructure(m, Message) for m in run.input_messages],
             "inputState": run.input_state,
             "events": [event_to_dict(e) for e in run.events],
+            "proposals": [_proposal_to_dict(p) for p in run.proposals],
+            "continuation": run.continuation,
         },
     }
 
@@ -217,14 +303,23 @@ def record_from_dict(data: Mapping[str, Any]) -> ThreadRecord:
     """The record ``record_to_dict`` wrote; raises ``KeyError``/``ValueError`` on anything else."""
     structure = _structure
     run = data["activeRun"]
+    version = data["version"]
     return ThreadRecord(
         thread_id=data["threadId"],
-        version=data["version"],
+        # Records saved before threads had owners belong to the anonymous principal.
+        owner=data.get("owner", ANONYMOUS if version else None),
+        version=version,
         state=ThreadState(data["state"]),
         messages=tuple(structure(m, Message) for m in data["messages"]),
         agent_state=data["agentState"],
         open_interrupts=tuple(
-            OpenInterrupt(interrupt=structure(o["interrupt"], Interrupt), run_id=o["runId"], raised_at=o["raisedAt"])
+            OpenInterrupt(
+                interrupt=structure(o["interrupt"], Interrupt),
+                run_id=o["runId"],
+                raised_at=o["raisedAt"],
+                proposal=_proposal_from_dict(o.get("proposal")),
+                continuation=o.get("continuation"),
+            )
             for o in data["open"]
         ),
         resolved=tuple(
@@ -238,6 +333,8 @@ def record_from_dict(data: Mapping[str, Any]) -> ThreadRecord:
                 answered_in=r["answeredIn"],
                 answered_at=r["answeredAt"],
                 outcome=r["outcome"],
+                proposal=_proposal_from_dict(r.get("proposal")),
+                ran=_proposal_from_dict(r.get("ran")),
             )
             for r in data["resolved"]
         ),
@@ -258,6 +355,7 @@ def record_from_dict(data: Mapping[str, Any]) -> ThreadRecord:
                 run_id=j["runId"],
                 started_at=j["startedAt"],
                 result=None if j["result"] is None else event_from_dict(j["result"]),  # type: ignore[arg-type]
+                ran=_proposal_from_dict(j.get("ran")),
             )
             for j in data["toolJournal"]
         ),
@@ -279,5 +377,9 @@ def record_from_dict(data: Mapping[str, Any]) -> ThreadRecord:
             else tuple(structure(m, Message) for m in run["inputMessages"]),
             input_state=run["inputState"],
             events=_events(run["events"]),
+            proposals=tuple(
+                p for p in (_proposal_from_dict(item) for item in run.get("proposals", ())) if p is not None
+            ),
+            continuation=run.get("continuation"),
         ),
     )

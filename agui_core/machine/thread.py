@@ -48,12 +48,15 @@ from agui_core.errors import (
 )
 from agui_core.machine.effects import Answer, Effect, Emit, Persist, StartAgent
 from agui_core.machine.expiry import read_expires_at
+from agui_core.machine.history import HistoryUpdate, check_input_ids, merge_history
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
 from agui_core.machine.ordering import StreamVerifier
 from agui_core.machine.record import (
+    ANONYMOUS,
     ActiveRun,
     CompletedResume,
     OpenInterrupt,
+    Proposal,
     ResolvedInterrupt,
     ThreadRecord,
     ToolJournalEntry,
@@ -75,10 +78,13 @@ from agui_core.protocol.types import (
     SubagentFinishedSuspendedOutcome,
 )
 
-__all__ = ["CORE_REASONS", "ThreadMachine"]
+__all__ = ["CORE_REASONS", "MAX_INTERRUPTS", "ThreadMachine"]
 
 CORE_REASONS = frozenset({"tool_call", "input_required", "confirmation"})
 """The reasons SPEC section 4 defines; ``core:`` is reserved for future ones."""
+
+MAX_INTERRUPTS = 100
+"""The most interrupts one run may end with, so the most entries a resume may carry."""
 
 _RETRIES_KEPT = 4
 """How many ended runs that answered nothing are kept for clients retrying them by run id.
@@ -130,13 +136,22 @@ def _canonical(value: JSON) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
+def _offers_edits(schema: Mapping[str, Any] | None) -> bool:
+    """Whether an approval's ``responseSchema`` offers ``editedArgs`` (SPEC section 5)."""
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    return isinstance(properties, Mapping) and "editedArgs" in properties
+
+
 def _fingerprint(entries: Iterable[ResumeEntry]) -> tuple[tuple[str, str, str], ...]:
     """A resume's identity for replay: (interrupt id, status, payload) per entry, by id."""
     return tuple(sorted((e.interrupt_id, e.status, _canonical(e.payload)) for e in entries))
 
 
-def _ids(items: Iterable[str]) -> str:
-    return ", ".join(repr(i) for i in items)
+def _ids(items: Iterable[str], *, shown: int = 5) -> str:
+    """Ids for an error message: the first few, and how many more (messages stay short)."""
+    listed = list(items)
+    text = ", ".join(repr(i) for i in listed[:shown])
+    return text if len(listed) <= shown else f"{text} and {len(listed) - shown} more"
 
 
 @attrs.define
@@ -157,6 +172,10 @@ class _Run:
     tool_results: list[ev.Event] = attrs.field(factory=list)
     messages_fresh: bool = False
     state_fresh: bool = False
+    proposals: dict[str, Proposal] = attrs.field(factory=dict)
+    """The proposals bound to the answered interrupts, by tool call id."""
+    continuation: JSON = None
+    """What the interrupted run kept with its interrupts; what this run keeps with its own."""
 
     bound: dict[str, tuple[Interrupt, ResumeEntry, str]] = attrs.field(init=False)
     """The answered tool-bound interrupts of this run, by tool call id."""
@@ -182,6 +201,7 @@ class ThreadMachine:
         self._completed: list[CompletedResume] = []
         self._journal: dict[str, ToolJournalEntry] = {}
         self._run: _Run | None = None
+        self._owner: str | None = None
 
     # -- reading -------------------------------------------------------------------------
 
@@ -211,9 +231,35 @@ class ThreadMachine:
     @property
     def answers(self) -> tuple[Answer, ...]:
         """The answers the run in progress carries (empty unless ``RESUMED``)."""
-        if self._run is None:
+        run = self._run
+        if run is None:
             return ()
-        return tuple(Answer(interrupt=i, entry=e) for i, e, _ in self._run.answers)
+        return tuple(self._answer(run, i, e) for i, e, _ in run.answers)
+
+    @staticmethod
+    def _answer(run: _Run, interrupt: Interrupt, entry: ResumeEntry) -> Answer:
+        call_id = interrupt.tool_call_id
+        return Answer(
+            interrupt=interrupt,
+            entry=entry,
+            proposal=run.proposals.get(call_id) if call_id is not None else None,
+            continuation=run.continuation,
+        )
+
+    @property
+    def owner(self) -> str | None:
+        """The principal the thread belongs to (``None`` until its first accepted input)."""
+        return self._owner
+
+    @property
+    def continuation(self) -> JSON:
+        """The run in progress's continuation: the one its answers came with, or what it set since."""
+        return None if self._run is None else self._run.continuation
+
+    @continuation.setter
+    def continuation(self, value: JSON) -> None:
+        run = self._live_run(MachineInput.EMIT)
+        run.continuation = _own(value)
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -256,6 +302,19 @@ class ThreadMachine:
             or (self._run is not None and any(i.id == interrupt_id for i, _, _ in self._run.answers))
         )
 
+    def _proposal(self, tool_call_id: str, parameters: Mapping[str, JSON] | None) -> Proposal | None:
+        """The tool call ``tool_call_id`` as the thread holds it now (the agent's own, this run)."""
+        call = self._find_tool_call(tool_call_id)
+        if call is None:
+            return None
+        function = call["function"]
+        return Proposal(
+            tool_call_id=tool_call_id,
+            name=function["name"],
+            arguments=function["arguments"] or "",
+            parameters=parameters,
+        )
+
     def proposed_tool_call(self, tool_call_id: str) -> tuple[str, dict[str, Any]] | None:
         """The name and arguments of a tool call the thread's messages hold.
 
@@ -283,6 +342,7 @@ class ThreadMachine:
             resolved=tuple(self._resolved),
             completed_resumes=tuple(self._completed),
             tool_journal=tuple(self._journal.values()),
+            owner=self._owner,
             active_run=None
             if run is None
             else ActiveRun(
@@ -296,6 +356,8 @@ class ThreadMachine:
                 input_messages=run.input_messages,
                 input_state=run.input_state,
                 events=tuple(run.events),
+                proposals=tuple(run.proposals.values()),
+                continuation=run.continuation,
             ),
         )
 
@@ -312,6 +374,7 @@ class ThreadMachine:
         machine._resolved = list(record.resolved)
         machine._completed = list(record.completed_resumes)
         machine._journal = {entry.tool_call_id: entry for entry in record.tool_journal}
+        machine._owner = record.owner
         run = record.active_run
         if run is not None:
             machine._run = _Run(
@@ -325,6 +388,8 @@ class ThreadMachine:
                 input_messages=run.input_messages,
                 input_state=run.input_state,
                 verifier=StreamVerifier(),
+                proposals={p.tool_call_id: p for p in run.proposals},
+                continuation=run.continuation,
             )
             machine._adopt(run.input_messages, run.input_state)
             # What the run emitted is replayed through the same bookkeeping, so the ordering
@@ -335,33 +400,61 @@ class ThreadMachine:
 
     # -- the client's side ----------------------------------------------------------------
 
-    def receive_input(self, run_input: RunAgentInput, *, now: datetime) -> list[Effect]:
+    def receive_input(
+        self,
+        run_input: RunAgentInput,
+        *,
+        now: datetime,
+        principal: str = ANONYMOUS,
+        busy: bool = False,
+        foreign_interrupts: Iterable[str] = (),
+    ) -> list[Effect]:
         """Accept ``run_input`` (a new run, a resumed run or a replay) or reject it.
 
         A rejection returns a single ``Emit`` of a ``RUN_ERROR`` whose ``code`` names the rule
-        and changes nothing.
+        and changes nothing. The caller hands in the facts the machine cannot know: ``now``,
+        the ``principal`` the input comes from (a thread belongs to the principal whose input
+        created it; anyone else gets ``FORBIDDEN``), whether a run is ``busy`` on the thread
+        elsewhere, and which of the resume's interrupt ids belong to another thread of the
+        same principal (``foreign_interrupts``: ``THREAD_MISMATCH``).
         """
         if now.tzinfo is None:
             raise LocalProtocolError("receive_input needs an aware datetime for now", state=self._state)
         try:
-            return self._accept(run_input, now)
+            return self._accept(run_input, now, principal, busy, frozenset(foreign_interrupts))
         except RemoteProtocolError as exc:
             return [Emit(event=ev.RunErrorEvent(message=exc.message, code=exc.code.value))]
 
-    def _accept(self, run_input: RunAgentInput, now: datetime) -> list[Effect]:
+    def _accept(
+        self, run_input: RunAgentInput, now: datetime, principal: str, busy: bool, foreign: frozenset[str]
+    ) -> list[Effect]:
         # Everything up to the first mutation only reads: a rejection leaves no trace.
         if run_input.thread_id != self._thread_id:
             raise RemoteProtocolError(
                 RunErrorCode.THREAD_MISMATCH,
                 f"input for thread {run_input.thread_id!r} reached thread {self._thread_id!r}",
             )
-        if self._run is not None:
-            raise RemoteProtocolError(
-                RunErrorCode.THREAD_BUSY,
-                f"thread {self._thread_id!r} is busy with run {self._run.run_id!r}",
-            )
+        if self._owner is not None and principal != self._owner:
+            # Before every other rule, and naming nothing: a stranger learns nothing of the thread.
+            raise RemoteProtocolError(RunErrorCode.FORBIDDEN, "this thread belongs to another principal")
+        if self._run is not None or busy:
+            running = f" with run {self._run.run_id!r}" if self._run is not None else ""
+            raise RemoteProtocolError(RunErrorCode.THREAD_BUSY, f"thread {self._thread_id!r} is busy{running}")
+        check_input_ids(run_input)
         entries = tuple(run_input.resume or ())
+        if len(entries) > MAX_INTERRUPTS:
+            raise RemoteProtocolError(
+                RunErrorCode.INVALID_RESUME,
+                f"the resume carries {len(entries)} entries; a thread has at most {MAX_INTERRUPTS} open interrupts",
+            )
         self._check_entries(entries)
+        strangers = [e.interrupt_id for e in entries if e.interrupt_id in foreign]
+        if strangers:
+            raise RemoteProtocolError(
+                RunErrorCode.THREAD_MISMATCH,
+                f"interrupt {_ids(strangers)} belongs to another thread; resume it on the thread that raised it",
+                interrupt_ids=strangers,
+            )
         live, expired = self._partition_open(now)
         if not entries:
             retried = self._find_retry(run_input.run_id)
@@ -370,15 +463,17 @@ class ThreadMachine:
             if live:
                 raise RemoteProtocolError(
                     RunErrorCode.PENDING_INTERRUPTS,
-                    f"thread {self._thread_id!r} has open interrupts "
-                    f"{_ids(o.interrupt.id for o in live)}; the input must carry a resume answering them",
+                    f"thread {self._thread_id!r} has open interrupts {_ids(o.interrupt.id for o in live)}; "
+                    "the input must carry a resume answering them",
                 )
-            return self._start(run_input, now, expired, answers=())
+            history = self._merge_history(run_input)
+            return self._start(run_input, now, expired, answers=(), history=history, principal=principal)
         replay = self._find_replay(entries)
         if replay is not None:
             return self._replay(run_input, replay)
         answers = self._bind(entries, live, expired)
-        return self._start(run_input, now, expired, answers=answers)
+        history = self._merge_history(run_input)
+        return self._start(run_input, now, expired, answers=answers, history=history, principal=principal)
 
     def _check_entries(self, entries: Sequence[ResumeEntry]) -> None:
         seen: set[str] = set()
@@ -399,6 +494,12 @@ class ThreadMachine:
                     f"the resume answers interrupt {entry.interrupt_id!r} more than once",
                 )
             seen.add(entry.interrupt_id)
+
+    def _merge_history(self, run_input: RunAgentInput) -> HistoryUpdate:
+        gated = {o.interrupt.tool_call_id for o in self._open if o.interrupt.tool_call_id is not None}
+        gated |= {r.interrupt.tool_call_id for r in self._resolved if r.interrupt.tool_call_id is not None}
+        gated |= set(self._journal)
+        return merge_history(self._messages, self._agent_state, run_input, gated_calls=gated)
 
     def _partition_open(self, now: datetime) -> tuple[list[OpenInterrupt], list[OpenInterrupt]]:
         """The open interrupts still answerable at ``now``, and those expired (the instant counts)."""
@@ -486,14 +587,29 @@ class ThreadMachine:
         bound = []
         for item in live:
             entry = by_id[item.interrupt.id]
-            self._check_payload(item.interrupt, entry)
+            self._check_payload(item, entry)
             bound.append((item.interrupt, entry, item.run_id))
         return tuple(bound)
 
-    def _check_payload(self, interrupt: Interrupt, entry: ResumeEntry) -> None:
+    def _check_payload(self, item: OpenInterrupt, entry: ResumeEntry) -> None:
         if entry.status != "resolved":
             return
+        interrupt = item.interrupt
         schema = interrupt.response_schema
+        payload = entry.payload
+        if interrupt.tool_call_id is not None and isinstance(payload, dict) and "editedArgs" in payload:
+            # Edits are the one change a client may make to a proposal (SPEC section 9).
+            if not _offers_edits(schema):
+                raise self._payload_error(
+                    interrupt, PayloadError(interrupt.id, "this approval does not offer edits", ("editedArgs",))
+                )
+            parameters = item.proposal.parameters if item.proposal is not None else None
+            if parameters is not None:
+                try:
+                    self._validators.validate(interrupt.id, parameters, payload["editedArgs"])
+                except PayloadError as exc:
+                    at = ("editedArgs", *exc.path)
+                    raise self._payload_error(interrupt, PayloadError(interrupt.id, exc.expected, at)) from None
         if schema is None and interrupt.reason == "confirmation":
             schema = _CONFIRMATION_SCHEMA
         if schema is None:
@@ -501,9 +617,13 @@ class ThreadMachine:
         try:
             self._validators.validate(interrupt.id, schema, entry.payload)
         except PayloadError as exc:
-            raise RemoteProtocolError(
-                RunErrorCode.INVALID_PAYLOAD, exc.message, interrupt_ids=[interrupt.id], path=exc.path
-            ) from None
+            raise self._payload_error(interrupt, exc) from None
+
+    @staticmethod
+    def _payload_error(interrupt: Interrupt, exc: PayloadError) -> RemoteProtocolError:
+        return RemoteProtocolError(
+            RunErrorCode.INVALID_PAYLOAD, exc.message, interrupt_ids=[interrupt.id], path=exc.path
+        )
 
     def _start(
         self,
@@ -512,11 +632,18 @@ class ThreadMachine:
         expired: list[OpenInterrupt],
         *,
         answers: tuple[tuple[Interrupt, ResumeEntry, str], ...],
+        history: HistoryUpdate,
+        principal: str,
     ) -> list[Effect]:
         # From here on the input is accepted and the machine changes.
+        if self._owner is None:
+            self._owner = principal
         state = self._state
         answered_ids = {i.id for i, _, _ in answers}
-        raised_at = {o.interrupt.id: o.raised_at for o in self._open if o.interrupt.id in answered_ids and o.raised_at}
+        answered_open = [o for o in self._open if o.interrupt.id in answered_ids]
+        raised_at = {o.interrupt.id: o.raised_at for o in answered_open if o.raised_at}
+        proposals = {o.proposal.tool_call_id: o.proposal for o in answered_open if o.proposal is not None}
+        continuation = next((o.continuation for o in answered_open if o.continuation is not None), None)
         for item in expired:
             self._resolved.append(
                 ResolvedInterrupt(
@@ -537,8 +664,8 @@ class ThreadMachine:
         self._state = state
         # The thread as it stood before the input: what a failed run goes back to.
         messages_before, state_before = self.messages, self._agent_state
-        input_messages = tuple(run_input.messages) or None
-        input_state = _own(run_input.state)
+        input_messages = history.added or None
+        input_state = _own(history.state)
         self._adopt(input_messages, input_state)
         self._run = _Run(
             run_id=run_input.run_id,
@@ -551,6 +678,8 @@ class ThreadMachine:
             input_messages=input_messages,
             input_state=input_state,
             verifier=StreamVerifier(),
+            proposals=proposals,
+            continuation=continuation,
         )
         started = ev.RunStartedEvent(
             thread_id=self._thread_id, run_id=run_input.run_id, parent_run_id=run_input.parent_run_id
@@ -560,10 +689,7 @@ class ThreadMachine:
         return [
             persist,
             Emit(event=started),
-            StartAgent(
-                run_input=run_input,
-                answers=tuple(Answer(interrupt=i, entry=e) for i, e, _ in answers),
-            ),
+            StartAgent(run_input=run_input, answers=self.answers),
         ]
 
     def _replay(self, run_input: RunAgentInput, completed: CompletedResume) -> list[Effect]:
@@ -587,10 +713,11 @@ class ThreadMachine:
         return [Emit(event=e) for e in out]
 
     def _adopt(self, messages: tuple[Message, ...] | None, state: JSON) -> None:
-        """Take the conversation and state an input carries (absent or empty: keep the thread's)."""
+        """Take what an accepted input adds: new messages appended, and a new state (``None``: keep)."""
         if messages:
-            self._messages = [converter.unstructure(m, Message) for m in messages]
-            self._structured = messages
+            unstructure = converter.get_unstructure_hook(Message)
+            self._messages.extend(unstructure(m) for m in messages)
+            self._structured = None
         if state is not None:
             self._agent_state = state
 
@@ -641,8 +768,11 @@ class ThreadMachine:
                 return [self._persist(), Emit(event=event)]
         return [Emit(event=event)]
 
-    def tool_started(self, tool_call_id: str, *, now: datetime | None = None) -> list[Effect]:
-        """Record that the host is about to run the tool of ``tool_call_id``.
+    def tool_started(
+        self, tool_call_id: str, *, now: datetime | None = None, ran: Proposal | None = None
+    ) -> list[Effect]:
+        """Record that the host is about to run the tool of ``tool_call_id`` (``ran``: the tool
+        and the arguments it runs with, for the audit trail).
 
         Returns the ``Persist`` that must be durable before the tool runs; the
         ``TOOL_CALL_RESULT`` emitted for it later is persisted before it is sent. Together
@@ -656,7 +786,10 @@ class ThreadMachine:
                 f"tool call {tool_call_id!r} is not a closed tool call of this thread", state=self._state
             )
         self._journal[tool_call_id] = ToolJournalEntry(
-            tool_call_id=tool_call_id, run_id=run.run_id, started_at=None if now is None else now.isoformat()
+            tool_call_id=tool_call_id,
+            run_id=run.run_id,
+            started_at=None if now is None else now.isoformat(),
+            ran=ran,
         )
         return [self._persist()]
 
@@ -864,6 +997,8 @@ class ThreadMachine:
             if len(retries) >= _RETRIES_KEPT:
                 self._completed.remove(retries[0])
         for interrupt, entry, raised_in in run.answers:
+            call_id = interrupt.tool_call_id
+            journal = self._journal.get(call_id) if call_id is not None else None
             self._resolved.append(
                 ResolvedInterrupt(
                     interrupt=interrupt,
@@ -875,6 +1010,8 @@ class ThreadMachine:
                     answered_in=run.run_id,
                     answered_at=run.received_at,
                     outcome=outcome.type,
+                    proposal=run.proposals.get(call_id) if call_id is not None else None,
+                    ran=journal.ran if journal is not None else None,
                 )
             )
         self._completed.append(
@@ -894,15 +1031,34 @@ class ThreadMachine:
         self._run = None
         return [self._persist(), Emit(event=finished)]
 
-    def interrupt(self, interrupts: Sequence[Interrupt], *, now: datetime | None = None) -> list[Effect]:
+    def interrupt(
+        self,
+        interrupts: Sequence[Interrupt],
+        *,
+        now: datetime | None = None,
+        continuation: JSON = None,
+        edit_schemas: Mapping[str, Mapping[str, JSON]] | None = None,
+    ) -> list[Effect]:
         """End the run with interrupts: snapshots, then persist, then ``RUN_FINISHED``.
 
         ``now``, when given, is recorded as the instant the interrupts were raised.
+        ``continuation`` (default: the run's :attr:`continuation`) is kept with the
+        interrupts, never sent, and handed back with their answers. Each ``tool_call``
+        interrupt is bound to its tool call as proposed in this run; ``edit_schemas`` (by tool
+        call id, the tool's parameters) are what an approval's ``editedArgs`` must then pass.
         """
         run = self._live_run(MachineInput.INTERRUPT)
         interrupts = tuple(interrupts)
+        if len(interrupts) > MAX_INTERRUPTS:
+            raise LocalProtocolError(
+                f"a run ends with at most {MAX_INTERRUPTS} interrupts, not {len(interrupts)}", state=self._state
+            )
         self._check_closable(run, "interrupt")
         self._check_interrupts(run, interrupts)
+        kept = _own(continuation) if continuation is not None else run.continuation
+        edit_schemas = edit_schemas or {}
+        for call_id, schema in edit_schemas.items():
+            self._validators.check_schema(call_id, schema)
         suspended: dict[str, list[str]] = {}
         for interrupt in interrupts:
             if interrupt.subagent_run_id is not None:
@@ -925,7 +1081,18 @@ class ThreadMachine:
         outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
         self._commit_answers(run, outcome, None, fresh)
         raised_at = None if now is None else now.isoformat()
-        self._open = tuple(OpenInterrupt(interrupt=i, run_id=run.run_id, raised_at=raised_at) for i in interrupts)
+        self._open = tuple(
+            OpenInterrupt(
+                interrupt=i,
+                run_id=run.run_id,
+                raised_at=raised_at,
+                proposal=self._proposal(i.tool_call_id, edit_schemas.get(i.tool_call_id))
+                if i.tool_call_id is not None
+                else None,
+                continuation=kept,
+            )
+            for i in interrupts
+        )
         finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
         return effects + self._end(run, finished, MachineInput.INTERRUPT)
 
@@ -973,7 +1140,13 @@ class ThreadMachine:
         self._structured = None
         self._agent_state = run.state_before
         self._open = self._open + tuple(
-            OpenInterrupt(interrupt=i, run_id=raised_in, raised_at=run.raised_at.get(i.id))
+            OpenInterrupt(
+                interrupt=i,
+                run_id=raised_in,
+                raised_at=run.raised_at.get(i.id),
+                proposal=run.proposals.get(i.tool_call_id) if i.tool_call_id is not None else None,
+                continuation=run.continuation if run.answers else None,
+            )
             for i, _, raised_in in run.answers
         )
         self._run = None

@@ -62,6 +62,7 @@ class RunContext:
         self._now = now
         self._tools = tools
         self._pending: list[Interrupt] = []
+        self._edit_schemas: dict[str, Mapping[str, JSON]] = {}
         self._ended = False
         self._last_message_id: str | None = None
         self.input = run_input
@@ -102,6 +103,22 @@ class RunContext:
     def ended(self) -> bool:
         """Whether the run has ended (by :meth:`interrupt` or :meth:`finish`)."""
         return self._ended
+
+    @property
+    def continuation(self) -> JSON:
+        """The agent's own data kept, server-side, with the interrupts this run answers.
+
+        Set it before the run interrupts, and the run that answers those interrupts reads it
+        back here. It is never sent to a client, so a resumed agent routes by it (what it was
+        doing, which step comes next), never by client-writable state or messages. A resumed
+        run that does not set it keeps the one it was handed (for chained interrupts).
+        """
+        return self._machine.continuation
+
+    @continuation.setter
+    def continuation(self, value: JSON) -> None:
+        self._check_open()
+        self._machine.continuation = value
 
     def answer(self, interrupt_id: str) -> Answer | None:
         """The answer this run carries for ``interrupt_id``, if any."""
@@ -199,6 +216,8 @@ class RunContext:
                     metadata=metadata,
                 )
             )
+            if registered.allow_edits:
+                self._edit_schemas[tool_call_id] = registered.parameters
             return None
         try:
             result = await registered.invoke(args)
@@ -273,7 +292,11 @@ class RunContext:
     async def interrupt(self, *interrupts: Interrupt) -> None:
         """End the run waiting for a person (with any gated tool calls still pending)."""
         self._check_open()
-        await self._end(self._machine.interrupt([*self._pending, *interrupts], now=self._now()))
+        await self._end(
+            self._machine.interrupt(
+                [*self._pending, *interrupts], now=self._now(), edit_schemas=self._edit_schemas
+            )
+        )
 
     async def finish(self, result: JSON = None) -> None:
         """End the run with success. Returning from the agent does the same."""

@@ -18,6 +18,13 @@ host records a tool as started before it runs it, and its result before sending 
 retry a recorded result is sent again, and a tool that started but left no result is
 reported as ``unknown`` rather than run a second time.
 
+Trust (SPEC section 9). Every input comes with the principal its transport authenticated
+(:meth:`Host.authenticate`, through the host's authenticator); the thread machine refuses an
+input on another principal's thread with ``FORBIDDEN``. An approved tool call runs exactly as
+the record bound it when the run interrupted (or with the approval's ``editedArgs``, where the
+interrupt offered edits and they passed the tool's parameter schema); nothing in a later
+input's ``messages`` decides which tool runs or with what.
+
 Failures. Whatever ends a run early (the agent raising, breaking a protocol rule, running out
 of time, the store failing, the host shutting down) ends it with ``RUN_ERROR`` and puts the
 thread back where the stored record says it stood before the run; the agent's traceback and
@@ -37,21 +44,24 @@ from typing import Literal
 
 import anyio
 import anyio.abc
+import attrs
 import orjson
 from anyio.streams.memory import MemoryObjectSendStream
 
-from agui_core.errors import AguiError, LocalProtocolError, RunErrorCode
+from agui_core.errors import AguiError, LocalProtocolError, RemoteProtocolError, RunErrorCode
 from agui_core.machine.effects import Answer, Effect, Emit, Persist, StartAgent
-from agui_core.machine.thread import ThreadMachine
+from agui_core.machine.record import ANONYMOUS, OpenInterrupt, Proposal
+from agui_core.machine.thread import MAX_INTERRUPTS, ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.protocol.payload import PayloadValidators
-from agui_core.protocol.types import JSON, RunAgentInput
+from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
+from agui_core.runtime.auth import AuthenticationError, Authenticator, Credentials
 from agui_core.runtime.context import RunContext
 from agui_core.runtime.tools import Tool, ToolOutcome
 from agui_core.store.base import StoreError, ThreadStore, VersionConflict
 from agui_core.store.memory import MemoryThreadStore
 
-__all__ = ["Agent", "Host"]
+__all__ = ["Agent", "Host", "ThreadView", "refusal"]
 
 log = logging.getLogger("agui_core.host")
 
@@ -61,6 +71,29 @@ Agent = Callable[[RunContext], Awaitable[JSON]]
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def refusal(error: AguiError) -> ev.RunErrorEvent:
+    """The ``RUN_ERROR`` that refuses an input for ``error``, with the error's own code.
+
+    Every transport refuses through this, so a refusal's code is the same on every transport.
+    """
+    return ev.RunErrorEvent(message=error.message, code=error.code.value)
+
+
+@attrs.frozen(kw_only=True)
+class ThreadView:
+    """What a thread's owner needs to answer its open interrupts again (after a reload, say)."""
+
+    thread_id: str
+    state: str
+    """The thread machine's state: ``idle``, ``running``, ``interrupted`` or ``resumed``."""
+    interrupts: tuple[Interrupt, ...]
+    """The interrupts waiting for an answer, as they were announced."""
+    messages: tuple[Message, ...]
+    agent_state: JSON
+    run_id: str | None
+    """The run that raised the open interrupts, or the run in progress."""
 
 
 class Host:
@@ -77,6 +110,7 @@ class Host:
         run_timeout: float = 300.0,
         buffer: int = 256,
         payload_validators: PayloadValidators | None = None,
+        authenticator: Authenticator | None = None,
     ) -> None:
         self.agent = agent
         self.store: ThreadStore = store if store is not None else MemoryThreadStore()
@@ -86,8 +120,44 @@ class Host:
         self.run_timeout = run_timeout
         self._buffer = buffer
         self._validators = payload_validators if payload_validators is not None else PayloadValidators()
+        self.authenticator = authenticator
         self._busy: set[str] = set()
         self._group: anyio.abc.TaskGroup | None = None
+
+    async def authenticate(self, credentials: Credentials) -> str:
+        """The principal ``credentials`` stand for (:data:`ANONYMOUS` without an authenticator).
+
+        Raises :class:`~agui_core.runtime.auth.AuthenticationError` for credentials the
+        authenticator refuses; its message is safe to show the client.
+        """
+        if self.authenticator is None:
+            return ANONYMOUS
+        principal = await self.authenticator.authenticate(credentials)
+        if not isinstance(principal, str) or not principal:
+            raise AuthenticationError("the authenticator named no principal")
+        return principal
+
+    async def view(self, thread_id: str, principal: str = ANONYMOUS) -> ThreadView | None:
+        """The open interrupts of ``thread_id`` and the snapshots to answer them, for its owner.
+
+        ``None`` for a thread never saved; :class:`~agui_core.errors.RemoteProtocolError`
+        ``FORBIDDEN`` for another principal's thread (the error names nothing of it).
+        """
+        record = await self.store.load(thread_id)
+        if record is None:
+            return None
+        if record.owner != principal:
+            raise RemoteProtocolError(RunErrorCode.FORBIDDEN, "this thread belongs to another principal")
+        run = record.active_run
+        opened: tuple[OpenInterrupt, ...] = record.open_interrupts
+        return ThreadView(
+            thread_id=thread_id,
+            state=record.state.name.lower(),
+            interrupts=tuple(o.interrupt for o in opened),
+            messages=record.messages,
+            agent_state=record.agent_state,
+            run_id=run.run_id if run is not None else (opened[0].run_id if opened else None),
+        )
 
     async def __aenter__(self) -> Host:
         self._group = anyio.create_task_group()
@@ -101,8 +171,8 @@ class Host:
         assert group is not None
         return await group.__aexit__(exc_type, exc, tb)
 
-    async def run(self, run_input: RunAgentInput) -> AsyncGenerator[ev.Event, None]:
-        """Carry out ``run_input`` and yield the events for its caller, in order.
+    async def run(self, run_input: RunAgentInput, *, principal: str = ANONYMOUS) -> AsyncGenerator[ev.Event, None]:
+        """Carry out ``run_input``, sent by ``principal``, and yield the events for its caller, in order.
 
         The run goes on in the host's task group: a caller that stops iterating loses the
         rest of the stream, not the run.
@@ -111,13 +181,15 @@ class Host:
             raise RuntimeError("use the host as `async with Host(...) as host:`")
         thread_id = run_input.thread_id
         if thread_id in self._busy:
-            yield ev.RunErrorEvent(
-                message=f"thread {thread_id!r} is busy with another run", code=RunErrorCode.THREAD_BUSY.value
-            )
+            # The machine says what the sender hears: FORBIDDEN for a stranger, else THREAD_BUSY.
+            machine = await self._load(thread_id)
+            for effect in machine.receive_input(run_input, now=self.clock(), principal=principal, busy=True):
+                if isinstance(effect, Emit):
+                    yield effect.event
             return
         self._busy.add(thread_id)
         send, receive = anyio.create_memory_object_stream[ev.Event](self._buffer)
-        self._group.start_soon(self._carry_run, run_input, send)
+        self._group.start_soon(self._carry_run, run_input, principal, send)
         async with receive:
             while True:
                 # Take what is already buffered without a trip through the event loop: a run
@@ -133,12 +205,14 @@ class Host:
                     return
                 yield event
 
-    async def _carry_run(self, run_input: RunAgentInput, send: MemoryObjectSendStream[ev.Event]) -> None:
+    async def _carry_run(
+        self, run_input: RunAgentInput, principal: str, send: MemoryObjectSendStream[ev.Event]
+    ) -> None:
         out = _Outlet(send)
         try:
             async with send:
                 try:
-                    await self._handle(run_input, out)
+                    await self._handle(run_input, principal, out)
                 except Exception:
                     # Whatever fails here fails this run only: the host's other runs go on.
                     log.exception("the host failed on run %r of thread %r", run_input.run_id, run_input.thread_id)
@@ -156,17 +230,14 @@ class Host:
     async def _save(self, effect: Persist) -> None:
         await self.store.save(effect.record)
 
-    async def _handle(self, run_input: RunAgentInput, out: _Outlet) -> None:
+    async def _handle(self, run_input: RunAgentInput, principal: str, out: _Outlet) -> None:
         thread_id = run_input.thread_id
         try:
             machine = await self._load(thread_id)
             now = self.clock()
             await self._recover_abandoned(machine, now)
-            mismatch = await self._foreign_interrupts(machine, run_input)
-            if mismatch is not None:
-                await out(mismatch)
-                return
-            effects = machine.receive_input(run_input, now=now)
+            foreign = await self._foreign_interrupts(machine, run_input, principal)
+            effects = machine.receive_input(run_input, now=now, principal=principal, foreign_interrupts=foreign)
             for index, effect in enumerate(effects):
                 if isinstance(effect, StartAgent):
                     await self._carry(effects[:index], out)
@@ -179,7 +250,7 @@ class Host:
             if not out.ended:
                 await out(
                     ev.RunErrorEvent(
-                        message=f"thread {thread_id!r} is busy: another host took it",
+                        message="a run is in progress on this thread (another host took it)",
                         code=RunErrorCode.THREAD_BUSY.value,
                     )
                 )
@@ -218,22 +289,29 @@ class Host:
             if isinstance(effect, Persist):
                 await self._save(effect)
 
-    async def _foreign_interrupts(self, machine: ThreadMachine, run_input: RunAgentInput) -> ev.RunErrorEvent | None:
-        """``THREAD_MISMATCH`` when a resume names interrupts another thread raised (rule 1)."""
-        foreign = []
-        for entry in run_input.resume or ():
+    async def _foreign_interrupts(self, machine: ThreadMachine, run_input: RunAgentInput, principal: str) -> set[str]:
+        """The resume's interrupt ids that another thread of ``principal`` raised (rule 1).
+
+        The fact the machine needs for ``THREAD_MISMATCH``. An id of another principal's
+        thread is left out, so it reads as unknown: a stranger learns nothing of that thread.
+        """
+        entries = run_input.resume or ()
+        if len(entries) > MAX_INTERRUPTS or (machine.owner is not None and machine.owner != principal):
+            return set()  # refused anyway: no lookups for it
+        foreign: set[str] = set()
+        owners: dict[str, str | None] = {}
+        for entry in entries:
             if machine.knows_interrupt(entry.interrupt_id):
                 continue
-            owner = await self.store.thread_of_interrupt(entry.interrupt_id)
-            if owner is not None and owner != machine.thread_id:
-                foreign.append((entry.interrupt_id, owner))
-        if not foreign:
-            return None
-        named = ", ".join(f"{iid!r} (thread {owner!r})" for iid, owner in foreign)
-        return ev.RunErrorEvent(
-            message=f"the resume on thread {machine.thread_id!r} names interrupts of another thread: {named}",
-            code=RunErrorCode.THREAD_MISMATCH.value,
-        )
+            thread = await self.store.thread_of_interrupt(entry.interrupt_id)
+            if thread is None or thread == machine.thread_id:
+                continue
+            if thread not in owners:
+                record = await self.store.load(thread)
+                owners[thread] = record.owner if record is not None else None
+            if owners[thread] == principal:
+                foreign.add(entry.interrupt_id)
+        return foreign
 
     async def _run_agent(
         self,
@@ -310,21 +388,16 @@ class Host:
         """Run, skip or report each gated tool call the answers decide, before the agent runs."""
         outcomes: dict[str, ToolOutcome] = {}
         for answer in answers:
-            call_id = answer.interrupt.tool_call_id
-            if call_id is None or answer.interrupt.reason != "tool_call":
-                continue
-            proposed = machine.proposed_tool_call(call_id)
-            if proposed is None or proposed[0] not in self.tools:
+            proposal = answer.proposal
+            if proposal is None or answer.interrupt.reason != "tool_call" or proposal.name not in self.tools:
                 continue  # not one of the host's gated tools: the agent decides what to do
-            name, args = proposed
+            # What runs is the proposal the record bound when the run interrupted, or the
+            # approval's edits (accepted by the machine only where the interrupt offered them).
+            call_id, name = proposal.tool_call_id, proposal.name
             registered = self.tools[name]
-            payload = answer.entry.payload
+            args = answer.tool_args or {}
             cancelled = answer.entry.status == "cancelled"
-            edited = (
-                answer.approved is True and isinstance(payload, dict) and isinstance(payload.get("editedArgs"), dict)
-            )
-            if edited:
-                args = payload["editedArgs"]
+            edited = answer.edited_args is not None
             journal = machine.tool_journal.get(call_id)
             if journal is not None:
                 # The tool was started by an earlier attempt at this run, which failed or whose
@@ -351,7 +424,8 @@ class Host:
                 outcomes[call_id] = ToolOutcome(tool_call_id=call_id, name=name, status="denied", args=args)
                 await carry(machine.emit(self._result(call_id, "the user denied this call")))
                 continue
-            await carry(machine.tool_started(call_id, now=self.clock()))
+            ran = Proposal(tool_call_id=call_id, name=name, arguments=orjson.dumps(args).decode())
+            await carry(machine.tool_started(call_id, now=self.clock(), ran=ran))
             try:
                 value = await registered.invoke(args)
             except Exception as exc:

@@ -6,11 +6,17 @@ run interrupts with ``reason: tool_call``; on resume the host carries out the de
 the agent runs again: approved runs it with the original arguments or the full
 ``editedArgs``, denied does not run it and says so in its result, cancelled does not run it
 and sends no result.
+
+Edits are checked before anything runs: ``editedArgs`` must pass the tool's parameter schema
+(given, or read from the function's signature), and keys the schema does not name are
+refused unless it allows them (``additionalProperties``, or a ``**kwargs`` parameter).
 """
 
 from __future__ import annotations
 
 import inspect
+import types
+import typing
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
@@ -54,11 +60,25 @@ class Tool:
     allow_edits: bool = True
     description: str = ""
     args_schema: Mapping[str, JSON] | None = None
-    """The JSON Schema of the arguments, if known: an approval offers it as ``editedArgs``."""
+    """The JSON Schema of the arguments, if given; otherwise :attr:`parameters` reads the signature."""
+
+    @property
+    def parameters(self) -> Mapping[str, JSON]:
+        """The JSON Schema edited arguments must pass: ``args_schema``, or one read from the signature.
+
+        An object schema that does not say otherwise refuses keys it does not name.
+        """
+        schema = self.args_schema if self.args_schema is not None else _signature_schema(self.function)
+        if schema.get("type") == "object" and "additionalProperties" not in schema:
+            schema = {**schema, "additionalProperties": False}
+        return schema
 
     @property
     def approval_schema(self) -> Mapping[str, JSON]:
-        """The ``responseSchema`` of this tool's approvals (SPEC section 5)."""
+        """The ``responseSchema`` of this tool's approvals (SPEC section 5), as clients see it.
+
+        Edits are checked against :attr:`parameters` on the server whatever this offers.
+        """
         if not self.allow_edits:
             return APPROVE_SCHEMA
         if self.args_schema is None:
@@ -75,6 +95,61 @@ class Tool:
         if inspect.isawaitable(result):
             result = await result
         return result
+
+
+_JSON_TYPES: Mapping[Any, str] = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    dict: "object",
+    list: "array",
+    tuple: "array",
+}
+
+
+def _annotation_schema(annotation: Any) -> dict[str, JSON]:
+    """The JSON type of a parameter annotation, where it is a plain one (else any value)."""
+    origin = typing.get_origin(annotation) or annotation
+    if origin in (typing.Union, types.UnionType):
+        members = [m for m in typing.get_args(annotation) if m is not type(None)]
+        options = [_annotation_schema(m) for m in members]
+        if all("type" in o for o in options) and len(typing.get_args(annotation)) > len(members):
+            return {"type": [str(o["type"]) for o in options] + ["null"]}
+        return {}
+    if isinstance(origin, type):
+        for python, json_type in _JSON_TYPES.items():
+            if issubclass(origin, python) and not (python is int and issubclass(origin, bool)):
+                return {"type": json_type}
+        if issubclass(origin, Mapping):
+            return {"type": "object"}
+    return {}
+
+
+def _signature_schema(function: Callable[..., Any]) -> dict[str, JSON]:
+    """The arguments a function takes as keywords, as a JSON Schema object."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return {"type": "object"}
+    try:
+        hints = typing.get_type_hints(function)
+    except Exception:  # annotations that cannot be resolved: names only
+        hints = {}
+    properties: dict[str, JSON] = {}
+    required: list[JSON] = []
+    extra = False
+    for parameter in signature.parameters.values():
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            extra = True
+        elif parameter.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
+            properties[parameter.name] = _annotation_schema(hints.get(parameter.name, Any))
+            if parameter.default is inspect.Parameter.empty:
+                required.append(parameter.name)
+    schema: dict[str, JSON] = {"type": "object", "properties": properties, "additionalProperties": extra}
+    if required:
+        schema["required"] = required
+    return schema
 
 
 def tool(

@@ -177,7 +177,7 @@ def test_round_trip(make: Any) -> None:
 def test_the_dict_is_camel_case_and_wire_shaped() -> None:
     data = record_to_dict(rich_record())
     assert set(data) == {
-        "threadId", "version", "state", "messages", "agentState", "open", "resolved", "completedResumes",
+        "threadId", "owner", "version", "state", "messages", "agentState", "open", "resolved", "completedResumes",
         "toolJournal", "activeRun",
     }  # fmt: skip
     assert data["state"] == "RESUMED"

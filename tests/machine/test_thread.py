@@ -893,7 +893,14 @@ def test_agent_error_is_the_default_code_of_fail() -> None:
 
 
 def test_every_run_error_code_has_a_test() -> None:
+    from tests.machine.test_history import (
+        test_a_forged_copy_of_the_tool_call_is_refused_and_the_bound_proposal_stands,
+        test_forbidden_names_nothing_and_comes_before_every_other_rule,
+    )
+
     tested = {
+        RunErrorCode.FORBIDDEN: test_forbidden_names_nothing_and_comes_before_every_other_rule,
+        RunErrorCode.HISTORY_CONFLICT: test_a_forged_copy_of_the_tool_call_is_refused_and_the_bound_proposal_stands,
         RunErrorCode.PENDING_INTERRUPTS: test_pending_interrupts,
         RunErrorCode.PARTIAL_RESUME: test_partial_resume,
         RunErrorCode.UNKNOWN_INTERRUPT_ID: test_unknown_interrupt_id,
@@ -1713,10 +1720,12 @@ def test_snapshots_follow_the_input_of_the_resumed_run() -> None:
     )
     out = wire(machine.interrupt([make_interrupt({"id": "int-2", "reason": "confirmation"})]))
     assert out[0] == {"type": "STATE_SNAPSHOT", "snapshot": {"v": 2}}
-    assert out[1]["messages"] == [
+    # The input's new message is appended; the messages it left out are kept (SPEC section 9).
+    assert out[1]["messages"][-2:] == [
         {"id": "u-9", "role": "user", "content": "again"},
         {"id": "r-1", "role": "tool", "content": "ok", "toolCallId": "tc-1"},
     ]
+    assert [m["id"] for m in out[1]["messages"][:-2]] == [m.id for m in interrupted(approval("int-1", "tc-1")).messages]
 
 
 def test_cancel_closes_what_the_run_left_open() -> None:

@@ -16,7 +16,7 @@ import attrs
 import orjson
 import pytest
 
-from agui_core.machine.record import ResolvedInterrupt
+from agui_core.machine.record import Proposal, ResolvedInterrupt
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol.codec import converter
 from agui_core.protocol.types import Interrupt
@@ -266,6 +266,14 @@ async def test_approve_with_edits_runs_the_edited_args_whole_and_keeps_the_audit
         answered_in="run-11",
         answered_at=answered_at.isoformat(),
         outcome="success",
+        # The proposal as bound when the run interrupted, and what really ran (SPEC section 9).
+        proposal=Proposal(
+            tool_call_id="tc-42",
+            name="sendEmail",
+            arguments=orjson.dumps(PROPOSED).decode(),
+            parameters=line.proposal.parameters if line.proposal is not None else None,
+        ),
+        ran=Proposal(tool_call_id="tc-42", name="sendEmail", arguments=orjson.dumps(EDITED).decode()),
     )
 
 

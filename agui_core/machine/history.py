@@ -1,0 +1,181 @@
+"""What a client may say about a thread's history: the rules for the ``messages`` and ``state`` of an input.
+
+Clients send ``messages`` and ``state`` with every run (the seed allows replay-style
+continuation), but the server is the authority for everything it emitted (SPEC section 9):
+
+- A client message whose id the thread knows must match the thread's copy (role, content,
+  tool calls, the tool call a result answers); a client cannot rewrite what was said.
+- Messages the client leaves out are kept: an input never deletes history.
+- Messages the thread does not know are the client's own words when they are ``user``,
+  ``system`` or ``developer`` messages, or ``tool`` results of calls the agent left to the
+  client (a frontend tool: a call of this thread with no result yet): those are appended, in the
+  order the input gives them. A ``tool`` result for a call an interrupt gates is refused: that
+  result is the host's to give, once the resume answers the interrupt.
+- Anything else the thread does not know is in the agent's voice (``assistant``, ``reasoning``,
+  ``activity``, a result of a call the thread never made): the client may hold it from a run
+  that failed (whose output the thread dropped) or have made it up. It is left out: the
+  agent's words come only from the agent. A thread with no history yet takes any messages (a
+  conversation moved from elsewhere).
+- ``state``: absent, ``null`` or ``{}`` (what a fresh client sends) keeps the thread's state;
+  any other state replaces it, on a resume too (AG-UI's shared state is the client's to
+  write). So an agent never routes by state: a resumed run learns what it was doing from the
+  interrupts it answers and their continuation, which only the server holds.
+
+A rule broken is ``HISTORY_CONFLICT``, naming the message and what differs; nothing changes.
+Also here: the limits on the ids an input carries (:func:`check_input_ids`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+import orjson
+
+from agui_core.errors import RemoteProtocolError, RunErrorCode, format_path
+from agui_core.protocol.codec import converter
+from agui_core.protocol.types import JSON, Message, RunAgentInput
+
+__all__ = ["CLIENT_ROLES", "MAX_ID_LENGTH", "HistoryUpdate", "check_input_ids", "merge_history"]
+
+MAX_ID_LENGTH: Final = 256
+"""The longest id (thread, run, message, tool call, interrupt) an input may carry."""
+
+CLIENT_ROLES: Final = frozenset({"user", "system", "developer"})
+"""The roles a client may add to a thread that has history (``tool`` too, for frontend tools)."""
+
+
+@attrs.frozen(kw_only=True)
+class HistoryUpdate:
+    """What an accepted input changes: messages to append, and the state to adopt (``None``: keep)."""
+
+    added: tuple[Message, ...] = ()
+    state: JSON = None
+
+
+def _bad_id(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    if not value:
+        return "an id cannot be empty"
+    if len(value) > MAX_ID_LENGTH:
+        return f"an id is at most {MAX_ID_LENGTH} characters, not {len(value)}"
+    if not (value.isascii() and value.isprintable()) or " " in value:
+        return "an id is printable ASCII without spaces"
+    return None
+
+
+def check_input_ids(run_input: RunAgentInput) -> None:
+    """Refuse (``INVALID_INPUT``, with the path) an id that is empty, too long or not printable ASCII."""
+    places: list[tuple[tuple[str | int, ...], object]] = [
+        (("threadId",), run_input.thread_id),
+        (("runId",), run_input.run_id),
+        (("parentRunId",), run_input.parent_run_id),
+    ]
+    for index, entry in enumerate(run_input.resume or ()):
+        places.append((("resume", index, "interruptId"), entry.interrupt_id))
+    for index, message in enumerate(run_input.messages):
+        places.append((("messages", index, "id"), message.id))
+        places.append((("messages", index, "toolCallId"), getattr(message, "tool_call_id", None)))
+        for number, call in enumerate(getattr(message, "tool_calls", None) or ()):
+            places.append((("messages", index, "toolCalls", number, "id"), call.id))
+    for path, value in places:
+        why = _bad_id(value)
+        if why is not None:
+            raise RemoteProtocolError(
+                RunErrorCode.INVALID_INPUT, f"invalid RunAgentInput at {format_path(path)}: {why}"
+            )
+
+
+def _canonical(value: JSON) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def _normal(message: Mapping[str, Any]) -> bytes:
+    """A message's identity for comparing a client's copy with the thread's.
+
+    Absent, ``null`` and empty content are the same, and so are absent and empty tool calls;
+    a tool call is its id, name and arguments.
+    """
+    out = {key: value for key, value in message.items() if value is not None}
+    if out.get("content") in ("", []):
+        del out["content"]
+    calls = out.pop("toolCalls", None)
+    if calls:
+        out["toolCalls"] = [[c["id"], c["function"]["name"], c["function"]["arguments"]] for c in calls]
+    return _canonical(out)
+
+
+def _differs(client: Mapping[str, Any], server: Mapping[str, Any]) -> str:
+    for key in ("role", "content", "toolCalls", "toolCallId"):
+        if _normal({key: client.get(key)}) != _normal({key: server.get(key)}):
+            return key
+    return "fields"
+
+
+def merge_history(
+    thread_messages: Sequence[Mapping[str, Any]],
+    thread_state: JSON,
+    run_input: RunAgentInput,
+    *,
+    gated_calls: Iterable[str],
+) -> HistoryUpdate:
+    """What ``run_input`` adds to a thread holding ``thread_messages`` and ``thread_state``.
+
+    ``gated_calls`` are the tool calls an interrupt gates (open or answered): their results
+    are the host's to give. Raises ``RemoteProtocolError`` (``HISTORY_CONFLICT``).
+    """
+    known = {m["id"]: m for m in thread_messages if "id" in m}
+    fresh = not thread_messages
+    calls: set[str] = set()
+    answered: set[str] = set()
+    for m in thread_messages:
+        for call in m.get("toolCalls") or ():
+            calls.add(call["id"])
+        if m.get("role") == "tool":
+            answered.add(m.get("toolCallId", ""))
+    gated = set(gated_calls)
+    unstructure = converter.get_unstructure_hook(Message)
+    added: list[Message] = []
+    added_ids: dict[str, bytes] = {}
+    for index, message in enumerate(run_input.messages):
+        where = f"messages[{index}] (id {message.id!r})"
+        data = unstructure(message)
+        server = known.get(message.id)
+        if server is not None:
+            if _normal(data) != _normal(server):
+                raise RemoteProtocolError(
+                    RunErrorCode.HISTORY_CONFLICT,
+                    f"{where}: its {_differs(data, server)} differs from the thread's record of that message; "
+                    "a client cannot rewrite messages the thread has (send them unchanged, or leave them out)",
+                )
+            continue
+        if message.id in added_ids:
+            if added_ids[message.id] != _normal(data):
+                raise RemoteProtocolError(
+                    RunErrorCode.HISTORY_CONFLICT, f"{where}: two different messages with the same id"
+                )
+            continue
+        if not fresh:
+            role = data.get("role")
+            if role == "tool":
+                call_id = data.get("toolCallId")
+                if call_id in gated:
+                    raise RemoteProtocolError(
+                        RunErrorCode.HISTORY_CONFLICT,
+                        f"{where}: tool call {call_id!r} is gated by an interrupt; its result is the "
+                        "host's to give, once the resume answers the interrupt",
+                    )
+                if call_id not in calls or call_id in answered:
+                    continue  # a result of a call the thread never made, or already has: not the client's
+                answered.add(call_id)
+            elif role not in CLIENT_ROLES:
+                continue  # in the agent's voice: only the agent writes those
+        added_ids[message.id] = _normal(data)
+        added.append(message)
+    state: JSON = None
+    offered = run_input.state
+    if offered is not None and offered != {} and _canonical(offered) != _canonical(thread_state):
+        state = offered
+    return HistoryUpdate(added=tuple(added), state=state)

@@ -1,0 +1,181 @@
+"""Who is asking: authenticators turn a client's credentials into a principal.
+
+A principal is a plain string naming whoever a host acts for (a user id, a service name).
+Every thread belongs to the principal whose input created it (SPEC section 9): the host hands
+the principal of each input to the thread machine, which refuses any other with ``FORBIDDEN``.
+
+A transport gathers :class:`Credentials` from its connection (the ``Authorization: Bearer``
+header, or the bearer token a browser puts in the WebSocket subprotocol list, since browsers
+cannot set headers on a WebSocket handshake) and asks the host's authenticator for the
+principal before any input is read. An authenticator is any object with
+``async def authenticate(credentials) -> str`` that raises :class:`AuthenticationError` for
+credentials it does not accept. Built in:
+
+- :class:`TokenAuthenticator`: a fixed table of bearer tokens, one principal each
+  (``agui serve --auth-tokens FILE``, one ``PRINCIPAL TOKEN`` per line);
+- :class:`JwtAuthenticator`: signed JSON Web Tokens (``pyjwt``), the principal in a claim
+  (``sub`` by default).
+
+Without an authenticator every client is :data:`ANONYMOUS`, so every thread belongs to the
+same principal; ``agui serve`` then listens on loopback addresses only.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, Protocol, runtime_checkable
+
+import attrs
+
+from agui_core.errors import AguiError
+
+__all__ = [
+    "ANONYMOUS",
+    "AuthenticationError",
+    "Authenticator",
+    "Credentials",
+    "JwtAuthenticator",
+    "TokenAuthenticator",
+]
+
+ANONYMOUS: Final = "anonymous"
+"""The principal of every client of a host that has no authenticator."""
+
+
+class AuthenticationError(AguiError):
+    """The credentials were missing or not accepted. The message is safe to show the client."""
+
+
+@attrs.frozen(kw_only=True)
+class Credentials:
+    """What a client presented: its bearer token, if any, and the request's headers.
+
+    ``headers`` has lower-case names. ``bearer`` is the token of ``Authorization: Bearer``
+    or of the WebSocket subprotocol ``agui.bearer.TOKEN``, as the transport found it.
+    """
+
+    bearer: str | None = None
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+
+
+@runtime_checkable
+class Authenticator(Protocol):
+    """Credentials in, principal out (or :class:`AuthenticationError`)."""
+
+    async def authenticate(self, credentials: Credentials) -> str:
+        """The principal ``credentials`` stand for; raises ``AuthenticationError`` if none."""
+
+
+def _check_principal(principal: str, where: str) -> str:
+    if not principal or len(principal) > 256 or not principal.isprintable():
+        raise ValueError(f"{where}: a principal is 1 to 256 printable characters, not {principal!r}")
+    return principal
+
+
+class TokenAuthenticator:
+    """A fixed table of bearer tokens; each stands for one principal.
+
+    Tokens are compared in constant time; one principal may have several tokens.
+    """
+
+    def __init__(self, tokens: Mapping[str, str]) -> None:
+        """``tokens`` maps each token to its principal."""
+        for token, principal in tokens.items():
+            if len(token) < 16:
+                raise ValueError(f"the token of principal {principal!r} is shorter than 16 characters")
+            _check_principal(principal, "token table")
+        self._tokens = [(token.encode(), principal) for token, principal in tokens.items()]
+
+    @classmethod
+    def from_lines(cls, lines: Iterable[str], *, name: str = "tokens") -> TokenAuthenticator:
+        """Read ``PRINCIPAL TOKEN`` lines; blank lines and ``#`` comments are skipped."""
+        tokens: dict[str, str] = {}
+        for number, raw in enumerate(lines, 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            parts = line.split()
+            if len(parts) != 2:
+                raise ValueError(f"{name}:{number}: expected 'PRINCIPAL TOKEN', found {len(parts)} fields")
+            principal, token = parts
+            if token in tokens:
+                raise ValueError(f"{name}:{number}: this token is already given to another principal")
+            tokens[token] = _check_principal(principal, f"{name}:{number}")
+        if not tokens:
+            raise ValueError(f"{name}: no tokens")
+        return cls(tokens)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> TokenAuthenticator:
+        """Read the token file at ``path`` (see :meth:`from_lines`)."""
+        with open(path, encoding="utf-8") as file:
+            return cls.from_lines(file, name=os.fspath(path))
+
+    async def authenticate(self, credentials: Credentials) -> str:
+        if not credentials.bearer:
+            raise AuthenticationError("a bearer token is required")
+        offered = credentials.bearer.encode()
+        found: str | None = None
+        for token, principal in self._tokens:  # every token is compared: no early exit to time
+            if hmac.compare_digest(offered, token):
+                found = principal
+        if found is None:
+            raise AuthenticationError("the bearer token is not valid")
+        return found
+
+
+class JwtAuthenticator:
+    """Signed JSON Web Tokens: a valid signature and expiry, the principal in ``claim``.
+
+    ``key`` is the HMAC secret or the public key (PEM) for ``algorithms``; ``audience`` and
+    ``issuer``, when given, must match the token's ``aud`` and ``iss``. Tokens must carry
+    ``exp``. Needs ``pyjwt`` (``pip install 'agui-core[jwt]'``).
+    """
+
+    def __init__(
+        self,
+        key: str | bytes,
+        *,
+        algorithms: Sequence[str] = ("HS256",),
+        audience: str | None = None,
+        issuer: str | None = None,
+        claim: str = "sub",
+        leeway: float = 0.0,
+    ) -> None:
+        import jwt  # an optional dependency: imported only by those who use it
+
+        if not algorithms or "none" in (a.lower() for a in algorithms):
+            raise ValueError("name the signing algorithms to accept; 'none' is never accepted")
+        self._jwt = jwt
+        self._key = key
+        self._algorithms = list(algorithms)
+        self._audience = audience
+        self._issuer = issuer
+        self._claim = claim
+        self._leeway = leeway
+
+    async def authenticate(self, credentials: Credentials) -> str:
+        if not credentials.bearer:
+            raise AuthenticationError("a bearer token is required")
+        options: Any = {"require": ["exp"]}
+        try:
+            claims = self._jwt.decode(
+                credentials.bearer,
+                self._key,
+                algorithms=self._algorithms,
+                audience=self._audience,
+                issuer=self._issuer,
+                leeway=self._leeway,
+                options=options,
+            )
+        except self._jwt.InvalidTokenError as exc:
+            raise AuthenticationError(f"the bearer token is not valid ({type(exc).__name__})") from None
+        principal = claims.get(self._claim)
+        if not isinstance(principal, str) or not principal:
+            raise AuthenticationError(f"the bearer token has no {self._claim!r} claim naming a principal")
+        try:
+            return _check_principal(principal, "token")
+        except ValueError:
+            raise AuthenticationError(f"the {self._claim!r} claim is not a usable principal") from None
