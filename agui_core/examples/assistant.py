@@ -1,8 +1,11 @@
 """The demo's agent: one entry point that hands each thread to one of the example agents.
 
 A thread's first run picks its agent by ``forwardedProps.scenario`` (one of :data:`AGENTS`),
-or, without one, by the words of the last user message; the choice is kept in the thread's
-state, so the runs that resume the thread go to the same agent. Serve it with::
+or, without one, by the words of the last user message. The choice is kept with the run's
+interrupts as their continuation, which only the server holds, so the run that answers them
+goes to the same agent whatever the client sends as state (a fresh client sends ``{}``; any
+client may send anything). The state shows the choice too, for the user interface. Serve it
+with::
 
     agui serve agui_core.examples.assistant:assistant
 """
@@ -46,10 +49,11 @@ def pick_scenario(props: JSON, text: str) -> str:
 
 async def assistant(ctx: RunContext) -> JSON:
     """Run the thread's example agent (see the module docstring)."""
-    state = ctx.state
-    chosen = state.get("scenario") if isinstance(state, dict) else None
+    kept = ctx.continuation
+    chosen = kept.get("scenario") if ctx.resumed and isinstance(kept, dict) else None
     if not isinstance(chosen, str) or chosen not in AGENTS:
         said = [m.content for m in ctx.messages if isinstance(m, UserMessage) and isinstance(m.content, str)]
         chosen = pick_scenario(ctx.input.forwarded_props, said[-1] if said else "")
         await ctx.set_state({"scenario": chosen})
+    ctx.continuation = {"scenario": chosen}
     return await AGENTS[chosen](ctx)
