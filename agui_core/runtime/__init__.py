@@ -1,5 +1,6 @@
 """The async host: runs agents on thread machines over a store, and the agent API."""
 
+from agui_core.runtime.capabilities import capabilities
 from agui_core.runtime.context import RunContext, TextStream
 from agui_core.runtime.host import Agent, Host
 from agui_core.runtime.tools import APPROVE_SCHEMA, APPROVE_WITH_EDITS_SCHEMA, Tool, ToolOutcome, tool
@@ -13,5 +14,6 @@ __all__ = [
     "TextStream",
     "Tool",
     "ToolOutcome",
+    "capabilities",
     "tool",
 ]
