@@ -1,6 +1,6 @@
 """The ``agui`` command: ``serve`` an agent, play the ``demo``, ``bench``, ``check`` a recorded stream.
 
-``agui serve MODULE:NAME [--ws HOST:PORT | --stdio | --transport NAME] [--store sqlite:PATH |
+``agui serve MODULE:NAME [--ws HOST:PORT | --http HOST:PORT | --stdio | --transport NAME] [--store sqlite:PATH |
 memory] [-o KEY=VALUE ...] [--grace SECONDS]`` hosts an agent. ``MODULE:NAME`` is imported
 from the current directory or the installed packages; ``NAME`` (dots reach into objects) is
 
@@ -9,7 +9,8 @@ from the current directory or the installed packages; ``NAME`` (dots reach into 
 - or any object with an ``agent`` attribute and, optionally, a ``tools`` one (a small class,
   a ``types.SimpleNamespace``, a module).
 
-The transport is ``ws`` (the default, on ``127.0.0.1:8765``), ``stdio``, or any transport
+The transport is ``ws`` (the default, on ``127.0.0.1:8765``), ``http`` (HTTP + Server-Sent
+Events under uvicorn, the transport of stock AG-UI clients), ``stdio``, or any transport
 installed under the entry-point group ``agui.transports``; ``-o KEY=VALUE`` passes it its own
 settings. The store defaults to the SQLite file ``agui.sqlite3``. SIGTERM or SIGINT stops
 the server gracefully: runs in flight get ``--grace`` seconds to finish; a second signal
@@ -283,6 +284,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     where.add_argument("--stdio", action="store_true", help="JSON lines on stdin and stdout")
     where.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        nargs="?",
+        const="127.0.0.1:8000",
+        help="HTTP + Server-Sent Events under uvicorn (needs agui-core[http]; default 127.0.0.1:8000)",
+    )
+    where.add_argument(
         "--transport", metavar="NAME", help="any installed transport (entry-point group agui.transports)"
     )
     serve.add_argument("--address", metavar="ADDRESS", help="where --transport NAME listens, in its own notation")
@@ -339,6 +347,8 @@ def main(argv: list[str] | None = None) -> int:
             logging.getLogger("websockets").setLevel(logging.WARNING)
         if args.stdio:
             args.transport, args.address = "stdio", None
+        elif args.http is not None:
+            args.transport, args.address = "http", args.http
         elif args.transport is None:
             args.transport, args.address = "ws", args.ws or "127.0.0.1:8765"
         try:

@@ -1,0 +1,421 @@
+"""The HTTP transport: a host as an ASGI application, each run answered with Server-Sent Events.
+
+This is what every stock AG-UI client speaks (``@ag-ui/client``'s ``HttpAgent`` and the
+frontends built on it). :class:`HttpApp` is a plain ASGI application, so it runs under any
+ASGI server and mounts in Starlette or FastAPI under any path (``app.mount("/agent",
+HttpApp(host))``); its routes are relative to where it is mounted:
+
+- ``POST /`` with a ``RunAgentInput`` (``application/json``): ``200 text/event-stream``, one
+  ``data: <event JSON>\\n\\n`` per event of the run. A refused run is a run: its refusal is a
+  ``RUN_ERROR`` with its code in the stream (an input that is not a valid ``RunAgentInput``
+  included, code ``INVALID_INPUT``), never an HTTP error;
+- ``GET /capabilities``: the host's AG-UI ``AgentCapabilities`` document
+  (:func:`~agui_core.runtime.capabilities.capabilities`);
+- ``GET /threads/{threadId}``: for the thread's owner only, its open interrupts and the
+  snapshots needed to answer them (a page reloaded while interrupts were pending finds them
+  here): ``{"threadId", "state", "interrupts", "messages", "agentState", "runId"}`` in wire
+  camelCase, ``runId`` left out when there is none.
+
+HTTP errors are for what is not a run, each with a JSON body ``{"error", "message"}``: an
+unknown path (404), a wrong method (405), a body that is not ``application/json`` (415) or
+larger than ``max_body`` bytes (413, refused as soon as the ``Content-Length`` or the bytes
+read so far say so, not after), a body not received within ``body_timeout`` seconds (408),
+credentials the host's authenticator refuses (401; the ``Authorization: Bearer`` token is
+read on every request), a request from a browser ``Origin`` not on the allow-list (403),
+another principal's thread (403, naming nothing of it), a thread never saved (404).
+
+Browsers: ``allow_origins`` (empty by default) lists the origins whose pages may call the
+host. A request carrying any other ``Origin`` is refused whatever it asks; preflight
+``OPTIONS`` requests are answered for allowed origins only, and only their responses carry
+``Access-Control-Allow-Origin`` (the origin echoed, never ``*``). Clients that are not
+browsers send no ``Origin`` and are not concerned.
+
+A client that goes away mid-stream loses the rest of the stream, not the run: the
+application stops sending at ``http.disconnect`` and returns, the run goes on in the host,
+which saves its outcome; the same input sent again (same ``runId``) gets it.
+
+:class:`HttpTransport` is the ``http`` plugin of ``agui serve`` (``agui serve MODULE:AGENT
+--http HOST:PORT``): the application under uvicorn (``pip install 'agui-core[http]'``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, MutableMapping
+from contextlib import aclosing
+from typing import Any, Final
+
+import anyio
+import orjson
+from agui_transports.plugin import ServeOptions, setting
+from agui_transports.websocket import parse_address
+
+from agui_core.errors import EncodeError, InvalidInputError, RemoteProtocolError
+from agui_core.protocol import types as t
+from agui_core.protocol.codec import converter, decode_input, encode_event
+from agui_core.protocol.framing import SSE_CONTENT_TYPE, sse_frame
+from agui_core.protocol.types import RunAgentInput
+from agui_core.runtime.auth import AuthenticationError, Credentials
+from agui_core.runtime.capabilities import capabilities
+from agui_core.runtime.host import Host, refusal
+
+__all__ = [
+    "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_MAX_BODY",
+    "DEFAULT_PORT",
+    "HttpApp",
+    "HttpTransport",
+]
+
+log = logging.getLogger("agui_transports.http")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+DEFAULT_MAX_BODY: Final = 1024 * 1024
+"""The largest request body a client may send, in bytes."""
+
+DEFAULT_BODY_TIMEOUT: Final = 30.0
+"""Seconds a client has to send its whole request body."""
+
+DEFAULT_PORT: Final = 8000
+
+_THREADS: Final = "/threads/"
+_CORS_METHODS: Final = b"GET, POST, OPTIONS"
+_CORS_HEADERS: Final = b"authorization, content-type, accept, last-event-id"
+_CORS_MAX_AGE: Final = b"600"
+_SSE_HEADERS: Final = [
+    (b"content-type", SSE_CONTENT_TYPE.encode()),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),  # proxies that buffer responses (nginx) must not hold events back
+]
+_JSON: Final = (b"content-type", b"application/json")
+
+
+class _Refused(Exception):
+    """A request that is not a run, answered with an HTTP error and a JSON body."""
+
+    def __init__(self, status: int, error: str, message: str, headers: Collection[tuple[bytes, bytes]] = ()) -> None:
+        super().__init__(message)
+        self.status = status
+        self.error = error
+        self.message = message
+        self.headers = list(headers)
+
+
+class _ClientLeft(Exception):
+    """The client disconnected before its request was read."""
+
+
+class HttpApp:
+    """An ASGI application serving ``host`` (see the module docstring for its routes).
+
+    The host must be entered (``async with host:``) while the application serves, by whoever
+    owns both (a FastAPI lifespan, say). ``max_body`` bounds a request body, in bytes;
+    ``body_timeout`` is how many seconds a client has to send it; ``allow_origins`` lists the
+    browser origins (``https://app.example.com``) allowed to call the host.
+    """
+
+    def __init__(
+        self,
+        host: Host,
+        *,
+        max_body: int = DEFAULT_MAX_BODY,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        allow_origins: Collection[str] = (),
+        websocket: bool = False,
+    ) -> None:
+        """``websocket`` says whether the same host is also served over WebSocket (for the
+        capabilities document)."""
+        self.host = host
+        self.max_body = max_body
+        self.body_timeout = body_timeout
+        self.allow_origins = frozenset(origin.rstrip("/") for origin in allow_origins)
+        self._transport = t.TransportCapabilities(
+            streaming=True, websocket=websocket, http_binary=False, push_notifications=False, resumable=False
+        )
+        self._capabilities: bytes | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await _lifespan(receive, send)
+        elif kind == "websocket":
+            await send({"type": "websocket.close", "code": 1008})  # refused: this application speaks HTTP
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = _headers(scope)
+        method: str = scope["method"]
+        path = _route(scope)
+        origin = headers.get("origin")
+        cors: list[tuple[bytes, bytes]] = []
+        try:
+            if origin is not None:
+                if origin.rstrip("/") not in self.allow_origins:
+                    raise _Refused(403, "origin_not_allowed", f"requests from origin {origin!r} are not allowed")
+                cors = [(b"access-control-allow-origin", origin.encode("latin-1")), (b"vary", b"origin")]
+            if path in ("", "/"):
+                allowed = "POST"
+            elif path == "/capabilities":
+                allowed = "GET"
+            elif path.startswith(_THREADS) and len(path) > len(_THREADS):
+                allowed = "GET"
+            else:
+                raise _Refused(404, "not_found", f"no such path {path!r}: POST a run to /")
+            if method == "OPTIONS":
+                await self._options(headers, allowed, cors, send)
+            elif method != allowed:
+                allow = [(b"allow", f"{allowed}, OPTIONS".encode())]
+                raise _Refused(405, "method_not_allowed", f"use {allowed} on {path or '/'}", allow)
+            elif allowed == "POST":
+                await self._run(headers, receive, send, cors)
+            elif path == "/capabilities":
+                await _send_json(send, 200, self._capabilities_document(), cors)
+            else:
+                await self._thread(path[len(_THREADS) :], headers, send, cors)
+        except _Refused as refused:
+            body = orjson.dumps({"error": refused.error, "message": refused.message})
+            await _send_json(send, refused.status, body, [*refused.headers, *cors])
+        except _ClientLeft:
+            log.debug("a client left before its request was read")
+
+    async def _options(
+        self, headers: Mapping[str, str], allowed: str, cors: list[tuple[bytes, bytes]], send: Send
+    ) -> None:
+        extra = [(b"allow", f"{allowed}, OPTIONS".encode())]
+        if cors and "access-control-request-method" in headers:
+            extra += [
+                (b"access-control-allow-methods", _CORS_METHODS),
+                (b"access-control-allow-headers", _CORS_HEADERS),
+                (b"access-control-max-age", _CORS_MAX_AGE),
+            ]
+        await send({"type": "http.response.start", "status": 204, "headers": [*extra, *cors]})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _principal(self, headers: Mapping[str, str]) -> str:
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        bearer = token.strip() if scheme.lower() == "bearer" and token.strip() else None
+        try:
+            return await self.host.authenticate(Credentials(bearer=bearer, headers=headers))
+        except AuthenticationError as exc:
+            raise _Refused(401, "unauthorized", exc.message, [(b"www-authenticate", b"Bearer")]) from None
+
+    async def _run(
+        self, headers: Mapping[str, str], receive: Receive, send: Send, cors: list[tuple[bytes, bytes]]
+    ) -> None:
+        media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
+        if media_type != "application/json":
+            raise _Refused(415, "unsupported_media_type", "send the RunAgentInput as application/json")
+        principal = await self._principal(headers)
+        body = await self._body(headers, receive)
+        await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]})
+        try:
+            run_input = decode_input(body)
+        except InvalidInputError as exc:
+            frame = sse_frame(encode_event(refusal(exc)))
+            await send({"type": "http.response.body", "body": frame})
+            return
+        await self._stream(run_input, principal, receive, send)
+
+    async def _body(self, headers: Mapping[str, str], receive: Receive) -> bytes:
+        """The request body, refused as soon as it is known to be over ``max_body``."""
+        too_large = _Refused(413, "payload_too_large", f"the request body is over the limit of {self.max_body} bytes")
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_body:
+            raise too_large
+        chunks: list[bytes] = []
+        size = 0
+        with anyio.move_on_after(self.body_timeout) as deadline:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise _ClientLeft
+                chunk: bytes = message.get("body", b"")
+                size += len(chunk)
+                if size > self.max_body:
+                    raise too_large
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return b"".join(chunks)
+        assert deadline.cancelled_caught
+        raise _Refused(408, "request_timeout", f"the request body did not arrive within {self.body_timeout:g} s")
+
+    async def _stream(self, run_input: RunAgentInput, principal: str, receive: Receive, send: Send) -> None:
+        """Send the run's events until it ends or the client leaves (the run goes on then)."""
+        left = False
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                nonlocal left
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                left = True
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            try:
+                async with aclosing(self.host.run(run_input, principal=principal)) as events:
+                    async for event in events:
+                        await send(
+                            {"type": "http.response.body", "body": sse_frame(encode_event(event)), "more_body": True}
+                        )
+                await send({"type": "http.response.body", "body": b""})
+            except OSError:  # ASGI servers may raise it from send once the client is gone
+                left = True
+            except EncodeError as exc:
+                # Nothing honest can be sent now: end without completing the response.
+                log.error("run %r: %s; abandoning its response", run_input.run_id, exc.message)
+            group.cancel_scope.cancel()
+        if left:
+            log.info("the client of run %r left; the run goes on", run_input.run_id)
+
+    async def _thread(
+        self, thread_id: str, headers: Mapping[str, str], send: Send, cors: list[tuple[bytes, bytes]]
+    ) -> None:
+        principal = await self._principal(headers)
+        try:
+            view = await self.host.view(thread_id, principal)
+        except RemoteProtocolError as exc:
+            raise _Refused(403, "forbidden", exc.message) from None
+        if view is None:
+            raise _Refused(404, "not_found", "no such thread")
+        document: dict[str, Any] = {
+            "threadId": view.thread_id,
+            "state": view.state,
+            "interrupts": [converter.unstructure(i) for i in view.interrupts],
+            "messages": [converter.unstructure(m) for m in view.messages],
+            "agentState": view.agent_state,
+        }
+        if view.run_id is not None:
+            document["runId"] = view.run_id
+        await _send_json(send, 200, orjson.dumps(document), [(b"cache-control", b"no-store"), *cors])
+
+    def _capabilities_document(self) -> bytes:
+        if self._capabilities is None:  # the host's agent and tools do not change: encode once
+            self._capabilities = orjson.dumps(converter.unstructure(capabilities(self.host, transport=self._transport)))
+        return self._capabilities
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    """The request's headers by lower-case name; a repeated header's values joined with commas."""
+    found: dict[str, str] = {}
+    for raw_name, raw_value in scope["headers"]:
+        name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+        found[name] = f"{found[name]}, {value}" if name in found else value
+    return found
+
+
+def _route(scope: Scope) -> str:
+    """The path below where the application is mounted (``root_path``), as routers see it."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    return path
+
+
+async def _send_json(send: Send, status: int, body: bytes, headers: Collection[tuple[bytes, bytes]] = ()) -> None:
+    start = [_JSON, (b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": start})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    """Nothing to start or stop: the host is entered by whoever owns it."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def _origins(raw: str) -> frozenset[str]:
+    return frozenset(origin.strip() for origin in raw.split(",") if origin.strip())
+
+
+def _bind(address: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    return socket.create_server((address, port), family=family, backlog=1024)
+
+
+class HttpTransport:
+    """The ``http`` plugin of ``agui serve``: :class:`HttpApp` under uvicorn. The address is
+    ``HOST:PORT`` (default ``127.0.0.1:8000``; port 0: any free port).
+
+    Settings: ``max_body`` (bytes, default 1 MiB), ``body_timeout`` (seconds, default 30),
+    ``allow_origins`` (comma-separated browser origins, default none), ``keep_alive``
+    (seconds an idle connection stays open, default 5).
+
+    On ``options.stop`` the server accepts nothing new, closes idle connections and gives the
+    streams in flight ``options.grace`` seconds; streams still open then are cut (their runs go
+    on in the host, which saves their outcome).
+    """
+
+    name = "http"
+
+    async def serve(self, host: Host, options: ServeOptions) -> None:
+        import uvicorn  # an optional dependency: imported only by those who serve HTTP
+
+        known = {"max_body", "body_timeout", "allow_origins", "keep_alive"}
+        unknown = set(options.settings) - known
+        if unknown:
+            raise ValueError(f"the http transport has no option {', '.join(sorted(unknown))}")
+        s = options.settings
+        app = HttpApp(
+            host,
+            max_body=setting(s, "max_body", int, DEFAULT_MAX_BODY),
+            body_timeout=setting(s, "body_timeout", float, DEFAULT_BODY_TIMEOUT),
+            allow_origins=setting(s, "allow_origins", _origins, frozenset()),
+        )
+        address, port = parse_address(options.address, default_port=DEFAULT_PORT)
+        listener = _bind(address, port)
+        config = uvicorn.Config(
+            app,
+            lifespan="off",
+            log_config=None,
+            access_log=False,
+            timeout_keep_alive=setting(s, "keep_alive", float, 5.0),
+            timeout_graceful_shutdown=options.grace,
+        )
+        server = _uvicorn_server(config)
+        async with anyio.create_task_group() as group:
+
+            async def stop_on_request() -> None:
+                await options.stop.wait()
+                server.should_exit = True
+
+            group.start_soon(stop_on_request)
+            if options.ready is not None:
+                shown = f"[{address}]" if ":" in address else address
+                options.ready(f"http://{shown}:{listener.getsockname()[1]}")
+            try:
+                await server.serve(sockets=[listener])
+            except BaseException:
+                # Cancelled from outside: stop now; streams in flight are cut, their runs go on.
+                server.should_exit = server.force_exit = True
+                for task in list(server.server_state.tasks):
+                    task.cancel()
+                raise
+            finally:
+                listener.close()
+            group.cancel_scope.cancel()
+
+
+def _uvicorn_server(config: Any) -> Any:
+    """A uvicorn server without its signal handlers: stopping is ``agui serve``'s business."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return Server(config)
