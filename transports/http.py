@@ -248,15 +248,16 @@ class HttpApp:
 
     async def _stream(self, run_input: RunAgentInput, principal: str, receive: Receive, send: Send) -> None:
         """Send the run's events until it ends or the client leaves (the run goes on then)."""
-        left = False
+        left = finished = False
         async with anyio.create_task_group() as group:
 
             async def watch() -> None:
                 nonlocal left
                 while (await receive())["type"] != "http.disconnect":
                     pass
-                left = True
-                group.cancel_scope.cancel()
+                if not finished:  # servers also say http.disconnect once the response is complete
+                    left = True
+                    group.cancel_scope.cancel()
 
             group.start_soon(watch)
             try:
@@ -265,6 +266,7 @@ class HttpApp:
                         await send(
                             {"type": "http.response.body", "body": sse_frame(encode_event(event)), "more_body": True}
                         )
+                finished = True
                 await send({"type": "http.response.body", "body": b""})
             except OSError:  # ASGI servers may raise it from send once the client is gone
                 left = True
