@@ -25,6 +25,7 @@ __all__ = [
     "ResumeResult",
     "json_equal",
     "node_agent_cycles",
+    "node_http_agent",
     "node_resume",
     "node_validate",
     "node_verify",
@@ -285,3 +286,13 @@ def node_ws_cycle(url: str, case: Mapping[str, Any], *, timeout: float = 60.0) -
     reply = _exchange("ws_cycle.cjs", {"url": url, **case}, timeout)
     (raw,) = reply["results"]
     return _cycle(raw), raw.get("closeCode")
+
+
+def node_http_agent(request: Mapping[str, Any], *, timeout: float = 60.0) -> dict[str, Any]:
+    """The stock ``HttpAgent`` of ``@ag-ui/client`` through an interrupt journey on an HTTP host.
+
+    See ``http_agent.cjs`` for the request and the steps; returns its one result as it came.
+    """
+    reply = _exchange("http_agent.cjs", dict(request), timeout)
+    (result,) = reply["results"]
+    return dict(result)
