@@ -13,6 +13,7 @@ import httpx
 import orjson
 import pytest
 from agui_transports.http import HttpApp, HttpTransport
+from agui_transports.http_client import HttpError, connect_http
 from agui_transports.plugin import ServeOptions, load_transport
 from fastapi import FastAPI
 from starlette.applications import Starlette
@@ -466,3 +467,54 @@ async def test_on_stop_a_stream_in_flight_is_delivered_whole_and_serve_returns()
             assert orjson.loads(frames[-1])["type"] == "RUN_FINISHED"
             with pytest.raises(httpx.ConnectError):
                 await client.get("/capabilities")
+
+
+# -- the Python client -----------------------------------------------------------------------
+
+
+async def test_the_python_client_runs_resumes_and_reads_the_thread_and_capabilities() -> None:
+    agents.SENT.clear()
+    with anyio.fail_after(LIMIT):
+        async with uvicorn_host() as (url, _, _), connect_http(url) as client:
+            events = await client.collect(client.new_input("py", "Send the report"))
+            assert events[-1].type == "RUN_FINISHED"
+            machine = client.machine("py")
+            (interrupt,) = machine.open_interrupts
+
+            view = await client.thread("py")
+            assert view is not None and view.interrupts == (interrupt,) and view.state == "interrupted"
+            assert view.messages == machine.messages
+            assert await client.thread("nobody") is None
+
+            capabilities = await client.capabilities()
+            assert capabilities.human_in_the_loop is not None and capabilities.human_in_the_loop.interrupts
+
+            resumed = await client.collect(
+                client.resume("py", {interrupt.id: {"status": "resolved", "payload": {"approved": True}}})
+            )
+            assert [e.type for e in resumed if e.type == "TOOL_CALL_RESULT"] == ["TOOL_CALL_RESULT"]
+            assert not machine.awaiting_input and machine.result == {"email": "executed"}
+    assert len(agents.SENT) == 1
+
+
+async def test_the_python_client_raises_the_hosts_http_error() -> None:
+    with anyio.fail_after(LIMIT):
+        async with Host(agents.approval_agent, tools=agents.TOOLS, authenticator=tokens()) as host:
+            async with anyio.create_task_group() as group:
+                stop, ready = anyio.Event(), anyio.Event()
+                where: list[str] = []
+
+                def serving(url: str) -> None:
+                    where.append(url)
+                    ready.set()
+
+                options = ServeOptions(address="127.0.0.1:0", stop=stop, ready=serving)
+                group.start_soon(HttpTransport().serve, host, options)
+                await ready.wait()
+                async with connect_http(where[0], token="wrong-token-0123456789") as client:
+                    with pytest.raises(HttpError) as refused:
+                        await client.collect(client.new_input("x", "hi"))
+                    assert (refused.value.status, refused.value.error) == (401, "unauthorized")
+                async with connect_http(where[0], token=ANN) as client:
+                    assert (await client.collect(client.new_input("x", "hi")))[-1].type == "RUN_FINISHED"
+                stop.set()
