@@ -16,7 +16,7 @@ settings. The store defaults to the SQLite file ``agui.sqlite3``. SIGTERM or SIG
 the server gracefully: runs in flight get ``--grace`` seconds to finish; a second signal
 stops at once. Logs go to standard error.
 
-``agui demo [--auto] [--store PATH] [--port PORT]`` plays the main job: a WebSocket host on
+``agui demo [--auto] [--store PATH] [--port PORT] [--transport ws|http]`` plays the main job: a WebSocket host on
 localhost over a SQLite file (default ``agui-demo.sqlite3``) serving the example agents, and
 a terminal client that answers their interrupts (you, or the demo itself with ``--auto``);
 see :mod:`agui_core.demo`. It exits with 0 when every scenario ended as expected.
@@ -256,7 +256,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="the SQLite file the host keeps threads in (default: agui-demo.sqlite3)",
     )
-    demo.add_argument("--port", type=int, default=0, help="the WebSocket port on 127.0.0.1 (default: any free port)")
+    demo.add_argument("--port", type=int, default=0, help="the port on 127.0.0.1 (default: any free port)")
+    demo.add_argument(
+        "--transport",
+        choices=["ws", "http"],
+        default="ws",
+        help="WebSocket (the default) or HTTP + Server-Sent Events (needs agui-core[http])",
+    )
 
     bench = commands.add_parser("bench", help="run the benchmarks against the reference SDK (needs agui-core[bench])")
     bench.add_argument("--quick", action="store_true", help="a run of seconds, for CI; ratios are indicative only")
@@ -331,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
 
         if not 0 <= args.port <= 65535:
             parser.error(f"--port {args.port} is outside 0-65535")
-        return run_demo(auto=args.auto, store=args.store, port=args.port)
+        return run_demo(auto=args.auto, store=args.store, port=args.port, transport=args.transport)
     if args.command == "bench":
         return _bench(args)
     if args.command == "check":

@@ -503,9 +503,11 @@ def stdin_reader(out: TextIO) -> Read:
 
 
 @asynccontextmanager
-async def serve_examples(store_path: str | Path, *, port: int = 0) -> AsyncIterator[tuple[str, SqliteThreadStore]]:
-    """Host the example agents over WebSocket on ``127.0.0.1:port`` (0: a free port) with
-    threads in the SQLite file ``store_path``; yields the URL and the store."""
+async def serve_examples(
+    store_path: str | Path, *, port: int = 0, transport: str = "ws"
+) -> AsyncIterator[tuple[str, SqliteThreadStore]]:
+    """Host the example agents over ``transport`` (``ws`` or ``http``) on ``127.0.0.1:port``
+    (0: a free port) with threads in the SQLite file ``store_path``; yields the URL and the store."""
     from agui_transports.websocket import WebSocketServer
 
     from agui_core.examples import TOOLS, assistant
@@ -514,8 +516,36 @@ async def serve_examples(store_path: str | Path, *, port: int = 0) -> AsyncItera
     store = SqliteThreadStore(store_path)
     async with store, Host(assistant, store=store, tools=TOOLS) as host:
         await store.load("agui-demo")  # opens the file now: a store that cannot be opened stops the demo here
+        if transport == "http":
+            async with _http_server(host, port) as url:
+                yield url, store
+            return
         async with WebSocketServer(host, address="127.0.0.1", port=port, grace=5.0) as server:
             yield server.url, store
+
+
+@asynccontextmanager
+async def _http_server(host: Any, port: int) -> AsyncIterator[str]:
+    """The ``http`` transport serving ``host`` on ``127.0.0.1:port``; yields its URL."""
+    import anyio
+    from agui_transports.http import HttpTransport
+    from agui_transports.plugin import ServeOptions
+
+    where: list[str] = []
+    ready, stop = anyio.Event(), anyio.Event()
+
+    def serving(url: str) -> None:
+        where.append(url)
+        ready.set()
+
+    options = ServeOptions(address=f"127.0.0.1:{port}", stop=stop, grace=5.0, ready=serving)
+    async with anyio.create_task_group() as group:
+        group.start_soon(HttpTransport().serve, host, options)
+        await ready.wait()
+        try:
+            yield where[0]
+        finally:
+            stop.set()
 
 
 async def _stream(client: Any, run_input: RunAgentInput, show: Callable[[str], None]) -> list[Any]:
@@ -532,9 +562,20 @@ async def _stream(client: Any, run_input: RunAgentInput, show: Callable[[str], N
 class _Demo:
     """The client side of the demo: plays each scenario over its own connection."""
 
-    def __init__(self, portal: Any, url: str, store: SqliteThreadStore, *, auto: bool, read: Read, out: TextIO) -> None:
+    def __init__(
+        self,
+        portal: Any,
+        url: str,
+        store: SqliteThreadStore,
+        *,
+        auto: bool,
+        read: Read,
+        out: TextIO,
+        transport: str = "ws",
+    ) -> None:
         self.portal = portal
         self.url = url
+        self.transport = transport
         self.store = store
         self.auto = auto
         self.out = out
@@ -549,11 +590,15 @@ class _Demo:
         """Play ``scenario``; returns what went wrong (empty: it ended as expected)."""
         from agui_transports.client import connect_websocket
 
+        if self.transport == "http":
+            from agui_transports.http_client import connect_http as connect
+        else:
+            connect = connect_websocket
         thread_id = f"demo-{scenario.name}-{self.suffix}"
         self.say()
         self.say(f"== {number}/{len(SCENARIOS)} {scenario.name}: {scenario.title}  (thread {thread_id})")
         rounds: list[Round] = []
-        with self.portal.wrap_async_context_manager(connect_websocket(self.url)) as client:
+        with self.portal.wrap_async_context_manager(connect(self.url)) as client:
             run_input = client.new_input(thread_id, scenario.request, forwarded_props={"scenario": scenario.name})
             self.say(f'-> input runId={run_input.run_id}: the user says "{scenario.request}"')
             while True:
@@ -738,6 +783,7 @@ def run_demo(
     port: int = 0,
     out: TextIO | None = None,
     read: Read | None = None,
+    transport: str = "ws",
 ) -> int:
     """Play every scenario against a freshly started host; the exit status.
 
@@ -745,6 +791,7 @@ def run_demo(
     1: some did not; 2: the host could not start (the port is taken, the store cannot be
     opened: a one-line message on standard error); 130: interrupted by Ctrl-C. Prompts read ``read`` (standard input by
     default, see :func:`stdin_reader`); everything is written to ``out`` (standard output).
+    ``transport`` is ``ws`` (WebSocket) or ``http`` (HTTP + Server-Sent Events).
     """
     from anyio.from_thread import start_blocking_portal
 
@@ -756,14 +803,18 @@ def run_demo(
         # a prompt can block this one while the host keeps answering pings.
         with (
             start_blocking_portal() as portal,
-            portal.wrap_async_context_manager(serve_examples(store, port=port)) as (url, thread_store),
+            portal.wrap_async_context_manager(serve_examples(store, port=port, transport=transport)) as (
+                url,
+                thread_store,
+            ),
         ):
-            print(f"agui demo: the example agents on {url} (WebSocket), threads kept in {store} (SQLite)", file=out)
+            shown = "HTTP + SSE" if transport == "http" else "WebSocket"
+            print(f"agui demo: the example agents on {url} ({shown}), threads kept in {store} (SQLite)", file=out)
             if auto:
                 print("answers chosen by the demo itself (--auto)", file=out)
             else:
                 print("you answer each interrupt; end of input (Ctrl-D) leaves the demo", file=out)
-            demo = _Demo(portal, url, thread_store, auto=auto, read=read, out=out)
+            demo = _Demo(portal, url, thread_store, auto=auto, read=read, out=out, transport=transport)
             for number, scenario in enumerate(SCENARIOS, start=1):
                 try:
                     outcomes[scenario.name] = problems = demo.play(number, scenario)

@@ -77,6 +77,14 @@ def test_auto_plays_every_scenario_to_its_expected_end_and_a_rerun_does_too(tmp_
     assert "all 3 scenarios ended as expected" in again.stdout
 
 
+def test_auto_plays_every_scenario_over_http_too(tmp_path: Path) -> None:
+    played = agui_demo("--auto", "--transport", "http", "--store", str(tmp_path / "threads.sqlite3"), cwd=tmp_path)
+    assert played.returncode == 0, played.stdout + played.stderr
+    assert re.search(r"on http://127\.0\.0\.1:\d+ \(HTTP \+ SSE\)", played.stdout)
+    assert "agui demo: all 3 scenarios ended as expected" in played.stdout
+    assert played.stderr == ""
+
+
 def test_the_default_store_is_a_file_in_the_current_directory(tmp_path: Path) -> None:
     result = agui_demo("--auto", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
