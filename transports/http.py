@@ -111,6 +111,50 @@ class _ClientLeft(Exception):
     """The client disconnected before its request was read."""
 
 
+class _Frames:
+    """Encoded events on their way from the task reading a run to the task sending them.
+
+    :meth:`take` hands over everything that arrived since the last take, as one write.
+    :meth:`put` waits once ``limit`` bytes are waiting, so a slow client slows the run down
+    (the host's stream is bounded too) instead of memory growing.
+    """
+
+    __slots__ = ("_arrived", "_ended", "_frames", "_limit", "_size", "_taken")
+
+    def __init__(self, limit: int = 64 * 1024) -> None:
+        self._frames: list[bytes] = []
+        self._size = 0
+        self._limit = limit
+        self._ended = False
+        self._arrived = anyio.Event()
+        self._taken = anyio.Event()
+
+    async def put(self, frame: bytes) -> None:
+        self._frames.append(frame)
+        self._size += len(frame)
+        self._arrived.set()
+        while self._size >= self._limit:
+            self._taken = anyio.Event()
+            await self._taken.wait()
+
+    def end(self) -> None:
+        """No more frames: :meth:`take` returns ``None`` once it has handed over the rest."""
+        self._ended = True
+        self._arrived.set()
+
+    async def take(self) -> bytes | None:
+        while not self._frames:
+            if self._ended:
+                return None
+            await self._arrived.wait()
+            self._arrived = anyio.Event()
+        frames = self._frames[0] if len(self._frames) == 1 else b"".join(self._frames)
+        self._frames.clear()
+        self._size = 0
+        self._taken.set()
+        return frames
+
+
 class HttpApp:
     """An ASGI application serving ``host`` (see the module docstring for its routes).
 
@@ -247,7 +291,13 @@ class HttpApp:
         raise _Refused(408, "request_timeout", f"the request body did not arrive within {self.body_timeout:g} s")
 
     async def _stream(self, run_input: RunAgentInput, principal: str, receive: Receive, send: Send) -> None:
-        """Send the run's events until it ends or the client leaves (the run goes on then)."""
+        """Send the run's events until it ends or the client leaves (the run goes on then).
+
+        One task reads the run, another sends: what arrives while a write is under way goes
+        out in the next write, so a burst of events costs one write instead of one each,
+        and an event that comes alone is sent at once.
+        """
+        pending = _Frames()
         left = finished = False
         async with anyio.create_task_group() as group:
 
@@ -259,20 +309,26 @@ class HttpApp:
                     left = True
                     group.cancel_scope.cancel()
 
+            async def read() -> None:
+                try:
+                    async with aclosing(self.host.run(run_input, principal=principal)) as events:
+                        async for event in events:
+                            await pending.put(sse_frame(encode_event(event)))
+                except EncodeError as exc:
+                    # Nothing honest can be sent now: end without completing the response.
+                    log.error("run %r: %s; abandoning its response", run_input.run_id, exc.message)
+                    group.cancel_scope.cancel()
+                pending.end()
+
             group.start_soon(watch)
+            group.start_soon(read)
             try:
-                async with aclosing(self.host.run(run_input, principal=principal)) as events:
-                    async for event in events:
-                        await send(
-                            {"type": "http.response.body", "body": sse_frame(encode_event(event)), "more_body": True}
-                        )
+                while (frames := await pending.take()) is not None:
+                    await send({"type": "http.response.body", "body": frames, "more_body": True})
                 finished = True
                 await send({"type": "http.response.body", "body": b""})
             except OSError:  # ASGI servers may raise it from send once the client is gone
                 left = True
-            except EncodeError as exc:
-                # Nothing honest can be sent now: end without completing the response.
-                log.error("run %r: %s; abandoning its response", run_input.run_id, exc.message)
             group.cancel_scope.cancel()
         if left:
             log.info("the client of run %r left; the run goes on", run_input.run_id)
