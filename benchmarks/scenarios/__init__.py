@@ -10,6 +10,7 @@ from benchmarks.harness import Scenario
 from benchmarks.scenarios import (
     decode_input,
     encode_stream,
+    http_sse,
     machine_cycle,
     payload_validation,
     store_scale,
@@ -25,4 +26,5 @@ SCENARIOS: list[Scenario] = [
     machine_cycle.SCENARIO,
     store_scale.SCENARIO,
     transports.SCENARIO,
+    http_sse.SCENARIO,
 ]
