@@ -16,10 +16,11 @@ continuation), but the server is the authority for everything it emitted (SPEC s
   that failed (whose output the thread dropped) or have made it up. It is left out: the
   agent's words come only from the agent. A thread with no history yet takes any messages (a
   conversation moved from elsewhere).
-- ``state``: absent, ``null`` or ``{}`` (what a fresh client sends) keeps the thread's state;
-  any other state replaces it, on a resume too (AG-UI's shared state is the client's to
-  write). So an agent never routes by state: a resumed run learns what it was doing from the
-  interrupts it answers and their continuation, which only the server holds.
+- ``state``: absent or ``null`` keeps the thread's state, and so does ``{}`` (what a fresh
+  client sends) on a thread that has a state; any other state replaces it, on a resume too
+  (AG-UI's shared state is the client's to write). So an agent never routes by state: a
+  resumed run learns what it was doing from the interrupts it answers and their
+  continuation, which only the server holds.
 
 A rule broken is ``HISTORY_CONFLICT``, naming the message and what differs; nothing changes.
 Also here: the limits on the ids an input carries (:func:`check_input_ids`).
@@ -176,6 +177,7 @@ def merge_history(
         added.append(message)
     state: JSON = None
     offered = run_input.state
-    if offered is not None and offered != {} and _canonical(offered) != _canonical(thread_state):
+    keeps = offered is None or (offered == {} and thread_state is not None)
+    if not keeps and _canonical(offered) != _canonical(thread_state):
         state = offered
     return HistoryUpdate(added=tuple(added), state=state)

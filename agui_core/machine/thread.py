@@ -440,13 +440,13 @@ class ThreadMachine:
         if self._run is not None or busy:
             running = f" with run {self._run.run_id!r}" if self._run is not None else ""
             raise RemoteProtocolError(RunErrorCode.THREAD_BUSY, f"thread {self._thread_id!r} is busy{running}")
-        check_input_ids(run_input)
         entries = tuple(run_input.resume or ())
         if len(entries) > MAX_INTERRUPTS:
             raise RemoteProtocolError(
                 RunErrorCode.INVALID_RESUME,
                 f"the resume carries {len(entries)} entries; a thread has at most {MAX_INTERRUPTS} open interrupts",
             )
+        check_input_ids(run_input)
         self._check_entries(entries)
         strangers = [e.interrupt_id for e in entries if e.interrupt_id in foreign]
         if strangers:

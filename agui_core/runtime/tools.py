@@ -27,6 +27,7 @@ from agui_core.protocol.types import JSON
 __all__ = [
     "APPROVE_SCHEMA",
     "APPROVE_WITH_EDITS_SCHEMA",
+    "NO_EDITS",
     "Tool",
     "ToolOutcome",
     "tool",
@@ -48,6 +49,9 @@ APPROVE_WITH_EDITS_SCHEMA: Mapping[str, JSON] = {
     "required": ["approved"],
 }
 """The approve-with-edits pattern of SPEC section 5: ``editedArgs`` replaces the arguments whole."""
+
+NO_EDITS: Mapping[str, JSON] = {"not": {}, "description": "this tool takes no edits"}
+"""The parameter schema of a tool that allows no edits: no ``editedArgs`` passes it."""
 
 
 @attrs.frozen(kw_only=True)

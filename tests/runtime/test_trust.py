@@ -202,3 +202,35 @@ async def test_jwt_authenticator_checks_signature_expiry_and_claims() -> None:
             await auth.authenticate(Credentials(bearer=token))
     with pytest.raises(ValueError):
         JwtAuthenticator(key, algorithms=["none"])
+
+
+@pytest.mark.parametrize(
+    ("allow_edits", "edited", "why"),
+    [
+        (False, {"to": "mallory@example.com", "subject": "Hi"}, "payload.editedArgs"),
+        (True, {"to": "bob@example.com", "subject": "Hi", "admin": True}, "payload.editedArgs"),
+    ],
+)
+async def test_an_approval_the_agent_wrote_itself_still_holds_edits_to_the_tool(
+    store: ThreadStore, allow_edits: bool, edited: dict[str, Any], why: str
+) -> None:
+    """An agent that writes its own approval (offering edits) for a host-run tool: the tool's rules hold."""
+    ran: list[tuple[str, dict[str, Any]]] = []
+
+    async def own_approval(ctx: RunContext) -> JSON:
+        if ctx.resumed:
+            return {o.tool_call_id: o.status for o in ctx.tool_outcomes.values()}
+        call = await ctx.propose_tool_call("sendEmail", {"to": "bob@example.com", "subject": "Hi"})
+        await ctx.interrupt(ctx.approval(call, "Send it?", allow_edits=True))
+        return None
+
+    tools = gated(ran, allow_edits=allow_edits)
+    async with Host(own_approval, store=store, tools=tools, clock=Clock(), new_id=counter()) as host:
+        iid = interrupt_id(await send(host, {"runId": "r-1"}))
+        entry = {"interruptId": iid, "status": "resolved", "payload": {"approved": True, "editedArgs": edited}}
+        refused = await send(host, {"runId": "r-2", "resume": [entry]})
+        assert [(e.type, e.code) for e in refused] == [("RUN_ERROR", "INVALID_PAYLOAD")]
+        assert why in refused[0].message and ran == []
+        done = await send(host, {"runId": "r-3", "resume": [{"interruptId": iid, **APPROVE}]})
+    assert done[-1].type == "RUN_FINISHED"
+    assert ran == [("sendEmail", {"to": "bob@example.com", "subject": "Hi", "body": ""})]
