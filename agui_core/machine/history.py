@@ -90,7 +90,10 @@ def check_input_ids(run_input: RunAgentInput) -> None:
 
 
 def _canonical(value: JSON) -> bytes:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError as exc:  # nested past what JSON encoding allows: the client's doing
+        raise RemoteProtocolError(RunErrorCode.INVALID_INPUT, f"invalid RunAgentInput: {exc}") from None
 
 
 def _normal(message: Mapping[str, Any]) -> bytes:

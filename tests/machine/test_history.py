@@ -238,3 +238,13 @@ def test_error_messages_name_a_few_ids_not_all() -> None:
     entries = [{"interruptId": f"unknown-{n}", "status": "cancelled"} for n in range(50)]
     message = assert_rejected(machine, resume("run-2", yes("int-1"), *entries), RunErrorCode.UNKNOWN_INTERRUPT_ID)
     assert "and 45 more" in message and "unknown-49" not in message
+
+
+def test_state_nested_past_what_json_encoding_allows_is_invalid_input_not_a_crash() -> None:
+    deep: dict[str, Any] = {}
+    inner = deep
+    for _ in range(300):
+        inner["a"] = {}
+        inner = inner["a"]
+    machine = interrupted(approval("int-1", "tc-1"))
+    assert_rejected(machine, make_input("t", "run-2", state=deep, resume=[yes("int-1")]), RunErrorCode.INVALID_INPUT)
