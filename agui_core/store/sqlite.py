@@ -142,9 +142,7 @@ class SqliteThreadStore:
     async def save(self, record: ThreadRecord) -> None:
         """Save ``record`` if the stored version is ``record.version - 1``; else ``VersionConflict``."""
         if record.version < 1:
-            raise ValueError(
-                f"thread {record.thread_id!r}: a saved record has version 1 or more, not {record.version}"
-            )
+            raise ValueError(f"thread {record.thread_id!r}: a saved record has version 1 or more, not {record.version}")
         await self._call(self._save, record)
 
     async def thread_of_interrupt(self, interrupt_id: str) -> str | None:
@@ -181,9 +179,7 @@ class SqliteThreadStore:
         try:
             mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if mode.lower() not in ("wal", "memory"):
-                raise StoreError(
-                    f"the thread store {self._path!r} cannot use WAL mode (got {mode!r})"
-                )
+                raise StoreError(f"the thread store {self._path!r} cannot use WAL mode (got {mode!r})")
             connection.execute(f"PRAGMA synchronous={self._synchronous}")
             if self._schema_version(connection) < SCHEMA_VERSION:
                 # Only a file without the tables takes the write lock, so opening a store
@@ -226,9 +222,7 @@ class SqliteThreadStore:
     def _load(self, thread_id: str) -> ThreadRecord | None:
         connection = self._connect()
         try:
-            row = connection.execute(
-                "SELECT version, record FROM threads WHERE thread_id = ?", (thread_id,)
-            ).fetchone()
+            row = connection.execute("SELECT version, record FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot load thread {thread_id!r}: {exc}") from exc
         if row is None:
@@ -239,9 +233,7 @@ class SqliteThreadStore:
         # A row that is not a record fails in many ways (orjson's ValueError, a missing key,
         # cattrs' validation error groups); every one of them means a corrupt row.
         except Exception as exc:
-            raise StoreError(
-                f"the stored record of thread {thread_id!r} is corrupt: {exc!r}"
-            ) from exc
+            raise StoreError(f"the stored record of thread {thread_id!r} is corrupt: {exc!r}") from exc
         if record.thread_id != thread_id or record.version != version:
             raise StoreError(
                 f"the stored record of thread {thread_id!r} is corrupt: it says thread "
@@ -255,9 +247,7 @@ class SqliteThreadStore:
             document = record_to_dict(record)
             text = orjson.dumps(document).decode()
         except Exception as exc:
-            raise StoreError(
-                f"thread {thread_id!r}: the record cannot be written as JSON: {exc}"
-            ) from exc
+            raise StoreError(f"thread {thread_id!r}: the record cannot be written as JSON: {exc}") from exc
         connection = self._connect()
         expected = record.version - 1
         try:
@@ -271,14 +261,10 @@ class SqliteThreadStore:
                     connection.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
-            raise StoreError(
-                f"cannot save thread {thread_id!r} version {record.version}: {exc}"
-            ) from exc
+            raise StoreError(f"cannot save thread {thread_id!r} version {record.version}: {exc}") from exc
 
     @staticmethod
-    def _compare_and_set(
-        connection: sqlite3.Connection, record: ThreadRecord, expected: int, text: str
-    ) -> None:
+    def _compare_and_set(connection: sqlite3.Connection, record: ThreadRecord, expected: int, text: str) -> None:
         thread_id = record.thread_id
         if expected == 0:
             changed = connection.execute(
@@ -291,15 +277,11 @@ class SqliteThreadStore:
                 (record.version, record.state.value, text, thread_id, expected),
             ).rowcount
         if changed != 1:
-            row = connection.execute(
-                "SELECT version FROM threads WHERE thread_id = ?", (thread_id,)
-            ).fetchone()
+            row = connection.execute("SELECT version FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
             raise VersionConflict(thread_id, expected, None if row is None else row[0])
 
     @staticmethod
-    def _index(
-        connection: sqlite3.Connection, record: ThreadRecord, document: dict[str, Any]
-    ) -> None:
+    def _index(connection: sqlite3.Connection, record: ThreadRecord, document: dict[str, Any]) -> None:
         """Record the thread's interrupts and append the newly closed ones to the audit table."""
         thread_id = record.thread_id
         resolved = record.resolved
@@ -317,9 +299,7 @@ class SqliteThreadStore:
         if ids:
             # OR IGNORE: an id already known keeps the thread that raised it first (interrupt
             # ids are unique per thread, not across threads).
-            connection.executemany(
-                "INSERT OR IGNORE INTO interrupts (interrupt_id, thread_id) VALUES (?, ?)", ids
-            )
+            connection.executemany("INSERT OR IGNORE INTO interrupts (interrupt_id, thread_id) VALUES (?, ?)", ids)
         if fresh:
             entries = document["resolved"]
             connection.executemany(
@@ -364,6 +344,4 @@ class SqliteThreadStore:
         try:
             return _resolved_from_dicts(thread_id, [orjson.loads(entry) for (entry,) in rows])
         except Exception as exc:
-            raise StoreError(
-                f"the audit trail of thread {thread_id!r} is corrupt: {exc!r}"
-            ) from exc
+            raise StoreError(f"the audit trail of thread {thread_id!r} is corrupt: {exc!r}") from exc
