@@ -93,10 +93,25 @@ def _resolved_from_dicts(thread_id: str, entries: list[Any]) -> tuple[ResolvedIn
     return record_from_dict(shell).resolved
 
 
+def _create_private(path: str) -> None:
+    """Create an empty file at ``path``, mode 0600, unless there is one (or it names no file)."""
+    if path in ("", ":memory:"):
+        return
+    try:
+        # O_EXCL: never open (or re-mode) a file someone else created in the meantime.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
 class SqliteThreadStore:
     """A :class:`~agui_core.store.base.ThreadStore` in the SQLite file at ``path``.
 
-    The file and its tables are created on first use. ``synchronous`` is SQLite's setting
+    The file and its tables are created on first use; a file it creates is readable and
+    writable by its owner only (mode 0600, and so are the ``-wal`` and ``-shm`` files, which
+    SQLite gives the database file's mode): threads hold conversations. A file that already
+    exists keeps its mode. ``synchronous`` is SQLite's setting
     (``"FULL"``: a save survives power loss; ``"NORMAL"``: it survives a killed process).
     ``busy_timeout`` is how long, in seconds, a call waits for another writer to finish
     before it fails with ``StoreError``.
@@ -167,6 +182,10 @@ class SqliteThreadStore:
     def _connect(self) -> sqlite3.Connection:
         if self._connection is not None:
             return self._connection
+        try:
+            _create_private(self._path)
+        except OSError as exc:
+            raise StoreError(f"cannot create the thread store {self._path!r}: {exc}") from exc
         try:
             connection = sqlite3.connect(
                 self._path,
