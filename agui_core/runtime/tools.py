@@ -73,7 +73,8 @@ class Tool:
         An object schema that does not say otherwise refuses keys it does not name.
         """
         schema = self.args_schema if self.args_schema is not None else _signature_schema(self.function)
-        if schema.get("type") == "object" and "additionalProperties" not in schema:
+        is_object = schema.get("type") == "object" or ("type" not in schema and "properties" in schema)
+        if is_object and "additionalProperties" not in schema:
             schema = {**schema, "additionalProperties": False}
         return schema
 
