@@ -1,8 +1,9 @@
 """The ``agui`` command: ``serve`` an agent, play the ``demo``, ``bench``, ``check`` a recorded stream.
 
-``agui serve MODULE:NAME [--ws HOST:PORT | --http HOST:PORT | --stdio | --transport NAME] [--store sqlite:PATH |
-memory] [-o KEY=VALUE ...] [--grace SECONDS]`` hosts an agent. ``MODULE:NAME`` is imported
-from the current directory or the installed packages; ``NAME`` (dots reach into objects) is
+``agui serve MODULE:NAME [--ws HOST:PORT | --http HOST:PORT | --stdio | --transport NAME]
+[--store sqlite:PATH | memory] [-o KEY=VALUE ...] [--grace SECONDS] [trust options]`` hosts an
+agent. ``MODULE:NAME`` is imported from the current directory or the installed packages;
+``NAME`` (dots reach into objects) is
 
 - an agent function, ``async def agent(ctx) -> result``; the tools the host runs for it are
   the module's ``TOOLS`` (a sequence of :class:`~agui_core.runtime.tools.Tool`), if it has one;
@@ -16,8 +17,19 @@ settings. The store defaults to the SQLite file ``agui.sqlite3``. SIGTERM or SIG
 the server gracefully: runs in flight get ``--grace`` seconds to finish; a second signal
 stops at once. Logs go to standard error.
 
-``agui demo [--auto] [--store PATH] [--port PORT] [--transport ws|http]`` plays the main job: a WebSocket host on
-localhost over a SQLite file (default ``agui-demo.sqlite3``) serving the example agents, and
+Trust (SPEC section 9). ``--auth-tokens FILE`` (one ``PRINCIPAL TOKEN`` per line) or
+``--auth-jwt-key FILE`` (signed tokens; ``--auth-jwt-algorithm``, default ``HS256``,
+``--auth-jwt-audience``, ``--auth-jwt-issuer``; needs ``pyjwt``) give the host an
+authenticator: every client then presents a bearer token and acts as its principal, which
+owns the threads it creates. Without one every client is the same anonymous principal, so
+the transport is told to listen only on a loopback address (``127.0.0.0/8``, ``::1``,
+``localhost``; ``ServeOptions.loopback_only``) unless ``--insecure`` is given.
+``--allow-origin ORIGIN`` (repeatable) lets web pages of that origin connect (by default none
+may); ``--tls-cert FILE --tls-key FILE`` serve TLS (``wss://``, ``https://``). stdio takes none of these:
+a pipe is local, and runs as the anonymous principal.
+
+``agui demo [--auto] [--store PATH] [--port PORT] [--transport ws|http]`` plays the main job: a
+WebSocket (or HTTP) host on localhost over a SQLite file (default ``agui-demo.sqlite3``) serving the example agents, and
 a terminal client that answers their interrupts (you, or the demo itself with ``--auto``);
 see :mod:`agui_core.demo`. It exits with 0 when every scenario ended as expected.
 
@@ -51,6 +63,16 @@ __all__ = ["check_recording", "load_agent", "main"]
 log = logging.getLogger("agui")
 
 _SSE_FIELDS = (b"data:", b"data\n", b"event:", b"id:", b"retry:", b":")
+
+# (flag, attribute) of the serve options that only a network transport can honour.
+_NETWORK_OPTIONS = (
+    ("--auth-tokens", "auth_tokens"),
+    ("--auth-jwt-key", "auth_jwt_key"),
+    ("--allow-origin", "allow_origin"),
+    ("--tls-cert", "tls_cert"),
+    ("--tls-key", "tls_key"),
+    ("--insecure", "insecure"),
+)
 
 
 def load_agent(target: str) -> tuple[Any, Sequence[Any]]:
@@ -89,6 +111,44 @@ def _open_store(spec: str) -> Any:
     raise ValueError(f"store {spec!r}: use sqlite:PATH or memory")
 
 
+def _authenticator(args: argparse.Namespace) -> Any:
+    """The authenticator the ``--auth-*`` options describe, or ``None``."""
+    from agui_core.runtime.auth import JwtAuthenticator, TokenAuthenticator
+
+    if args.auth_tokens is not None:
+        return TokenAuthenticator.from_file(args.auth_tokens)
+    if args.auth_jwt_key is None:
+        for option in ("auth_jwt_audience", "auth_jwt_issuer"):
+            if getattr(args, option) is not None:
+                raise ValueError(f"--{option.replace('_', '-')} needs --auth-jwt-key")
+        return None
+    key = Path(args.auth_jwt_key).read_bytes().strip()  # a secret file usually ends in a newline
+    if not key:
+        raise ValueError(f"--auth-jwt-key {args.auth_jwt_key}: the file is empty")
+    try:
+        return JwtAuthenticator(
+            key,
+            algorithms=[args.auth_jwt_algorithm],
+            audience=args.auth_jwt_audience,
+            issuer=args.auth_jwt_issuer,
+        )
+    except ImportError:
+        raise ValueError("--auth-jwt-key needs pyjwt: pip install 'agui-core[jwt]'") from None
+
+
+def _tls(args: argparse.Namespace) -> Any:
+    """The server's TLS context from ``--tls-cert`` and ``--tls-key``, or ``None``."""
+    import ssl
+
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise ValueError("--tls-cert and --tls-key go together")
+    if args.tls_cert is None:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(args.tls_cert, args.tls_key)
+    return context
+
+
 def _settings(pairs: Sequence[str]) -> dict[str, str]:
     settings = {}
     for pair in pairs:
@@ -105,6 +165,14 @@ async def _serve(args: argparse.Namespace) -> int:
 
     from agui_core.runtime.host import Host
 
+    if args.transport == "stdio":
+        given = [flag for flag, value in _NETWORK_OPTIONS if getattr(args, value)]
+        if given:
+            raise ValueError(f"{', '.join(given)}: stdio is a local pipe; it runs every input as anonymous")
+    authenticator = _authenticator(args)
+    if authenticator is None and args.insecure:
+        log.warning("--insecure: no authenticator, and any address; every client acts as the same principal")
+    tls = _tls(args)
     agent, tools = load_agent(args.target)
     transport = load_transport(args.transport)
     store = _open_store(args.store)
@@ -129,13 +197,18 @@ async def _serve(args: argparse.Namespace) -> int:
         stop=stop,
         grace=args.grace,
         ready=lambda where: log.info("serving %s over %s: %s", args.target, transport.name, where),
+        allow_origins=tuple(args.allow_origin),
+        ssl=tls,
+        loopback_only=authenticator is None and not args.insecure,
     )
     async with anyio.create_task_group() as group:
         group.start_soon(watch_signals)
         with host_scope:
             async with AsyncExitStack() as stack:
                 await stack.enter_async_context(store)
-                host = await stack.enter_async_context(Host(agent, store=store, tools=tools))
+                host = await stack.enter_async_context(
+                    Host(agent, store=store, tools=tools, authenticator=authenticator)
+                )
                 await transport.serve(host, options)
                 # Runs whose client left may still go on in the host: they get what is left
                 # of the grace period, then they are cut off (the store recovers them later).
@@ -322,6 +395,31 @@ def _parser() -> argparse.ArgumentParser:
         help="how long runs in flight may take to finish on stop (default 10)",
     )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    trust = serve.add_argument_group("trust", "who may connect, and as whom (SPEC section 9)")
+    auth = trust.add_mutually_exclusive_group()
+    auth.add_argument(
+        "--auth-tokens", metavar="FILE", help="bearer tokens, one 'PRINCIPAL TOKEN' per line ('#' comments)"
+    )
+    auth.add_argument("--auth-jwt-key", metavar="FILE", help="the key that signs JWT bearer tokens (needs pyjwt)")
+    trust.add_argument(
+        "--auth-jwt-algorithm", default="HS256", metavar="NAME", help="the JWT signing algorithm (default HS256)"
+    )
+    trust.add_argument("--auth-jwt-audience", metavar="AUD", help="the 'aud' a JWT must carry")
+    trust.add_argument("--auth-jwt-issuer", metavar="ISS", help="the 'iss' a JWT must carry")
+    trust.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a web origin (https://app.example) whose pages may connect (repeatable; default: none)",
+    )
+    trust.add_argument("--tls-cert", metavar="FILE", help="the TLS certificate chain (PEM), with --tls-key")
+    trust.add_argument("--tls-key", metavar="FILE", help="the TLS private key (PEM), with --tls-cert")
+    trust.add_argument(
+        "--insecure",
+        action="store_true",
+        help="serve without an authenticator on an address other than loopback (every client is one principal)",
+    )
 
     check = commands.add_parser("check", help="check a recorded event stream (JSON lines or SSE) as a client would")
     check.add_argument("file", metavar="FILE", help="the recording; - for standard input")

@@ -26,12 +26,14 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from ssl import SSLContext
 from typing import Any, Protocol
 
 import anyio
 import anyio.abc
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
+from websockets.typing import Origin
 
 from agui_core.machine.client import ClientMachine, Reply
 from agui_core.protocol import events as ev
@@ -242,6 +244,9 @@ class Client:
 async def connect_websocket(
     url: str,
     *,
+    token: str | None = None,
+    origin: str | None = None,
+    ssl: SSLContext | None = None,
     max_size: int | None = 64 * 1024 * 1024,
     compression: str | None = None,
     open_timeout: float = 10.0,
@@ -249,8 +254,24 @@ async def connect_websocket(
 ) -> AsyncIterator[Client]:
     """A :class:`Client` on a WebSocket connection to ``url``; ``client_options`` go to the
     :class:`Client`. ``max_size`` bounds one incoming event (a messages snapshot can be large).
+
+    ``token`` is sent as ``Authorization: Bearer TOKEN``; ``origin`` as the ``Origin`` header
+    (what a browser page would send); ``ssl`` is the TLS context for a ``wss://`` URL (the
+    system's default trust when ``None``). A refused handshake raises
+    ``websockets.exceptions.InvalidStatus`` (its ``response.status_code`` is 401 or 403).
     """
-    async with connect(url, max_size=max_size, compression=compression, open_timeout=open_timeout) as websocket:
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+    # websockets makes the default TLS context for wss:// itself, unless told ssl=None.
+    tls: dict[str, Any] = {"ssl": ssl} if ssl is not None else {}
+    async with connect(
+        url,
+        additional_headers=headers,
+        origin=Origin(origin) if origin is not None else None,
+        max_size=max_size,
+        compression=compression,
+        open_timeout=open_timeout,
+        **tls,
+    ) as websocket:
         yield Client(WebSocketConnection(websocket), **client_options)
 
 

@@ -15,26 +15,57 @@ The contract of ``serve``: carry inputs from clients to ``host`` and events back
 input); then accept no new work, give the runs in flight up to ``options.grace`` seconds to
 finish and be delivered, and return. Signals are the caller's business (``agui serve`` sets
 ``stop`` on SIGTERM and SIGINT), so a transport can be embedded in any program.
+
+Trust (SPEC section 9) is part of the contract too. A transport:
+
+- authenticates each client before reading any input from it: it gathers the client's
+  :class:`~agui_core.runtime.auth.Credentials` (``Authorization: Bearer TOKEN``; see
+  :func:`bearer_token`), asks :meth:`Host.authenticate <agui_core.runtime.host.Host.authenticate>`
+  for the principal, refuses what raises
+  :class:`~agui_core.runtime.auth.AuthenticationError` in its own terms (HTTP 401 for
+  anything on HTTP), and passes the principal with every input: ``host.run(run_input,
+  principal=...)``. A transport with no credentials to gather (a local pipe) runs every input
+  as :data:`~agui_core.runtime.auth.ANONYMOUS` and says so;
+- refuses a request whose ``Origin`` header is not in ``options.allow_origins`` (HTTP 403;
+  see :func:`origin_allowed`); a request without ``Origin`` is not from a browser page;
+- serves TLS with ``options.ssl`` when it is given;
+- listens on a loopback address by default and, when ``options.loopback_only`` is set (by
+  ``agui serve`` when the host has no authenticator and ``--insecure`` was not given), on no
+  other: it raises ``ValueError`` before listening (see :func:`require_loopback`);
+- reads each input with :func:`read_input` and refuses it with
+  :func:`~agui_core.runtime.host.refusal` of the error, so the ``RUN_ERROR`` code is the
+  error's own on every transport; a client's fault is never logged with a traceback.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import ipaddress
+from collections.abc import Callable, Collection, Mapping
 from importlib.metadata import EntryPoint, entry_points
-from typing import Protocol, TypeVar, runtime_checkable
+from ssl import SSLContext
+from typing import Final, Protocol, TypeVar, runtime_checkable
 
 import anyio
 import attrs
+import orjson
 
+from agui_core.errors import InvalidInputError
+from agui_core.protocol.codec import input_from_dict
+from agui_core.protocol.types import RunAgentInput
 from agui_core.runtime.host import Host
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "MAX_INPUT_DEPTH",
     "ServeOptions",
     "Transport",
     "UnknownTransportError",
     "available_transports",
+    "bearer_token",
     "load_transport",
+    "origin_allowed",
+    "read_input",
+    "require_loopback",
     "setting",
 ]
 
@@ -54,6 +85,12 @@ class ServeOptions:
     transport should stop taking work; ``grace`` is how many seconds runs in flight then get
     to finish. ``ready``, when given, is called once with a description of where the
     transport serves (for example ``ws://127.0.0.1:8765``), as soon as clients can connect.
+
+    ``allow_origins`` are the browser origins (``https://app.example``) whose pages may
+    connect; a request with any other ``Origin`` is refused (HTTP 403). ``ssl``, when given,
+    is the TLS context to serve with (``wss://``, ``https://``). ``loopback_only``: the host
+    has no authenticator, so every client would act as the same principal; the transport
+    listens on a loopback address or not at all.
     """
 
     address: str | None = None
@@ -61,6 +98,9 @@ class ServeOptions:
     stop: anyio.Event = attrs.field(factory=anyio.Event)
     grace: float = 10.0
     ready: Callable[[str], None] | None = None
+    allow_origins: tuple[str, ...] = ()
+    ssl: SSLContext | None = None
+    loopback_only: bool = False
 
 
 @runtime_checkable
@@ -108,3 +148,75 @@ def setting(settings: Mapping[str, str], key: str, parse: Callable[[str], _T], d
         return parse(raw)
     except ValueError as exc:
         raise ValueError(f"option {key}={raw!r}: {exc}") from None
+
+
+MAX_INPUT_DEPTH: Final = 128
+"""How deeply the JSON of an input may nest (arrays and objects). The host writes what it
+receives back out (records, snapshots) and the encoder writes at most 254 levels, so an
+input must leave room for the wrapping around it."""
+
+# orjson writes at most 254 nested levels; an input wrapped in this many more arrays is
+# writable exactly when it nests no deeper than MAX_INPUT_DEPTH. One C-speed pass.
+_DEPTH_PADDING: Final = 254 - MAX_INPUT_DEPTH
+
+
+def read_input(frame: bytes | bytearray | memoryview | str) -> RunAgentInput:
+    """The ``RunAgentInput`` in one frame; raises :class:`~agui_core.errors.InvalidInputError`.
+
+    As :func:`~agui_core.protocol.codec.decode_input`, and an input nested deeper than
+    :data:`MAX_INPUT_DEPTH` is refused too, before it reaches the host (which could not
+    record it).
+    """
+    try:
+        value = orjson.loads(frame)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidInputError(f"valid JSON ({exc.msg} at position {exc.pos})") from None
+    except (TypeError, RecursionError):
+        raise InvalidInputError("JSON text") from None
+    wrapped = value
+    for _ in range(_DEPTH_PADDING):
+        wrapped = [wrapped]
+    try:
+        orjson.dumps(wrapped)
+    except TypeError:
+        raise InvalidInputError(f"JSON nested at most {MAX_INPUT_DEPTH} levels deep") from None
+    try:
+        return input_from_dict(value)
+    except RecursionError:
+        raise InvalidInputError(f"JSON nested at most {MAX_INPUT_DEPTH} levels deep") from None
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer TOKEN`` header value (``None`` for another scheme)."""
+    if authorization is None:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
+def origin_allowed(origin: str, allow_origins: Collection[str]) -> bool:
+    """Whether a request's ``Origin`` is one of ``allow_origins`` (scheme and host compared
+    without regard to case, a trailing ``/`` ignored). ``null`` is allowed only if listed."""
+
+    def canonical(value: str) -> str:
+        return value.strip().rstrip("/").lower()
+
+    return canonical(origin) in {canonical(allowed) for allowed in allow_origins}
+
+
+def require_loopback(host: str) -> None:
+    """Raise ``ValueError`` unless ``host`` is a loopback address (``127.0.0.0/8``, ``::1``,
+    ``localhost``); any other name may resolve to anything."""
+    if host.lower() == "localhost":
+        return
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return
+    except ValueError:
+        pass
+    raise ValueError(
+        f"without an authenticator, listening on {host} would let anyone who reaches it act for everyone; "
+        "listen on a loopback address (127.0.0.1, ::1, localhost), or give agui serve "
+        "--auth-tokens FILE, --auth-jwt-key FILE or --insecure"
+    )

@@ -2,9 +2,11 @@
 
 Each line in is one ``RunAgentInput``; each line out is one event (compact JSON and ``\\n``).
 Inputs are carried out one after another, in the order they arrive, each run's events
-written as the host emits them. A line that is not JSON, not a valid input or longer than
-``max_line`` bytes gets one ``RUN_ERROR`` line with code ``INVALID_INPUT`` (its message
-says what was wrong) and serving goes on. At end of input the transport returns once the run
+written as the host emits them. A line that is not JSON, not a valid input (see
+:func:`~agui_transports.plugin.read_input`) or longer than ``max_line`` bytes gets one
+``RUN_ERROR`` line with the error's own code (``INVALID_INPUT``, or ``INVALID_RESUME`` for a
+fault inside ``resume``; its message says what was wrong), no traceback in the log, and
+serving goes on. At end of input the transport returns once the run
 in flight is done. Logs go to standard error; served by ``agui serve``, whatever else the
 process writes to standard output (a stray ``print``) goes to standard error too, so the
 output holds events only.
@@ -12,6 +14,12 @@ output holds events only.
 :func:`serve_json_lines` does the same over any pair of anyio byte streams (a pipe, a TCP
 connection); :func:`serve_stdio` over two binary files; :class:`StdioTransport` is the
 ``stdio`` plugin of ``agui serve``.
+
+Every input runs as the principal :data:`~agui_core.runtime.auth.ANONYMOUS`: a pipe carries
+no credentials, and whoever holds its ends already runs as the host process's user (it
+started the process, or was handed the pipe by whoever did). Do not connect these streams to
+a network: a transport that serves remote clients authenticates them (see
+:mod:`agui_transports.plugin`).
 """
 
 from __future__ import annotations
@@ -26,15 +34,15 @@ from typing import BinaryIO, Final
 
 import anyio
 import anyio.abc
-from agui_transports.plugin import ServeOptions, setting
+from agui_transports.plugin import ServeOptions, read_input, setting
 from anyio.from_thread import BlockingPortal
 from anyio.streams.memory import MemoryObjectSendStream
 
-from agui_core.errors import EncodeError, InvalidInputError, RunErrorCode
-from agui_core.protocol import events as ev
-from agui_core.protocol.codec import decode_input, encode_event
+from agui_core.errors import AguiError, EncodeError, InvalidInputError
+from agui_core.protocol.codec import encode_event
 from agui_core.protocol.framing import jsonl_frame
-from agui_core.runtime.host import Host
+from agui_core.runtime.auth import ANONYMOUS
+from agui_core.runtime.host import Host, refusal
 
 __all__ = [
     "DEFAULT_MAX_LINE",
@@ -58,8 +66,8 @@ class _Oversized:
         self.limit = limit
 
 
-def _error(code: RunErrorCode, message: str) -> bytes:
-    return jsonl_frame(encode_event(ev.RunErrorEvent(message=message, code=code.value)))
+def _error(error: AguiError) -> bytes:
+    return jsonl_frame(encode_event(refusal(error)))
 
 
 async def serve_json_lines(
@@ -149,24 +157,21 @@ async def _answer(host: Host, line: bytes | _Oversized, send: anyio.abc.AnyByteS
     """Carry out one input line; ``False`` when the output is gone."""
     try:
         if isinstance(line, _Oversized):
-            await send.send(
-                _error(RunErrorCode.INVALID_INPUT, f"invalid RunAgentInput: a line longer than {line.limit} bytes")
-            )
+            await send.send(_error(InvalidInputError(f"a line of at most {line.limit} bytes")))
             return True
         try:
-            run_input = decode_input(line)
+            run_input = read_input(line)
         except InvalidInputError as exc:
-            await send.send(_error(RunErrorCode.INVALID_INPUT, exc.message))
+            log.debug("refused a line: %s %s", exc.code.value, exc.message[:200])
+            await send.send(_error(exc))
             return True
-        async with aclosing(host.run(run_input)) as events:
+        async with aclosing(host.run(run_input, principal=ANONYMOUS)) as events:
             async for event in events:
                 try:
                     frame = jsonl_frame(encode_event(event))
                 except EncodeError as exc:
                     log.error("run %r: %s; its stream is cut here", run_input.run_id, exc.message)
-                    await send.send(
-                        _error(RunErrorCode.AGENT_ERROR, f"the host could not encode an event: {exc.message}")
-                    )
+                    await send.send(_error(EncodeError(f"the host could not encode an event: {exc.message}")))
                     return True
                 await send.send(frame)
     except (anyio.BrokenResourceError, anyio.ClosedResourceError):

@@ -2,14 +2,36 @@
 
 One text frame in is one ``RunAgentInput``; one text frame out is one event (compact JSON).
 A connection carries one run at a time and any number of runs one after another (the
-natural way to answer an interrupt). What each frame in gets:
+natural way to answer an interrupt).
+
+The handshake decides who may connect, before any frame (SPEC section 9):
+
+- a handshake with an ``Origin`` header not in ``allow_origins`` is refused with HTTP 403.
+  Browsers send ``Origin``; other clients need not, and a handshake without one passes. The
+  list is empty by default, so no web page can connect unless its origin is listed;
+- the client's bearer token is the one of ``Authorization: Bearer TOKEN``, or, from a browser
+  (which cannot set headers on a WebSocket), the subprotocol ``agui.bearer.TOKEN`` offered
+  together with ``agui``: ``new WebSocket(url, ["agui", "agui.bearer." + token])``. The server
+  then selects ``agui`` and never echoes the token. A token subprotocol offered without
+  ``agui`` is refused with HTTP 400, since a browser fails a connection whose offered
+  subprotocols the server did not answer. When the host has an authenticator, credentials it
+  refuses get HTTP 401 and a one-line reason; the connection is never upgraded;
+- the principal the host's authenticator named is kept for the connection, and every input
+  on it runs as that principal (without an authenticator, every client is
+  :data:`~agui_core.runtime.auth.ANONYMOUS`). The thread machine refuses a thread of another
+  principal with ``FORBIDDEN``.
+
+With ``ssl`` (an :class:`ssl.SSLContext`) the server speaks TLS: ``wss://``. What each frame
+in gets:
 
 - a valid input while the connection is idle: the run's events, as the host emits them;
 - a valid input while a run is in flight on this connection: a lone ``RUN_ERROR`` with code
   ``THREAD_BUSY`` (the run in flight goes on). It is sent at once, so it comes between the
   frames of the run in flight: a client that sends before a run has ended must expect it;
-- a frame that is not JSON or not a valid input, or a binary frame: a lone ``RUN_ERROR``
-  with code ``INVALID_INPUT``; the connection stays open;
+- a frame that is not JSON or not a valid input (see
+  :func:`~agui_transports.plugin.read_input`), or a binary frame: a lone ``RUN_ERROR`` with
+  the error's own code (``INVALID_INPUT``, or ``INVALID_RESUME`` for a fault inside
+  ``resume``), logged in one line at most, never with a traceback; the connection stays open;
 - a frame larger than ``max_size`` bytes: the library closes the connection with code 1009
   (message too big), as RFC 6455 provides; other connections are not affected.
 
@@ -29,25 +51,41 @@ listened to (they go on in the host) and their connections are closed.
 from __future__ import annotations
 
 import logging
+import weakref
+from collections.abc import Iterable, Sequence
 from contextlib import aclosing
+from http import HTTPStatus
+from ssl import SSLContext
 from types import TracebackType
 from typing import Final, Literal, Self
 
 import anyio
 import anyio.abc
-from agui_transports.plugin import ServeOptions, setting
+from agui_transports.plugin import (
+    ServeOptions,
+    bearer_token,
+    origin_allowed,
+    read_input,
+    require_loopback,
+    setting,
+)
 from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.exceptions import ConnectionClosed
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed, NegotiationError
+from websockets.http11 import Request, Response
+from websockets.typing import Subprotocol
 
-from agui_core.errors import EncodeError, InvalidInputError, RunErrorCode
-from agui_core.protocol import events as ev
-from agui_core.protocol.codec import decode_input, encode_event
+from agui_core.errors import AguiError, EncodeError, InvalidInputError, RemoteProtocolError, RunErrorCode
+from agui_core.protocol.codec import encode_event
 from agui_core.protocol.types import RunAgentInput
-from agui_core.runtime.host import Host
+from agui_core.runtime.auth import AuthenticationError, Credentials
+from agui_core.runtime.host import Host, refusal
 
 __all__ = [
+    "BEARER_SUBPROTOCOL_PREFIX",
     "DEFAULT_MAX_SIZE",
     "DEFAULT_PORT",
+    "SUBPROTOCOL",
     "WebSocketServer",
     "WebSocketTransport",
     "parse_address",
@@ -60,9 +98,43 @@ DEFAULT_MAX_SIZE: Final = 1024 * 1024
 
 DEFAULT_PORT: Final = 8765
 
+SUBPROTOCOL: Final = Subprotocol("agui")
+"""The subprotocol the server selects when the client offers it."""
+
+BEARER_SUBPROTOCOL_PREFIX: Final = "agui.bearer."
+"""A subprotocol ``agui.bearer.TOKEN`` carries a browser's bearer token (see the module docstring)."""
+
 _PING: float | None = 20.0  # seconds between pings, and to wait for their pong
 _GOING_AWAY: Final = 1001
 _INTERNAL_ERROR: Final = 1011
+
+
+def _credentials(headers: Headers) -> Credentials:
+    """The bearer token of the handshake and its headers; ``AuthenticationError`` for more
+    than one token, so that no two parts of the stack can disagree on which one counts."""
+    tokens = [t for value in headers.get_all("Authorization") if (t := bearer_token(value)) is not None]
+    tokens += [offer.removeprefix(BEARER_SUBPROTOCOL_PREFIX) for offer in _offers(headers) if _is_token(offer)]
+    if len(tokens) > 1:
+        raise AuthenticationError("send one bearer token, not several")
+    lowered = {name.lower(): value for name, value in headers.raw_items()}
+    return Credentials(bearer=tokens[0] if tokens else None, headers=lowered)
+
+
+def _offers(headers: Headers) -> list[str]:
+    return [offer.strip() for value in headers.get_all("Sec-WebSocket-Protocol") for offer in value.split(",")]
+
+
+def _is_token(offer: str) -> bool:
+    return offer.startswith(BEARER_SUBPROTOCOL_PREFIX)
+
+
+def _select_subprotocol(connection: ServerConnection, offered: Sequence[Subprotocol]) -> Subprotocol | None:
+    """``agui`` when offered; never a token. A token offered alone is refused (HTTP 400)."""
+    if SUBPROTOCOL in offered:
+        return SUBPROTOCOL
+    if any(_is_token(offer) for offer in offered):
+        raise NegotiationError(f"offer the subprotocol {SUBPROTOCOL!r} with the bearer token")
+    return None
 
 
 def parse_address(address: str | None, *, default_port: int = DEFAULT_PORT) -> tuple[str, int]:
@@ -90,10 +162,11 @@ def parse_address(address: str | None, *, default_port: int = DEFAULT_PORT) -> t
 class _Session:
     """One connection, as the server tracks it."""
 
-    __slots__ = ("connection", "listening", "running")
+    __slots__ = ("connection", "listening", "principal", "running")
 
-    def __init__(self, connection: ServerConnection) -> None:
+    def __init__(self, connection: ServerConnection, principal: str) -> None:
         self.connection = connection
+        self.principal = principal
         self.running = False
         self.listening: anyio.CancelScope | None = None
 
@@ -106,7 +179,9 @@ class WebSocketServer:
     ``compression`` is ``None`` or ``"deflate"``; ``ping_interval`` and ``ping_timeout``
     (seconds, ``None`` for no pings) close connections whose peer stopped answering;
     ``write_limit`` is the write buffer, in bytes, over which sending an event waits;
-    ``close_timeout`` bounds the closing handshake.
+    ``close_timeout`` bounds the closing handshake. ``allow_origins`` lists the browser
+    origins whose pages may connect; ``ssl`` makes it a ``wss://`` server. Who may connect
+    and as whom: see the module docstring.
     """
 
     def __init__(
@@ -122,10 +197,14 @@ class WebSocketServer:
         write_limit: int = 32 * 1024,
         close_timeout: float = 5.0,
         grace: float = 10.0,
+        allow_origins: Iterable[str] = (),
+        ssl: SSLContext | None = None,
     ) -> None:
         self.host = host
         self.address = address
         self.grace = grace
+        self.allow_origins = tuple(allow_origins)
+        self.ssl = ssl
         self._port = port
         self._options = {
             "max_size": max_size,
@@ -134,10 +213,15 @@ class WebSocketServer:
             "ping_timeout": ping_timeout,
             "write_limit": write_limit,
             "close_timeout": close_timeout,
+            "ssl": ssl,
+            "process_request": self._admit,
+            "select_subprotocol": _select_subprotocol,
         }
         self._close_timeout = close_timeout
         self._server: Server | None = None
         self._sessions: set[_Session] = set()
+        # Set by the handshake, taken by the handler; a handshake that fails after admission leaves no entry behind.
+        self._principals: weakref.WeakKeyDictionary[ServerConnection, str] = weakref.WeakKeyDictionary()
         self._stopping = False
 
     @property
@@ -147,9 +231,9 @@ class WebSocketServer:
 
     @property
     def url(self) -> str:
-        """``ws://address:port``."""
+        """``ws://address:port`` (``wss://`` with TLS)."""
         host = f"[{self.address}]" if ":" in self.address else self.address
-        return f"ws://{host}:{self.port}"
+        return f"{'ws' if self.ssl is None else 'wss'}://{host}:{self.port}"
 
     @property
     def connections(self) -> int:
@@ -203,8 +287,28 @@ class WebSocketServer:
                 group.start_soon(session.connection.close, _GOING_AWAY, "the server is stopping")
         await server.wait_closed()
 
+    async def _admit(self, connection: ServerConnection, request: Request) -> Response | None:
+        """The handshake's gate: a foreign origin gets 403, refused credentials 401."""
+        origins = request.headers.get_all("Origin")
+        if origins and (len(origins) > 1 or not origin_allowed(origins[0], self.allow_origins)):
+            log.info("refused a handshake from origin %r", ", ".join(origins)[:200])
+            return connection.respond(HTTPStatus.FORBIDDEN, "this origin may not connect\n")
+        try:
+            principal = await self.host.authenticate(_credentials(request.headers))
+        except AuthenticationError as exc:
+            log.info("refused a handshake: %s", exc.message)
+            response = connection.respond(HTTPStatus.UNAUTHORIZED, f"{exc.message}\n")
+            response.headers["WWW-Authenticate"] = 'Bearer realm="agui"'
+            return response
+        self._principals[connection] = principal
+        return None
+
     async def _handle(self, connection: ServerConnection) -> None:
-        session = _Session(connection)
+        principal = self._principals.pop(connection, None)
+        if principal is None:  # cannot happen: every upgraded handshake went through _admit
+            await connection.close(_INTERNAL_ERROR, "no principal")
+            return
+        session = _Session(connection, principal)
         self._sessions.add(session)
         try:
             async with anyio.create_task_group() as group:
@@ -226,31 +330,27 @@ class WebSocketServer:
     async def _receive(self, session: _Session, message: str | bytes, group: anyio.abc.TaskGroup) -> None:
         connection = session.connection
         if isinstance(message, bytes):
-            await self._refuse(
-                connection,
-                RunErrorCode.INVALID_INPUT,
-                "invalid RunAgentInput: a binary frame; send each input as a text frame",
-            )
+            await self._refuse(connection, InvalidInputError("a text frame, not a binary one"))
             return
         try:
-            run_input = decode_input(message)
+            run_input = read_input(message)
         except InvalidInputError as exc:
-            await self._refuse(connection, RunErrorCode.INVALID_INPUT, exc.message)
+            await self._refuse(connection, exc)
             return
         if session.running:
-            await self._refuse(
-                connection,
-                RunErrorCode.THREAD_BUSY,
+            busy = (
                 f"a run is in flight on this connection; send input {run_input.run_id!r} "
-                "after its RUN_FINISHED or RUN_ERROR",
+                "after its RUN_FINISHED or RUN_ERROR"
             )
+            await self._refuse(connection, RemoteProtocolError(RunErrorCode.THREAD_BUSY, busy))
             return
         session.running = True
         group.start_soon(self._carry, session, run_input)
 
-    async def _refuse(self, connection: ServerConnection, code: RunErrorCode, message: str) -> None:
+    async def _refuse(self, connection: ServerConnection, error: AguiError) -> None:
+        log.debug("refused a frame: %s %s", error.code.value, error.message[:200])
         try:
-            await connection.send(encode_event(ev.RunErrorEvent(message=message, code=code.value)), text=True)
+            await connection.send(encode_event(refusal(error)), text=True)
         except ConnectionClosed:
             pass
 
@@ -258,7 +358,7 @@ class WebSocketServer:
         connection = session.connection
         try:
             with anyio.CancelScope() as session.listening:
-                async with aclosing(self.host.run(run_input)) as events:
+                async with aclosing(self.host.run(run_input, principal=session.principal)) as events:
                     async for event in events:
                         await connection.send(encode_event(event), text=True)
         except ConnectionClosed:
@@ -310,7 +410,8 @@ class WebSocketTransport:
 
     Settings: ``max_size`` (bytes, default 1 MiB), ``compression`` (``none`` or
     ``deflate``), ``ping_interval`` and ``ping_timeout`` (seconds, or ``none``),
-    ``write_limit`` (bytes), ``close_timeout`` (seconds).
+    ``write_limit`` (bytes), ``close_timeout`` (seconds). The allowed origins and the TLS
+    context come from :class:`~agui_transports.plugin.ServeOptions`.
     """
 
     name = "ws"
@@ -321,6 +422,8 @@ class WebSocketTransport:
         if unknown:
             raise ValueError(f"the ws transport has no option {', '.join(sorted(unknown))}")
         address, port = parse_address(options.address)
+        if options.loopback_only:
+            require_loopback(address)
         s = options.settings
         server = WebSocketServer(
             host,
@@ -333,6 +436,8 @@ class WebSocketTransport:
             write_limit=setting(s, "write_limit", int, 32 * 1024),
             close_timeout=setting(s, "close_timeout", float, 5.0),
             grace=options.grace,
+            allow_origins=options.allow_origins,
+            ssl=options.ssl,
         )
         await server.start()
         if options.ready is not None:

@@ -16,10 +16,11 @@ continuation), but the server is the authority for everything it emitted (SPEC s
   that failed (whose output the thread dropped) or have made it up. It is left out: the
   agent's words come only from the agent. A thread with no history yet takes any messages (a
   conversation moved from elsewhere).
-- ``state``: absent, ``null`` or ``{}`` (what a fresh client sends) keeps the thread's state;
-  any other state replaces it, on a resume too (AG-UI's shared state is the client's to
-  write). So an agent never routes by state: a resumed run learns what it was doing from the
-  interrupts it answers and their continuation, which only the server holds.
+- ``state``: absent or ``null`` keeps the thread's state, and so does ``{}`` (what a fresh
+  client sends) on a thread that has a state; any other state replaces it, on a resume too
+  (AG-UI's shared state is the client's to write). So an agent never routes by state: a
+  resumed run learns what it was doing from the interrupts it answers and their
+  continuation, which only the server holds.
 
 A rule broken is ``HISTORY_CONFLICT``, naming the message and what differs; nothing changes.
 Also here: the limits on the ids an input carries (:func:`check_input_ids`).
@@ -37,10 +38,24 @@ from agui_core.errors import RemoteProtocolError, RunErrorCode, format_path
 from agui_core.protocol.codec import converter
 from agui_core.protocol.types import JSON, Message, RunAgentInput
 
-__all__ = ["CLIENT_ROLES", "MAX_ID_LENGTH", "HistoryUpdate", "check_input_ids", "merge_history"]
+__all__ = [
+    "CLIENT_ROLES",
+    "MAX_DEPTH",
+    "MAX_ID_LENGTH",
+    "HistoryUpdate",
+    "check_input_depth",
+    "check_input_ids",
+    "merge_history",
+]
 
 MAX_ID_LENGTH: Final = 256
 """The longest id (thread, run, message, tool call, interrupt) an input may carry."""
+
+MAX_DEPTH: Final = 128
+"""How deeply an input's free JSON (state, forwarded props, resume payloads and metadata) may nest.
+
+Well under what JSON encoding allows (255), since a thread record wraps these values a few
+levels deeper when it is saved, and every value an input brings in must be savable."""
 
 CLIENT_ROLES: Final = frozenset({"user", "system", "developer"})
 """The roles a client may add to a thread that has history (``tool`` too, for frontend tools)."""
@@ -88,8 +103,48 @@ def check_input_ids(run_input: RunAgentInput) -> None:
             )
 
 
+def _deeper_than(value: object, limit: int) -> bool:
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            if depth >= limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def check_input_depth(run_input: RunAgentInput) -> None:
+    """Refuse (``INVALID_INPUT``, with the path) free JSON nested deeper than :data:`MAX_DEPTH`."""
+    places: list[tuple[tuple[str | int, ...], object]] = [
+        (("state",), run_input.state),
+        (("forwardedProps",), run_input.forwarded_props),
+    ]
+    for index, entry in enumerate(run_input.resume or ()):
+        places.append((("resume", index, "payload"), entry.payload))
+        places.append((("resume", index, "metadata"), entry.metadata))
+    for path, value in places:
+        if _deeper_than(value, MAX_DEPTH):
+            raise RemoteProtocolError(
+                RunErrorCode.INVALID_INPUT,
+                f"invalid RunAgentInput at {format_path(path)}: nested deeper than {MAX_DEPTH} levels",
+            )
+
+
 def _canonical(value: JSON) -> bytes:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError as exc:  # nested past what JSON encoding allows: the client's doing
+        raise RemoteProtocolError(RunErrorCode.INVALID_INPUT, f"invalid RunAgentInput: {exc}") from None
+
+
+_COMPARED = ("role", "content", "toolCalls", "toolCallId")
+"""What a client's copy of a message must keep: what was said, by whom, and which calls.
+
+Other fields (``metadata``, ``subagentRunId``, ``encryptedValue``, ...) are the client's own
+bookkeeping: the reference client adds some from events the thread does not copy onto messages.
+"""
 
 
 def _normal(message: Mapping[str, Any]) -> bytes:
@@ -98,7 +153,7 @@ def _normal(message: Mapping[str, Any]) -> bytes:
     Absent, ``null`` and empty content are the same, and so are absent and empty tool calls;
     a tool call is its id, name and arguments.
     """
-    out = {key: value for key, value in message.items() if value is not None}
+    out = {key: message[key] for key in _COMPARED if message.get(key) is not None}
     if out.get("content") in ("", []):
         del out["content"]
     calls = out.pop("toolCalls", None)
@@ -108,10 +163,7 @@ def _normal(message: Mapping[str, Any]) -> bytes:
 
 
 def _differs(client: Mapping[str, Any], server: Mapping[str, Any]) -> str:
-    for key in ("role", "content", "toolCalls", "toolCallId"):
-        if _normal({key: client.get(key)}) != _normal({key: server.get(key)}):
-            return key
-    return "fields"
+    return next(key for key in _COMPARED if _normal({key: client.get(key)}) != _normal({key: server.get(key)}))
 
 
 def merge_history(
@@ -120,19 +172,24 @@ def merge_history(
     run_input: RunAgentInput,
     *,
     gated_calls: Iterable[str],
+    host_results: Mapping[str, Mapping[str, Any]] = {},
 ) -> HistoryUpdate:
     """What ``run_input`` adds to a thread holding ``thread_messages`` and ``thread_state``.
 
     ``gated_calls`` are the tool calls an interrupt gates (open or answered): their results
-    are the host's to give. Raises ``RemoteProtocolError`` (``HISTORY_CONFLICT``).
+    are the host's to give. ``host_results`` are tool results the host sent that the thread
+    no longer holds (their run failed and was rolled back; the tool journal keeps them, by
+    message id): a client may send them back unchanged, and they are left out.
+    Raises ``RemoteProtocolError`` (``HISTORY_CONFLICT``).
     """
-    known = {m["id"]: m for m in thread_messages if "id" in m}
+    known = {**host_results, **{m["id"]: m for m in thread_messages if "id" in m}}
     fresh = not thread_messages
     calls: set[str] = set()
     answered: set[str] = set()
     for m in thread_messages:
-        for call in m.get("toolCalls") or ():
-            calls.add(call["id"])
+        if m.get("role") == "assistant":  # only the agent makes tool calls; a key on another role is inert
+            for call in m.get("toolCalls") or ():
+                calls.add(call["id"])
         if m.get("role") == "tool":
             answered.add(m.get("toolCallId", ""))
     gated = set(gated_calls)
@@ -150,7 +207,7 @@ def merge_history(
                     f"{where}: its {_differs(data, server)} differs from the thread's record of that message; "
                     "a client cannot rewrite messages the thread has (send them unchanged, or leave them out)",
                 )
-            continue
+            continue  # the thread has it (or, for a host result of a failed run, its journal does)
         if message.id in added_ids:
             if added_ids[message.id] != _normal(data):
                 raise RemoteProtocolError(
@@ -159,6 +216,10 @@ def merge_history(
             continue
         if not fresh:
             role = data.get("role")
+            if role != "assistant" and data.get("toolCalls"):
+                raise RemoteProtocolError(
+                    RunErrorCode.HISTORY_CONFLICT, f"{where}: only the agent's messages carry tool calls"
+                )
             if role == "tool":
                 call_id = data.get("toolCallId")
                 if call_id in gated:
@@ -176,6 +237,7 @@ def merge_history(
         added.append(message)
     state: JSON = None
     offered = run_input.state
-    if offered is not None and offered != {} and _canonical(offered) != _canonical(thread_state):
+    keeps = offered is None or (offered == {} and thread_state is not None)
+    if not keeps and _canonical(offered) != _canonical(thread_state):
         state = offered
     return HistoryUpdate(added=tuple(added), state=state)

@@ -48,7 +48,7 @@ from agui_core.errors import (
 )
 from agui_core.machine.effects import Answer, Effect, Emit, Persist, StartAgent
 from agui_core.machine.expiry import read_expires_at
-from agui_core.machine.history import HistoryUpdate, check_input_ids, merge_history
+from agui_core.machine.history import HistoryUpdate, check_input_depth, check_input_ids, merge_history
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
 from agui_core.machine.ordering import StreamVerifier
 from agui_core.machine.record import (
@@ -136,6 +136,17 @@ def _canonical(value: JSON) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
+def _tool_message(event: ev.ToolCallResultEvent) -> dict[str, Any]:
+    """The ``tool`` message a ``TOOL_CALL_RESULT`` adds to the thread, as a wire dict."""
+    content = event.content
+    return {
+        "id": event.message_id,
+        "role": "tool",
+        "toolCallId": event.tool_call_id,
+        "content": content if isinstance(content, str) else [converter.unstructure(p) for p in content],
+    }
+
+
 def _offers_edits(schema: Mapping[str, Any] | None) -> bool:
     """Whether an approval's ``responseSchema`` offers ``editedArgs`` (SPEC section 5)."""
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
@@ -176,6 +187,8 @@ class _Run:
     """The proposals bound to the answered interrupts, by tool call id."""
     continuation: JSON = None
     """What the interrupted run kept with its interrupts; what this run keeps with its own."""
+    continuation_in: JSON = None
+    """The continuation the answered interrupts came with: what a failed run hands back."""
 
     bound: dict[str, tuple[Interrupt, ResumeEntry, str]] = attrs.field(init=False)
     """The answered tool-bound interrupts of this run, by tool call id."""
@@ -302,6 +315,10 @@ class ThreadMachine:
             or (self._run is not None and any(i.id == interrupt_id for i, _, _ in self._run.answers))
         )
 
+    def has_message(self, message_id: str) -> bool:
+        """Whether the thread holds a message with id ``message_id``."""
+        return self._find_message(message_id) is not None
+
     def _proposal(self, tool_call_id: str, parameters: Mapping[str, JSON] | None) -> Proposal | None:
         """The tool call ``tool_call_id`` as the thread holds it now (the agent's own, this run)."""
         call = self._find_tool_call(tool_call_id)
@@ -357,7 +374,7 @@ class ThreadMachine:
                 input_state=run.input_state,
                 events=tuple(run.events),
                 proposals=tuple(run.proposals.values()),
-                continuation=run.continuation,
+                continuation=run.continuation_in,
             ),
         )
 
@@ -390,6 +407,7 @@ class ThreadMachine:
                 verifier=StreamVerifier(),
                 proposals={p.tool_call_id: p for p in run.proposals},
                 continuation=run.continuation,
+                continuation_in=run.continuation,
             )
             machine._adopt(run.input_messages, run.input_state)
             # What the run emitted is replayed through the same bookkeeping, so the ordering
@@ -440,13 +458,14 @@ class ThreadMachine:
         if self._run is not None or busy:
             running = f" with run {self._run.run_id!r}" if self._run is not None else ""
             raise RemoteProtocolError(RunErrorCode.THREAD_BUSY, f"thread {self._thread_id!r} is busy{running}")
-        check_input_ids(run_input)
         entries = tuple(run_input.resume or ())
         if len(entries) > MAX_INTERRUPTS:
             raise RemoteProtocolError(
                 RunErrorCode.INVALID_RESUME,
                 f"the resume carries {len(entries)} entries; a thread has at most {MAX_INTERRUPTS} open interrupts",
             )
+        check_input_ids(run_input)
+        check_input_depth(run_input)
         self._check_entries(entries)
         strangers = [e.interrupt_id for e in entries if e.interrupt_id in foreign]
         if strangers:
@@ -499,7 +518,8 @@ class ThreadMachine:
         gated = {o.interrupt.tool_call_id for o in self._open if o.interrupt.tool_call_id is not None}
         gated |= {r.interrupt.tool_call_id for r in self._resolved if r.interrupt.tool_call_id is not None}
         gated |= set(self._journal)
-        return merge_history(self._messages, self._agent_state, run_input, gated_calls=gated)
+        host_results = {j.result.message_id: _tool_message(j.result) for j in self._journal.values() if j.result}
+        return merge_history(self._messages, self._agent_state, run_input, gated_calls=gated, host_results=host_results)
 
     def _partition_open(self, now: datetime) -> tuple[list[OpenInterrupt], list[OpenInterrupt]]:
         """The open interrupts still answerable at ``now``, and those expired (the instant counts)."""
@@ -642,7 +662,14 @@ class ThreadMachine:
         answered_ids = {i.id for i, _, _ in answers}
         answered_open = [o for o in self._open if o.interrupt.id in answered_ids]
         raised_at = {o.interrupt.id: o.raised_at for o in answered_open if o.raised_at}
-        proposals = {o.proposal.tool_call_id: o.proposal for o in answered_open if o.proposal is not None}
+        proposals: dict[str, Proposal] = {}
+        for item in answered_open:
+            call_id = item.interrupt.tool_call_id
+            # A record saved before proposals were bound has none: the thread's own copy of the
+            # call stands in (clients cannot rewrite it), without parameters to check edits by.
+            proposal = item.proposal or (self._proposal(call_id, None) if call_id is not None else None)
+            if proposal is not None:
+                proposals[proposal.tool_call_id] = proposal
         continuation = next((o.continuation for o in answered_open if o.continuation is not None), None)
         for item in expired:
             self._resolved.append(
@@ -680,6 +707,7 @@ class ThreadMachine:
             verifier=StreamVerifier(),
             proposals=proposals,
             continuation=continuation,
+            continuation_in=continuation,
         )
         started = ev.RunStartedEvent(
             thread_id=self._thread_id, run_id=run_input.run_id, parent_run_id=run_input.parent_run_id
@@ -889,15 +917,7 @@ class ThreadMachine:
             if streamed is not None:
                 streamed["function"]["arguments"] += event.delta
         elif isinstance(event, ev.ToolCallResultEvent):
-            content = event.content
-            self._messages.append(
-                {
-                    "id": event.message_id,
-                    "role": "tool",
-                    "toolCallId": event.tool_call_id,
-                    "content": content if isinstance(content, str) else [converter.unstructure(p) for p in content],
-                }
-            )
+            self._messages.append(_tool_message(event))
         elif isinstance(event, ev.ActivitySnapshotEvent):
             existing = self._find_message(event.message_id)
             if existing is not None and event.replace is False:
@@ -1145,7 +1165,7 @@ class ThreadMachine:
                 run_id=raised_in,
                 raised_at=run.raised_at.get(i.id),
                 proposal=run.proposals.get(i.tool_call_id) if i.tool_call_id is not None else None,
-                continuation=run.continuation if run.answers else None,
+                continuation=run.continuation_in,
             )
             for i, _, raised_in in run.answers
         )

@@ -25,11 +25,12 @@ from __future__ import annotations
 import hmac
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
 from agui_core.errors import AguiError
+from agui_core.machine.record import ANONYMOUS
 
 __all__ = [
     "ANONYMOUS",
@@ -39,9 +40,6 @@ __all__ = [
     "JwtAuthenticator",
     "TokenAuthenticator",
 ]
-
-ANONYMOUS: Final = "anonymous"
-"""The principal of every client of a host that has no authenticator."""
 
 
 class AuthenticationError(AguiError):
@@ -71,6 +69,8 @@ class Authenticator(Protocol):
 def _check_principal(principal: str, where: str) -> str:
     if not principal or len(principal) > 256 or not principal.isprintable():
         raise ValueError(f"{where}: a principal is 1 to 256 printable characters, not {principal!r}")
+    if principal == ANONYMOUS:
+        raise ValueError(f"{where}: {ANONYMOUS!r} is reserved for clients of a host without an authenticator")
     return principal
 
 

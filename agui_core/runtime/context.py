@@ -22,7 +22,7 @@ from agui_core.machine.effects import Answer, Effect
 from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
-from agui_core.runtime.tools import Tool, ToolOutcome
+from agui_core.runtime.tools import NO_EDITS, Tool, ToolOutcome
 
 __all__ = ["RunContext", "TextStream"]
 
@@ -62,7 +62,6 @@ class RunContext:
         self._now = now
         self._tools = tools
         self._pending: list[Interrupt] = []
-        self._edit_schemas: dict[str, Mapping[str, JSON]] = {}
         self._ended = False
         self._last_message_id: str | None = None
         self.input = run_input
@@ -216,8 +215,6 @@ class RunContext:
                     metadata=metadata,
                 )
             )
-            if registered.allow_edits:
-                self._edit_schemas[tool_call_id] = registered.parameters
             return None
         try:
             result = await registered.invoke(args)
@@ -292,11 +289,23 @@ class RunContext:
     async def interrupt(self, *interrupts: Interrupt) -> None:
         """End the run waiting for a person (with any gated tool calls still pending)."""
         self._check_open()
-        await self._end(
-            self._machine.interrupt(
-                [*self._pending, *interrupts], now=self._now(), edit_schemas=self._edit_schemas
-            )
-        )
+        raised = [*self._pending, *interrupts]
+        await self._end(self._machine.interrupt(raised, now=self._now(), edit_schemas=self._edit_schemas(raised)))
+
+    def _edit_schemas(self, interrupts: Sequence[Interrupt]) -> dict[str, Mapping[str, JSON]]:
+        """What the edits of each approval of a host-run tool must pass: the tool's parameters.
+
+        Whoever wrote the approval (``call_tool`` or the agent itself), edits of a tool that
+        allows none are refused, and edits of one that does must fit its parameters.
+        """
+        schemas: dict[str, Mapping[str, JSON]] = {}
+        for interrupt in interrupts:
+            call_id = interrupt.tool_call_id
+            proposed = self._machine.proposed_tool_call(call_id) if call_id is not None else None
+            registered = self._tools.get(proposed[0]) if proposed is not None else None
+            if call_id is not None and registered is not None:
+                schemas[call_id] = registered.parameters if registered.allow_edits else NO_EDITS
+        return schemas
 
     async def finish(self, result: JSON = None) -> None:
         """End the run with success. Returning from the agent does the same."""

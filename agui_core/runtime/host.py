@@ -48,7 +48,7 @@ import attrs
 import orjson
 from anyio.streams.memory import MemoryObjectSendStream
 
-from agui_core.errors import AguiError, LocalProtocolError, RemoteProtocolError, RunErrorCode
+from agui_core.errors import AguiError, LocalProtocolError, PayloadError, RemoteProtocolError, RunErrorCode
 from agui_core.machine.effects import Answer, Effect, Emit, Persist, StartAgent
 from agui_core.machine.record import ANONYMOUS, OpenInterrupt, Proposal
 from agui_core.machine.thread import MAX_INTERRUPTS, ThreadMachine
@@ -57,7 +57,7 @@ from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
 from agui_core.runtime.auth import AuthenticationError, Authenticator, Credentials
 from agui_core.runtime.context import RunContext
-from agui_core.runtime.tools import Tool, ToolOutcome
+from agui_core.runtime.tools import NO_EDITS, Tool, ToolOutcome
 from agui_core.store.base import StoreError, ThreadStore, VersionConflict
 from agui_core.store.memory import MemoryThreadStore
 
@@ -133,8 +133,9 @@ class Host:
         if self.authenticator is None:
             return ANONYMOUS
         principal = await self.authenticator.authenticate(credentials)
-        if not isinstance(principal, str) or not principal:
-            raise AuthenticationError("the authenticator named no principal")
+        if not isinstance(principal, str) or not principal or principal == ANONYMOUS:
+            # "anonymous" owns the threads of hosts without an authenticator: nobody signs in as it.
+            raise AuthenticationError("the authenticator named no usable principal")
         return principal
 
     async def view(self, thread_id: str, principal: str = ANONYMOUS) -> ThreadView | None:
@@ -235,7 +236,8 @@ class Host:
         try:
             machine = await self._load(thread_id)
             now = self.clock()
-            await self._recover_abandoned(machine, now)
+            if machine.owner in (None, principal):  # a stranger's input touches nothing of the thread
+                await self._recover_abandoned(machine, now)
             foreign = await self._foreign_interrupts(machine, run_input, principal)
             effects = machine.receive_input(run_input, now=now, principal=principal, foreign_interrupts=foreign)
             for index, effect in enumerate(effects):
@@ -398,6 +400,14 @@ class Host:
             args = answer.tool_args or {}
             cancelled = answer.entry.status == "cancelled"
             edited = answer.edited_args is not None
+            if edited and proposal.parameters is None and not self._edits_fit(registered, args):
+                # A proposal bound before parameters were (a record from an older host): the edits
+                # are checked against the tool as registered now, and never run unchecked.
+                outcomes[call_id] = ToolOutcome(
+                    tool_call_id=call_id, name=name, status="failed", args=args, error="invalid edits", edited=True
+                )
+                await carry(machine.emit(self._result(machine, call_id, "the edits do not fit the tool's parameters")))
+                continue
             journal = machine.tool_journal.get(call_id)
             if journal is not None:
                 # The tool was started by an earlier attempt at this run, which failed or whose
@@ -415,14 +425,14 @@ class Host:
                         await carry(machine.emit(journal.result))
                     else:
                         unknown = "the host stopped while this call ran; it was not run again"
-                        await carry(machine.emit(self._result(call_id, unknown)))
+                        await carry(machine.emit(self._result(machine, call_id, unknown)))
                 continue
             if cancelled:
                 outcomes[call_id] = ToolOutcome(tool_call_id=call_id, name=name, status="cancelled", args=args)
                 continue
             if answer.approved is not True:
                 outcomes[call_id] = ToolOutcome(tool_call_id=call_id, name=name, status="denied", args=args)
-                await carry(machine.emit(self._result(call_id, "the user denied this call")))
+                await carry(machine.emit(self._result(machine, call_id, "the user denied this call")))
                 continue
             ran = Proposal(tool_call_id=call_id, name=name, arguments=orjson.dumps(args).decode())
             await carry(machine.tool_started(call_id, now=self.clock(), ran=ran))
@@ -438,17 +448,31 @@ class Host:
                     error=f"{type(exc).__name__}: {exc}",
                     edited=edited,
                 )
-                await carry(machine.emit(self._result(call_id, f"the tool failed ({type(exc).__name__})")))
+                await carry(machine.emit(self._result(machine, call_id, f"the tool failed ({type(exc).__name__})")))
                 continue
             content = value if isinstance(value, str) else orjson.dumps(value).decode()
-            await carry(machine.emit(self._result(call_id, content)))
+            await carry(machine.emit(self._result(machine, call_id, content)))
             outcomes[call_id] = ToolOutcome(
                 tool_call_id=call_id, name=name, status="executed", args=args, result=value, edited=edited
             )
         return outcomes
 
-    def _result(self, call_id: str, content: str) -> ev.ToolCallResultEvent:
-        return ev.ToolCallResultEvent(message_id=f"result-{call_id}", tool_call_id=call_id, content=content)
+    def _edits_fit(self, registered: Tool, args: Mapping[str, JSON]) -> bool:
+        try:
+            self._validators.validate(
+                registered.name, registered.parameters if registered.allow_edits else NO_EDITS, args
+            )
+        except PayloadError:
+            return False
+        return True
+
+    def _result(self, machine: ThreadMachine, call_id: str, content: str) -> ev.ToolCallResultEvent:
+        # The usual id is predictable; one a client already took for a message of its own gets
+        # a fresh suffix, so the thread's message ids stay unique.
+        message_id = f"result-{call_id}"
+        if machine.has_message(message_id):
+            message_id = f"{message_id}-{self.new_id()}"
+        return ev.ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content)
 
 
 def _run_error(message: str) -> ev.RunErrorEvent:

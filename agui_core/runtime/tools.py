@@ -27,6 +27,7 @@ from agui_core.protocol.types import JSON
 __all__ = [
     "APPROVE_SCHEMA",
     "APPROVE_WITH_EDITS_SCHEMA",
+    "NO_EDITS",
     "Tool",
     "ToolOutcome",
     "tool",
@@ -49,6 +50,9 @@ APPROVE_WITH_EDITS_SCHEMA: Mapping[str, JSON] = {
 }
 """The approve-with-edits pattern of SPEC section 5: ``editedArgs`` replaces the arguments whole."""
 
+NO_EDITS: Mapping[str, JSON] = {"not": {}, "description": "this tool takes no edits"}
+"""The parameter schema of a tool that allows no edits: no ``editedArgs`` passes it."""
+
 
 @attrs.frozen(kw_only=True)
 class Tool:
@@ -69,7 +73,8 @@ class Tool:
         An object schema that does not say otherwise refuses keys it does not name.
         """
         schema = self.args_schema if self.args_schema is not None else _signature_schema(self.function)
-        if schema.get("type") == "object" and "additionalProperties" not in schema:
+        is_object = schema.get("type") == "object" or ("type" not in schema and "properties" in schema)
+        if is_object and "additionalProperties" not in schema:
             schema = {**schema, "additionalProperties": False}
         return schema
 

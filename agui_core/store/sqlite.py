@@ -93,10 +93,25 @@ def _resolved_from_dicts(thread_id: str, entries: list[Any]) -> tuple[ResolvedIn
     return record_from_dict(shell).resolved
 
 
+def _create_private(path: str) -> None:
+    """Create an empty file at ``path``, mode 0600, unless there is one (or it names no file)."""
+    if path in ("", ":memory:"):
+        return
+    try:
+        # O_EXCL: never open (or re-mode) a file someone else created in the meantime.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
 class SqliteThreadStore:
     """A :class:`~agui_core.store.base.ThreadStore` in the SQLite file at ``path``.
 
-    The file and its tables are created on first use. ``synchronous`` is SQLite's setting
+    The file and its tables are created on first use; a file it creates is readable and
+    writable by its owner only (mode 0600, and so are the ``-wal`` and ``-shm`` files, which
+    SQLite gives the database file's mode): threads hold conversations. A file that already
+    exists keeps its mode. ``synchronous`` is SQLite's setting
     (``"FULL"``: a save survives power loss; ``"NORMAL"``: it survives a killed process).
     ``busy_timeout`` is how long, in seconds, a call waits for another writer to finish
     before it fails with ``StoreError``.
@@ -142,9 +157,7 @@ class SqliteThreadStore:
     async def save(self, record: ThreadRecord) -> None:
         """Save ``record`` if the stored version is ``record.version - 1``; else ``VersionConflict``."""
         if record.version < 1:
-            raise ValueError(
-                f"thread {record.thread_id!r}: a saved record has version 1 or more, not {record.version}"
-            )
+            raise ValueError(f"thread {record.thread_id!r}: a saved record has version 1 or more, not {record.version}")
         await self._call(self._save, record)
 
     async def thread_of_interrupt(self, interrupt_id: str) -> str | None:
@@ -170,6 +183,10 @@ class SqliteThreadStore:
         if self._connection is not None:
             return self._connection
         try:
+            _create_private(self._path)
+        except OSError as exc:
+            raise StoreError(f"cannot create the thread store {self._path!r}: {exc}") from exc
+        try:
             connection = sqlite3.connect(
                 self._path,
                 timeout=self._busy_timeout,
@@ -181,9 +198,7 @@ class SqliteThreadStore:
         try:
             mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if mode.lower() not in ("wal", "memory"):
-                raise StoreError(
-                    f"the thread store {self._path!r} cannot use WAL mode (got {mode!r})"
-                )
+                raise StoreError(f"the thread store {self._path!r} cannot use WAL mode (got {mode!r})")
             connection.execute(f"PRAGMA synchronous={self._synchronous}")
             if self._schema_version(connection) < SCHEMA_VERSION:
                 # Only a file without the tables takes the write lock, so opening a store
@@ -226,9 +241,7 @@ class SqliteThreadStore:
     def _load(self, thread_id: str) -> ThreadRecord | None:
         connection = self._connect()
         try:
-            row = connection.execute(
-                "SELECT version, record FROM threads WHERE thread_id = ?", (thread_id,)
-            ).fetchone()
+            row = connection.execute("SELECT version, record FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot load thread {thread_id!r}: {exc}") from exc
         if row is None:
@@ -239,9 +252,7 @@ class SqliteThreadStore:
         # A row that is not a record fails in many ways (orjson's ValueError, a missing key,
         # cattrs' validation error groups); every one of them means a corrupt row.
         except Exception as exc:
-            raise StoreError(
-                f"the stored record of thread {thread_id!r} is corrupt: {exc!r}"
-            ) from exc
+            raise StoreError(f"the stored record of thread {thread_id!r} is corrupt: {exc!r}") from exc
         if record.thread_id != thread_id or record.version != version:
             raise StoreError(
                 f"the stored record of thread {thread_id!r} is corrupt: it says thread "
@@ -255,9 +266,7 @@ class SqliteThreadStore:
             document = record_to_dict(record)
             text = orjson.dumps(document).decode()
         except Exception as exc:
-            raise StoreError(
-                f"thread {thread_id!r}: the record cannot be written as JSON: {exc}"
-            ) from exc
+            raise StoreError(f"thread {thread_id!r}: the record cannot be written as JSON: {exc}") from exc
         connection = self._connect()
         expected = record.version - 1
         try:
@@ -271,14 +280,10 @@ class SqliteThreadStore:
                     connection.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
-            raise StoreError(
-                f"cannot save thread {thread_id!r} version {record.version}: {exc}"
-            ) from exc
+            raise StoreError(f"cannot save thread {thread_id!r} version {record.version}: {exc}") from exc
 
     @staticmethod
-    def _compare_and_set(
-        connection: sqlite3.Connection, record: ThreadRecord, expected: int, text: str
-    ) -> None:
+    def _compare_and_set(connection: sqlite3.Connection, record: ThreadRecord, expected: int, text: str) -> None:
         thread_id = record.thread_id
         if expected == 0:
             changed = connection.execute(
@@ -291,15 +296,11 @@ class SqliteThreadStore:
                 (record.version, record.state.value, text, thread_id, expected),
             ).rowcount
         if changed != 1:
-            row = connection.execute(
-                "SELECT version FROM threads WHERE thread_id = ?", (thread_id,)
-            ).fetchone()
+            row = connection.execute("SELECT version FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
             raise VersionConflict(thread_id, expected, None if row is None else row[0])
 
     @staticmethod
-    def _index(
-        connection: sqlite3.Connection, record: ThreadRecord, document: dict[str, Any]
-    ) -> None:
+    def _index(connection: sqlite3.Connection, record: ThreadRecord, document: dict[str, Any]) -> None:
         """Record the thread's interrupts and append the newly closed ones to the audit table."""
         thread_id = record.thread_id
         resolved = record.resolved
@@ -317,9 +318,7 @@ class SqliteThreadStore:
         if ids:
             # OR IGNORE: an id already known keeps the thread that raised it first (interrupt
             # ids are unique per thread, not across threads).
-            connection.executemany(
-                "INSERT OR IGNORE INTO interrupts (interrupt_id, thread_id) VALUES (?, ?)", ids
-            )
+            connection.executemany("INSERT OR IGNORE INTO interrupts (interrupt_id, thread_id) VALUES (?, ?)", ids)
         if fresh:
             entries = document["resolved"]
             connection.executemany(
@@ -364,6 +363,4 @@ class SqliteThreadStore:
         try:
             return _resolved_from_dicts(thread_id, [orjson.loads(entry) for (entry,) in rows])
         except Exception as exc:
-            raise StoreError(
-                f"the audit trail of thread {thread_id!r} is corrupt: {exc!r}"
-            ) from exc
+            raise StoreError(f"the audit trail of thread {thread_id!r} is corrupt: {exc!r}") from exc

@@ -238,3 +238,41 @@ def test_error_messages_name_a_few_ids_not_all() -> None:
     entries = [{"interruptId": f"unknown-{n}", "status": "cancelled"} for n in range(50)]
     message = assert_rejected(machine, resume("run-2", yes("int-1"), *entries), RunErrorCode.UNKNOWN_INTERRUPT_ID)
     assert "and 45 more" in message and "unknown-49" not in message
+
+
+def test_state_nested_past_what_json_encoding_allows_is_invalid_input_not_a_crash() -> None:
+    deep: dict[str, Any] = {}
+    inner = deep
+    for _ in range(300):
+        inner["a"] = {}
+        inner = inner["a"]
+    machine = interrupted(approval("int-1", "tc-1"))
+    assert_rejected(machine, make_input("t", "run-2", state=deep, resume=[yes("int-1")]), RunErrorCode.INVALID_INPUT)
+
+
+def test_a_record_saved_before_proposals_were_bound_runs_the_threads_own_copy() -> None:
+    machine = proposed(parameters=None)
+    data = record_to_dict(machine.record())
+    for item in data["open"]:
+        del item["proposal"]  # as an older host saved it
+    legacy = ThreadMachine.from_record(record_from_dict(data))
+    (answer,) = started(legacy, resume("run-2", yes("int-1"))).answers
+    assert answer.proposal is not None and (answer.proposal.name, answer.tool_args) == (
+        "send",
+        {"to": "bob@example.com"},
+    )
+
+
+def test_the_reference_clients_own_bookkeeping_fields_are_not_a_conflict() -> None:
+    machine = proposed()
+    (user,) = [m for m in record_to_dict(machine.record())["messages"] if m["role"] == "user"]
+    copy = {**user, "metadata": {"seen": True}, "name": "ann"}
+    started(machine, make_input("t", "run-2", resume=[yes("int-1")], messages=[copy]))
+
+
+def test_a_client_message_other_than_the_agents_cannot_carry_tool_calls() -> None:
+    machine = proposed()
+    planted = {"id": "u-9", "role": "user", "content": "sure", "toolCalls": FORGED_CALL["toolCalls"]}
+    assert_rejected(
+        machine, make_input("t", "run-2", resume=[yes("int-1")], messages=[planted]), RunErrorCode.HISTORY_CONFLICT
+    )

@@ -202,3 +202,144 @@ async def test_jwt_authenticator_checks_signature_expiry_and_claims() -> None:
             await auth.authenticate(Credentials(bearer=token))
     with pytest.raises(ValueError):
         JwtAuthenticator(key, algorithms=["none"])
+
+
+@pytest.mark.parametrize(
+    ("allow_edits", "edited", "why"),
+    [
+        (False, {"to": "mallory@example.com", "subject": "Hi"}, "payload.editedArgs"),
+        (True, {"to": "bob@example.com", "subject": "Hi", "admin": True}, "payload.editedArgs"),
+    ],
+)
+async def test_an_approval_the_agent_wrote_itself_still_holds_edits_to_the_tool(
+    store: ThreadStore, allow_edits: bool, edited: dict[str, Any], why: str
+) -> None:
+    """An agent that writes its own approval (offering edits) for a host-run tool: the tool's rules hold."""
+    ran: list[tuple[str, dict[str, Any]]] = []
+
+    async def own_approval(ctx: RunContext) -> JSON:
+        if ctx.resumed:
+            return {o.tool_call_id: o.status for o in ctx.tool_outcomes.values()}
+        call = await ctx.propose_tool_call("sendEmail", {"to": "bob@example.com", "subject": "Hi"})
+        await ctx.interrupt(ctx.approval(call, "Send it?", allow_edits=True))
+        return None
+
+    tools = gated(ran, allow_edits=allow_edits)
+    async with Host(own_approval, store=store, tools=tools, clock=Clock(), new_id=counter()) as host:
+        iid = interrupt_id(await send(host, {"runId": "r-1"}))
+        entry = {"interruptId": iid, "status": "resolved", "payload": {"approved": True, "editedArgs": edited}}
+        refused = await send(host, {"runId": "r-2", "resume": [entry]})
+        assert [(e.type, e.code) for e in refused] == [("RUN_ERROR", "INVALID_PAYLOAD")]
+        assert why in refused[0].message and ran == []
+        done = await send(host, {"runId": "r-3", "resume": [{"interruptId": iid, **APPROVE}]})
+    assert done[-1].type == "RUN_FINISHED"
+    assert ran == [("sendEmail", {"to": "bob@example.com", "subject": "Hi", "body": ""})]
+
+
+async def test_after_a_failed_resumed_run_the_client_may_send_back_the_hosts_result(store: ThreadStore) -> None:
+    """The reference client keeps the TOOL_CALL_RESULT of a run that then failed; it is not a forgery."""
+    ran: list[tuple[str, dict[str, Any]]] = []
+    fail = [True]
+
+    async def flaky(ctx: RunContext) -> JSON:
+        if ctx.resumed:
+            if fail.pop():
+                raise RuntimeError("the model API fell over")
+            return {o.tool_call_id: o.status for o in ctx.tool_outcomes.values()}
+        return await proposer(ctx)
+
+    fail.insert(0, False)
+    async with Host(flaky, store=store, tools=gated(ran), clock=Clock(), new_id=counter()) as host:
+        iid = interrupt_id(await send(host, {"runId": "r-1"}))
+        failed = await send(host, {"runId": "r-2", "resume": [{"interruptId": iid, **APPROVE}]})
+        assert [e.type for e in failed] == ["RUN_STARTED", "TOOL_CALL_RESULT", "RUN_ERROR"]
+        result = failed[1]
+        kept = {"id": result.message_id, "role": "tool", "toolCallId": "tc-1", "content": result.content}
+        done = await send(host, {"runId": "r-3", "messages": [kept], "resume": [{"interruptId": iid, **APPROVE}]})
+        forged = {**kept, "content": "something else"}
+    assert done[-1].type == "RUN_FINISHED" and done[-1].result == {"tc-1": "executed"}
+    assert len(ran) == 1  # the journal's result is sent again; the tool does not run twice
+    async with Host(flaky, store=store, tools=gated(ran), clock=Clock(), new_id=counter()) as host:
+        refused = await send(host, {"runId": "r-4", "messages": [forged]})
+    assert [(e.type, e.code) for e in refused] == [("RUN_ERROR", "HISTORY_CONFLICT")]
+
+
+async def test_a_failed_run_hands_the_next_resume_the_continuation_it_was_given(store: ThreadStore) -> None:
+    attempts: list[JSON] = []
+
+    async def agent(ctx: RunContext) -> JSON:
+        if not ctx.resumed:
+            ctx.continuation = {"step": "send"}
+            await ctx.interrupt(ctx.confirm("Go?"))
+            return None
+        attempts.append(ctx.continuation)
+        ctx.continuation = {"step": "something-else"}
+        if len(attempts) == 1:
+            raise RuntimeError("fails after changing its continuation")
+        return None
+
+    async with Host(agent, store=store, clock=Clock(), new_id=counter()) as host:
+        iid = interrupt_id(await send(host, {"runId": "r-1"}))
+        yes_entry = {"interruptId": iid, "status": "resolved", "payload": True}
+        await send(host, {"runId": "r-2", "resume": [yes_entry]})
+        await send(host, {"runId": "r-3", "resume": [yes_entry]})
+    assert attempts == [{"step": "send"}, {"step": "send"}]
+
+
+async def test_a_tool_schema_without_a_type_still_refuses_unknown_keys(store: ThreadStore) -> None:
+    ran: list[dict[str, Any]] = []
+
+    @tool("notify", needs_approval=True, args_schema={"properties": {"to": {"type": "string"}}, "required": ["to"]})
+    async def notify(**kwargs: Any) -> str:
+        ran.append(kwargs)
+        return "ok"
+
+    async def agent(ctx: RunContext) -> JSON:
+        if not ctx.resumed:
+            await ctx.call_tool("notify", {"to": "ann"})
+        return None
+
+    async with Host(agent, store=store, tools=[notify], clock=Clock(), new_id=counter()) as host:
+        iid = interrupt_id(await send(host, {"runId": "r-1"}))
+        edit = {"approved": True, "editedArgs": {"to": "eve", "admin": True}}
+        refused = await send(
+            host, {"runId": "r-2", "resume": [{"interruptId": iid, "status": "resolved", "payload": edit}]}
+        )
+    assert [(e.type, e.code) for e in refused] == [("RUN_ERROR", "INVALID_PAYLOAD")] and ran == []
+
+
+async def test_nobody_signs_in_as_the_anonymous_principal() -> None:
+    with pytest.raises(ValueError):
+        TokenAuthenticator({"0123456789abcdef0123": ANONYMOUS})
+
+    class Naive:
+        async def authenticate(self, credentials: Credentials) -> str:
+            return ANONYMOUS
+
+    async with Host(proposer, authenticator=Naive()) as host:
+        with pytest.raises(AuthenticationError):
+            await host.authenticate(Credentials(bearer="x"))
+
+
+async def test_a_resume_payload_nested_too_deep_is_invalid_input_not_a_crash(
+    store: ThreadStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    deep: Any = "leaf"
+    for _ in range(300):
+        deep = {"a": deep}
+
+    async def agent(ctx: RunContext) -> JSON:
+        if not ctx.resumed:
+            await ctx.interrupt(ctx.ask("Anything", {}))
+        return None
+
+    async with Host(agent, store=store, clock=Clock(), new_id=counter()) as host:
+        iid = interrupt_id(await send(host, {"runId": "r-1"}))
+        before = await store.load("t-1")
+        refused = await send(
+            host, {"runId": "r-2", "resume": [{"interruptId": iid, "status": "resolved", "payload": deep}]}
+        )
+        assert await store.load("t-1") == before
+    assert [(e.type, e.code) for e in refused] == [("RUN_ERROR", "INVALID_INPUT")]
+    assert "$.resume[0].payload" in refused[0].message
+    assert not [r for r in caplog.records if r.exc_info]
