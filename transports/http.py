@@ -49,12 +49,19 @@ from typing import Any, Final
 
 import anyio
 import orjson
-from agui_transports.plugin import ServeOptions, setting
+from agui_transports.plugin import (
+    ServeOptions,
+    bearer_token,
+    origin_allowed,
+    read_input,
+    require_loopback,
+    setting,
+)
 from agui_transports.websocket import parse_address
 
 from agui_core.errors import EncodeError, InvalidInputError, RemoteProtocolError
 from agui_core.protocol import types as t
-from agui_core.protocol.codec import converter, decode_input, encode_event
+from agui_core.protocol.codec import converter, encode_event
 from agui_core.protocol.framing import SSE_CONTENT_TYPE, sse_frame
 from agui_core.protocol.types import RunAgentInput
 from agui_core.runtime.auth import AuthenticationError, Credentials
@@ -178,7 +185,7 @@ class HttpApp:
         self.host = host
         self.max_body = max_body
         self.body_timeout = body_timeout
-        self.allow_origins = frozenset(origin.rstrip("/") for origin in allow_origins)
+        self.allow_origins = tuple(allow_origins)
         self._transport = t.TransportCapabilities(
             streaming=True, websocket=websocket, http_binary=False, push_notifications=False, resumable=False
         )
@@ -201,7 +208,7 @@ class HttpApp:
         cors: list[tuple[bytes, bytes]] = []
         try:
             if origin is not None:
-                if origin.rstrip("/") not in self.allow_origins:
+                if not origin_allowed(origin, self.allow_origins):
                     raise _Refused(403, "origin_not_allowed", f"requests from origin {origin!r} are not allowed")
                 cors = [(b"access-control-allow-origin", origin.encode("latin-1")), (b"vary", b"origin")]
             if path in ("", "/"):
@@ -243,10 +250,9 @@ class HttpApp:
         await send({"type": "http.response.body", "body": b""})
 
     async def _principal(self, headers: Mapping[str, str]) -> str:
-        scheme, _, token = headers.get("authorization", "").partition(" ")
-        bearer = token.strip() if scheme.lower() == "bearer" and token.strip() else None
+        credentials = Credentials(bearer=bearer_token(headers.get("authorization")), headers=headers)
         try:
-            return await self.host.authenticate(Credentials(bearer=bearer, headers=headers))
+            return await self.host.authenticate(credentials)
         except AuthenticationError as exc:
             raise _Refused(401, "unauthorized", exc.message, [(b"www-authenticate", b"Bearer")]) from None
 
@@ -260,7 +266,7 @@ class HttpApp:
         body = await self._body(headers, receive)
         await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]})
         try:
-            run_input = decode_input(body)
+            run_input = read_input(body)
         except InvalidInputError as exc:
             frame = sse_frame(encode_event(refusal(exc)))
             await send({"type": "http.response.body", "body": frame})
@@ -395,10 +401,6 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             return
 
 
-def _origins(raw: str) -> frozenset[str]:
-    return frozenset(origin.strip() for origin in raw.split(",") if origin.strip())
-
-
 def _bind(address: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
     return socket.create_server((address, port), family=family, backlog=1024)
@@ -409,8 +411,9 @@ class HttpTransport:
     ``HOST:PORT`` (default ``127.0.0.1:8000``; port 0: any free port).
 
     Settings: ``max_body`` (bytes, default 1 MiB), ``body_timeout`` (seconds, default 30),
-    ``allow_origins`` (comma-separated browser origins, default none), ``keep_alive``
-    (seconds an idle connection stays open, default 5).
+    ``keep_alive`` (seconds an idle connection stays open, default 5). The trust options
+    are the plugin contract's: ``options.allow_origins``, ``options.ssl`` (``https://``) and
+    ``options.loopback_only`` (refuses to listen on anything but a loopback address).
 
     On ``options.stop`` the server accepts nothing new, closes idle connections and gives the
     streams in flight ``options.grace`` seconds; streams still open then are cut (their runs go
@@ -422,7 +425,7 @@ class HttpTransport:
     async def serve(self, host: Host, options: ServeOptions) -> None:
         import uvicorn  # an optional dependency: imported only by those who serve HTTP
 
-        known = {"max_body", "body_timeout", "allow_origins", "keep_alive"}
+        known = {"max_body", "body_timeout", "keep_alive"}
         unknown = set(options.settings) - known
         if unknown:
             raise ValueError(f"the http transport has no option {', '.join(sorted(unknown))}")
@@ -431,10 +434,11 @@ class HttpTransport:
             host,
             max_body=setting(s, "max_body", int, DEFAULT_MAX_BODY),
             body_timeout=setting(s, "body_timeout", float, DEFAULT_BODY_TIMEOUT),
-            allow_origins=setting(s, "allow_origins", _origins, frozenset()),
+            allow_origins=options.allow_origins,
         )
         address, port = parse_address(options.address, default_port=DEFAULT_PORT)
-        listener = _bind(address, port)
+        if options.loopback_only:
+            require_loopback(address)
         config = uvicorn.Config(
             app,
             lifespan="off",
@@ -443,7 +447,10 @@ class HttpTransport:
             timeout_keep_alive=setting(s, "keep_alive", float, 5.0),
             timeout_graceful_shutdown=options.grace,
         )
+        config.load()
+        config.ssl = options.ssl  # the context agui serve built; uvicorn would build its own from files
         server = _uvicorn_server(config)
+        listener = _bind(address, port)
         async with anyio.create_task_group() as group:
 
             async def stop_on_request() -> None:
@@ -453,7 +460,8 @@ class HttpTransport:
             group.start_soon(stop_on_request)
             if options.ready is not None:
                 shown = f"[{address}]" if ":" in address else address
-                options.ready(f"http://{shown}:{listener.getsockname()[1]}")
+                scheme = "http" if options.ssl is None else "https"
+                options.ready(f"{scheme}://{shown}:{listener.getsockname()[1]}")
             try:
                 await server.serve(sockets=[listener])
             except BaseException:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from ssl import SSLContext
 from typing import Any
 from urllib.parse import quote
 
@@ -156,20 +157,23 @@ async def connect_http(
     token: str | None = None,
     headers: Mapping[str, str] | None = None,
     connect_timeout: float = 10.0,
+    ssl: SSLContext | None = None,
     **client_options: Any,
 ) -> AsyncIterator[HttpClient]:
     """An :class:`HttpClient` on the host at ``url`` (where its application is mounted).
 
     ``token`` is sent as ``Authorization: Bearer``; ``headers`` go with every request. A
     stream may stay quiet as long as its run does: reads have no timeout, connecting has
-    ``connect_timeout``. ``client_options`` go to the :class:`HttpClient`.
+    ``connect_timeout``. ``ssl`` is the TLS context for ``https://`` (default: the system's
+    trusted certificates). ``client_options`` go to the :class:`HttpClient`.
     """
     sent = dict(headers or {})
     if token is not None:
         sent["authorization"] = f"Bearer {token}"
     base = url if url.endswith("/") else url + "/"
     timeout = httpx.Timeout(connect_timeout, read=None)
-    async with httpx.AsyncClient(base_url=base, headers=sent, timeout=timeout) as http:
+    verify: SSLContext | bool = ssl if ssl is not None else True
+    async with httpx.AsyncClient(base_url=base, headers=sent, timeout=timeout, verify=verify) as http:
         client = HttpClient(HttpConnection(http), **client_options)
         try:
             yield client

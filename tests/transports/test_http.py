@@ -3,9 +3,11 @@ and served by uvicorn (the ``http`` plugin) for what needs a real connection to 
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -28,6 +30,9 @@ from agui_core.runtime import Host, tool
 from agui_core.runtime.auth import TokenAuthenticator
 from agui_core.store import MemoryThreadStore
 from tests.transports import agents
+from tests.transports.test_websocket_trust import certificate
+
+__all__ = ["certificate"]  # a fixture this module uses
 
 pytestmark = pytest.mark.anyio
 
@@ -386,9 +391,12 @@ async def test_mounted_under_a_prefix_every_route_is_below_it(mount: Callable[[H
 
 @asynccontextmanager
 async def uvicorn_host(
-    agent: Any = agents.approval_agent, *, grace: float = 10.0
+    agent: Any = agents.approval_agent, *, grace: float = 10.0, authenticator: Any = None, **trust: Any
 ) -> AsyncIterator[tuple[str, Host, anyio.Event]]:
-    """The ``http`` plugin serving ``agent`` on a free port: its URL, its host and its stop event."""
+    """The ``http`` plugin serving ``agent`` on a free port: its URL, its host and its stop event.
+
+    ``trust`` are the trust fields of its :class:`ServeOptions` (``allow_origins``, ``ssl``).
+    """
     stop = anyio.Event()
     where: list[str] = []
     found = anyio.Event()
@@ -397,9 +405,9 @@ async def uvicorn_host(
         where.append(url)
         found.set()
 
-    async with Host(agent, store=MemoryThreadStore(), tools=agents.TOOLS) as host:
+    async with Host(agent, store=MemoryThreadStore(), tools=agents.TOOLS, authenticator=authenticator) as host:
         async with anyio.create_task_group() as group:
-            options = ServeOptions(address="127.0.0.1:0", stop=stop, grace=grace, ready=ready)
+            options = ServeOptions(address="127.0.0.1:0", stop=stop, grace=grace, ready=ready, **trust)
             group.start_soon(HttpTransport().serve, host, options)
             await found.wait()
             yield where[0], host, stop
@@ -518,3 +526,44 @@ async def test_the_python_client_raises_the_hosts_http_error() -> None:
                 async with connect_http(where[0], token=ANN) as client:
                     assert (await client.collect(client.new_input("x", "hi")))[-1].type == "RUN_FINISHED"
                 stop.set()
+
+
+# -- the plugin's trust options --------------------------------------------------------------
+
+
+async def test_told_loopback_only_it_refuses_to_listen_elsewhere() -> None:
+    async with Host(agents.approval_agent) as host:
+        with pytest.raises(ValueError, match="loopback"):
+            await HttpTransport().serve(host, ServeOptions(address="0.0.0.0:0", loopback_only=True))
+
+
+async def test_the_origins_agui_serve_allows_are_the_apps() -> None:
+    with anyio.fail_after(LIMIT):
+        async with uvicorn_host(allow_origins=(ORIGIN,)) as (url, _, _), httpx.AsyncClient(base_url=url) as client:
+            allowed = await client.get("/capabilities", headers={"origin": ORIGIN})
+            refused = await client.get("/capabilities", headers={"origin": "https://evil.example"})
+    assert allowed.status_code == 200 and allowed.headers["access-control-allow-origin"] == ORIGIN
+    assert refused.status_code == 403
+
+
+async def test_https_with_the_tls_context_agui_serve_built(certificate: tuple[Path, Path]) -> None:
+    cert, key = certificate
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(cert, key)
+    client_tls = ssl.create_default_context(cafile=str(cert))
+    with anyio.fail_after(LIMIT):
+        async with uvicorn_host(authenticator=tokens(), ssl=server_tls) as (url, _, _):
+            assert url.startswith("https://")
+            async with connect_http(url, token=ANN, ssl=client_tls) as client:
+                await client.collect(client.new_input("over-tls", "Send the report"))
+                assert client.machine("over-tls").awaiting_input
+            async with connect_http(url, token=ANN) as client:  # the certificate is not trusted
+                with pytest.raises(anyio.BrokenResourceError):
+                    await client.collect(client.new_input("untrusted", "hi"))
+
+
+async def test_an_input_nested_too_deep_is_refused_as_invalid_input() -> None:
+    deep = b'{"threadId":"deep","runId":"r","messages":[],"state":' + b"[" * 300 + b"]" * 300 + b"}"
+    async with serving() as client:
+        response = await client.post("/", content=deep, headers=JSON_HEADERS)
+    assert [(e["type"], e["code"]) for e in events_of(response.content)] == [("RUN_ERROR", "INVALID_INPUT")]
