@@ -123,7 +123,10 @@ class _Replay:
     def __init__(self, events: Sequence[Any]) -> None:
         self.events = events
 
-    async def run(self, run_input: Any) -> AsyncIterator[Any]:
+    async def authenticate(self, credentials: Any) -> str:
+        return "anonymous"  # as a host without an authenticator
+
+    async def run(self, run_input: Any, *, principal: str = "anonymous") -> AsyncIterator[Any]:
         for event in self.events:
             yield event
 
