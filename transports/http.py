@@ -61,11 +61,11 @@ from agui_transports.websocket import parse_address
 
 from agui_core.errors import EncodeError, InvalidInputError, RemoteProtocolError
 from agui_core.protocol import types as t
-from agui_core.protocol.codec import converter, encode_event
+from agui_core.protocol.codec import encode_event
 from agui_core.protocol.framing import SSE_CONTENT_TYPE, sse_frame
 from agui_core.protocol.types import RunAgentInput
 from agui_core.runtime.auth import AuthenticationError, Credentials
-from agui_core.runtime.capabilities import capabilities
+from agui_core.runtime.capabilities import capabilities_json
 from agui_core.runtime.host import Host, refusal
 
 __all__ = [
@@ -349,20 +349,11 @@ class HttpApp:
             raise _Refused(403, "forbidden", exc.message) from None
         if view is None:
             raise _Refused(404, "not_found", "no such thread")
-        document: dict[str, Any] = {
-            "threadId": view.thread_id,
-            "state": view.state,
-            "interrupts": [converter.unstructure(i) for i in view.interrupts],
-            "messages": [converter.unstructure(m) for m in view.messages],
-            "agentState": view.agent_state,
-        }
-        if view.run_id is not None:
-            document["runId"] = view.run_id
-        await _send_json(send, 200, orjson.dumps(document), [(b"cache-control", b"no-store"), *cors])
+        await _send_json(send, 200, orjson.dumps(view.to_wire()), [(b"cache-control", b"no-store"), *cors])
 
     def _capabilities_document(self) -> bytes:
         if self._capabilities is None:  # the host's agent and tools do not change: encode once
-            self._capabilities = orjson.dumps(converter.unstructure(capabilities(self.host, transport=self._transport)))
+            self._capabilities = capabilities_json(self.host, transport=self._transport)
         return self._capabilities
 
 

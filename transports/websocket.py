@@ -21,6 +21,15 @@ The handshake decides who may connect, before any frame (SPEC section 9):
   :data:`~agui_core.runtime.auth.ANONYMOUS`). The thread machine refuses a thread of another
   principal with ``FORBIDDEN``.
 
+Besides the upgrade, the same port answers two plain ``GET`` requests with JSON, as the HTTP
+transport does (the origin and credential rules above apply to them too):
+
+- ``GET /capabilities``: the host's AG-UI ``AgentCapabilities`` document;
+- ``GET /threads/{threadId}``: for the thread's owner only, its open interrupts and the
+  snapshots needed to answer them (a client that reloaded finds them here), as
+  :meth:`~agui_core.runtime.host.ThreadView.to_wire` writes them; 404 for a thread never
+  saved, 403 (naming nothing) for another principal's.
+
 With ``ssl`` (an :class:`ssl.SSLContext`) the server speaks TLS: ``wss://``. What each frame
 in gets:
 
@@ -58,9 +67,11 @@ from http import HTTPStatus
 from ssl import SSLContext
 from types import TracebackType
 from typing import Final, Literal, Self
+from urllib.parse import unquote
 
 import anyio
 import anyio.abc
+import orjson
 from agui_transports.plugin import (
     ServeOptions,
     bearer_token,
@@ -77,8 +88,9 @@ from websockets.typing import Subprotocol
 
 from agui_core.errors import AguiError, EncodeError, InvalidInputError, RemoteProtocolError, RunErrorCode
 from agui_core.protocol.codec import encode_event
-from agui_core.protocol.types import RunAgentInput
+from agui_core.protocol.types import RunAgentInput, TransportCapabilities
 from agui_core.runtime.auth import AuthenticationError, Credentials
+from agui_core.runtime.capabilities import capabilities_json
 from agui_core.runtime.host import Host, refusal
 
 __all__ = [
@@ -107,6 +119,21 @@ BEARER_SUBPROTOCOL_PREFIX: Final = "agui.bearer."
 _PING: float | None = 20.0  # seconds between pings, and to wait for their pong
 _GOING_AWAY: Final = 1001
 _INTERNAL_ERROR: Final = 1011
+
+
+_THREADS: Final = "/threads/"
+
+
+def _json(connection: ServerConnection, status: HTTPStatus, body: bytes) -> Response:
+    """A plain HTTP answer with a JSON body (the upgrade does not happen)."""
+    response = connection.respond(status, "")
+    for name in ("Content-Type", "Content-Length"):
+        del response.headers[name]
+    response.headers["Content-Type"] = "application/json"
+    response.headers["Content-Length"] = str(len(body))
+    response.headers["Cache-Control"] = "no-store"
+    response.body = body
+    return response
 
 
 def _credentials(headers: Headers) -> Credentials:
@@ -222,6 +249,7 @@ class WebSocketServer:
         self._sessions: set[_Session] = set()
         # Set by the handshake, taken by the handler; a handshake that fails after admission leaves no entry behind.
         self._principals: weakref.WeakKeyDictionary[ServerConnection, str] = weakref.WeakKeyDictionary()
+        self._capabilities: bytes | None = None
         self._stopping = False
 
     @property
@@ -288,11 +316,20 @@ class WebSocketServer:
         await server.wait_closed()
 
     async def _admit(self, connection: ServerConnection, request: Request) -> Response | None:
-        """The handshake's gate: a foreign origin gets 403, refused credentials 401."""
+        """The handshake's gate: a foreign origin gets 403, refused credentials 401; the two
+        JSON resources (capabilities, thread views) are answered here, never upgraded."""
         origins = request.headers.get_all("Origin")
         if origins and (len(origins) > 1 or not origin_allowed(origins[0], self.allow_origins)):
             log.info("refused a handshake from origin %r", ", ".join(origins)[:200])
             return connection.respond(HTTPStatus.FORBIDDEN, "this origin may not connect\n")
+        path = request.path.partition("?")[0]
+        if path == "/capabilities":
+            if self._capabilities is None:  # the host's agent and tools do not change: encode once
+                flags = TransportCapabilities(
+                    streaming=True, websocket=True, http_binary=False, push_notifications=False, resumable=False
+                )
+                self._capabilities = capabilities_json(self.host, transport=flags)
+            return _json(connection, HTTPStatus.OK, self._capabilities)
         try:
             principal = await self.host.authenticate(_credentials(request.headers))
         except AuthenticationError as exc:
@@ -300,8 +337,21 @@ class WebSocketServer:
             response = connection.respond(HTTPStatus.UNAUTHORIZED, f"{exc.message}\n")
             response.headers["WWW-Authenticate"] = 'Bearer realm="agui"'
             return response
+        if path.startswith(_THREADS):
+            return await self._thread_view(connection, path.removeprefix(_THREADS), principal)
         self._principals[connection] = principal
         return None
+
+    async def _thread_view(self, connection: ServerConnection, thread_id: str, principal: str) -> Response:
+        try:
+            view = await self.host.view(unquote(thread_id), principal)
+        except RemoteProtocolError as exc:
+            return _json(connection, HTTPStatus.FORBIDDEN, orjson.dumps({"error": "forbidden", "message": exc.message}))
+        if view is None:
+            return _json(
+                connection, HTTPStatus.NOT_FOUND, orjson.dumps({"error": "not_found", "message": "no such thread"})
+            )
+        return _json(connection, HTTPStatus.OK, orjson.dumps(view.to_wire()))
 
     async def _handle(self, connection: ServerConnection) -> None:
         principal = self._principals.pop(connection, None)

@@ -40,7 +40,7 @@ import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
@@ -53,6 +53,7 @@ from agui_core.machine.effects import Answer, Effect, Emit, Persist, StartAgent
 from agui_core.machine.record import ANONYMOUS, OpenInterrupt, Proposal
 from agui_core.machine.thread import MAX_INTERRUPTS, ThreadMachine
 from agui_core.protocol import events as ev
+from agui_core.protocol.codec import converter
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
 from agui_core.runtime.auth import AuthenticationError, Authenticator, Credentials
@@ -94,6 +95,19 @@ class ThreadView:
     agent_state: JSON
     run_id: str | None
     """The run that raised the open interrupts, or the run in progress."""
+
+    def to_wire(self) -> dict[str, Any]:
+        """The view as JSON, in wire camelCase (``runId`` left out when there is none)."""
+        document: dict[str, Any] = {
+            "threadId": self.thread_id,
+            "state": self.state,
+            "interrupts": [converter.unstructure(i, Interrupt) for i in self.interrupts],
+            "messages": [converter.unstructure(m, Message) for m in self.messages],
+            "agentState": self.agent_state,
+        }
+        if self.run_id is not None:
+            document["runId"] = self.run_id
+        return document
 
 
 class Host:
