@@ -371,27 +371,25 @@ class Host:
         async def carry(effects: list[Effect]) -> None:
             await self._carry(effects, out)
 
+        lost = anyio.CancelScope()  # cancelled if another host closes the run
+        keeper = self._keep_lease(machine, lost.cancel)
         failure: str | None = None
         try:
-            with anyio.move_on_after(self.run_timeout if math.isfinite(self.run_timeout) else None) as deadline:
-                keeper = self._keep_lease(machine, deadline.cancel)
-                try:
-                    outcomes = await self._carry_out_decisions(machine, answers, carry)
-                    ctx = RunContext(
-                        machine=machine,
-                        run_input=run_input,
-                        answers=answers,
-                        tools=self.tools,
-                        tool_outcomes=outcomes,
-                        carry=carry,
-                        new_id=self.new_id,
-                        now=self.clock,
-                    )
-                    result = await self.agent(ctx)
-                    if not ctx.ended:
-                        await ctx.finish(result)
-                finally:
-                    keeper.stop()
+            with anyio.move_on_after(self.run_timeout if math.isfinite(self.run_timeout) else None) as deadline, lost:
+                outcomes = await self._carry_out_decisions(machine, answers, carry)
+                ctx = RunContext(
+                    machine=machine,
+                    run_input=run_input,
+                    answers=answers,
+                    tools=self.tools,
+                    tool_outcomes=outcomes,
+                    carry=carry,
+                    new_id=self.new_id,
+                    now=self.clock,
+                )
+                result = await self.agent(ctx)
+                if not ctx.ended:
+                    await ctx.finish(result)
             if keeper.lost:
                 failure = "another host closed this run: its host's lease on the thread ran out"
             elif deadline.cancelled_caught:
@@ -417,6 +415,8 @@ class Host:
             with anyio.CancelScope(shield=True):
                 await self._fail(machine.thread_id, run, "the host stopped during the run", out)
             raise
+        finally:
+            keeper.stop()
         if failure is not None:
             await self._fail(machine.thread_id, run, failure, out)
 
