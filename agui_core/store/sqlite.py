@@ -1,6 +1,6 @@
 """SqliteThreadStore: threads in one SQLite file, shared safely by several processes.
 
-The file holds three tables:
+The file holds four tables:
 
 ``threads(thread_id, version, state, record)``
     one row per thread: its last record as JSON text (:func:`record_to_dict`), the record's
