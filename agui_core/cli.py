@@ -154,6 +154,24 @@ def _tls(args: argparse.Namespace) -> Any:
     return context
 
 
+def _limits(args: argparse.Namespace) -> dict[str, Any]:
+    """The transport limits given on the command line (0: none); the others keep their defaults."""
+    for flag, value in (("--send-timeout", args.send_timeout), ("--rate-burst", args.rate_burst)):
+        if value is not None and not value > 0:
+            raise ValueError(f"{flag} {value:g} is not a positive number")
+    for flag, value in (("--max-connections", args.max_connections), ("--rate-limit", args.rate_limit)):
+        if value is not None and value < 0:
+            raise ValueError(f"{flag} {value:g} is negative (0 means none)")
+    limits: dict[str, Any] = {}
+    if args.max_connections is not None:
+        limits["max_connections"] = args.max_connections or None
+    if args.rate_limit is not None:
+        limits["rate_limit"] = args.rate_limit or None
+    if args.rate_burst is not None:
+        limits["rate_burst"] = args.rate_burst
+    return limits
+
+
 def _settings(pairs: Sequence[str]) -> dict[str, str]:
     settings = {}
     for pair in pairs:
@@ -205,6 +223,7 @@ async def _serve(args: argparse.Namespace) -> int:
         allow_origins=tuple(args.allow_origin),
         ssl=tls,
         loopback_only=authenticator is None and not args.insecure,
+        **_limits(args),
     )
     async with anyio.create_task_group() as group:
         group.start_soon(watch_signals)
@@ -222,6 +241,7 @@ async def _serve(args: argparse.Namespace) -> int:
                         lease_renew=args.lease_renew,
                     )
                 )
+                host.send_timeout = args.send_timeout
                 await transport.serve(host, options)
                 # Runs whose client left may still go on in the host: they get what is left
                 # of the grace period, then they are cut off (the store recovers them later).
@@ -429,6 +449,29 @@ def _parser() -> argparse.ArgumentParser:
         default=2.0,
         metavar="SECONDS",
         help="how often a running host renews its runs' leases; less than --lease (default 2)",
+    )
+    limits = serve.add_argument_group("limits", "what one client may take of the server")
+    limits.add_argument(
+        "--send-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a client may read nothing before it is dropped; its run goes on (default 10)",
+    )
+    limits.add_argument(
+        "--max-connections",
+        type=int,
+        metavar="N",
+        help="connections open at once; more get HTTP 503 (default 1024; 0: no cap)",
+    )
+    limits.add_argument(
+        "--rate-limit",
+        type=float,
+        metavar="INPUTS_PER_SECOND",
+        help="inputs per second one WebSocket connection may send (default 20; 0: no limit)",
+    )
+    limits.add_argument(
+        "--rate-burst", type=int, metavar="N", help="inputs at once within the rate limit (default: twice the rate)"
     )
     trust = serve.add_argument_group("trust", "who may connect, and as whom (SPEC section 9)")
     auth = trust.add_mutually_exclusive_group()

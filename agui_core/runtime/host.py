@@ -11,6 +11,14 @@ in this process by a set of busy threads, across processes and machines by the s
 compare-and-set, which makes exactly one of two hosts win a thread. A run outlives its
 caller: if the caller stops listening, the run goes on and its outcome is saved.
 
+Slow callers. Handing an event to a caller waits while the caller's stream is full (``buffer``
+events), so a slow reader slows its run down instead of memory growing; but it waits
+``send_timeout`` seconds at most (10 by default). A caller that takes no event for that long
+is dropped as if it had left: its stream ends where it stands (without the run's last event),
+and the run goes on and is saved. So a reader that stopped reading holds its thread
+``send_timeout`` seconds longer at most, never forever, even in a step that must not be cut
+short (the end of a run).
+
 Crash safety. A run holds its thread by a lease in the store (``lease`` seconds, renewed every
 ``lease_renew`` seconds while the run goes on: :class:`~agui_core.runtime.lease.LeaseKeeper`).
 A run left in progress by a host that died is closed by the next host that loads its thread
@@ -131,6 +139,7 @@ class Host:
         lease: float = 10.0,
         lease_renew: float = 2.0,
         buffer: int = 256,
+        send_timeout: float = 10.0,
         payload_validators: PayloadValidators | None = None,
         authenticator: Authenticator | None = None,
     ) -> None:
@@ -149,6 +158,8 @@ class Host:
         self.lease_renew = lease_renew
         """How often the lease of a run in progress is renewed, in seconds."""
         self._buffer = buffer
+        self.send_timeout = send_timeout
+        """Seconds a caller may take no event before it is dropped (see the module docstring)."""
         self._validators = payload_validators if payload_validators is not None else PayloadValidators()
         self.authenticator = authenticator
         self._busy: set[str] = set()
@@ -239,7 +250,7 @@ class Host:
     async def _carry_run(
         self, run_input: RunAgentInput, principal: str, send: MemoryObjectSendStream[ev.Event]
     ) -> None:
-        out = _Outlet(send)
+        out = _Outlet(send, self.send_timeout, run_input.run_id)
         try:
             async with send:
                 try:
@@ -299,7 +310,8 @@ class Host:
         A step that saves is carried out whole, shielded from the run's deadline and from the
         host shutting down: stopped half-way, it would leave the machine ahead of the store
         (the next save a version conflict) or a run that ended without its last event sent.
-        The price: a caller that stops reading, without closing its stream, holds the step up.
+        The price: a caller that stops reading, without closing its stream, holds the step up,
+        for ``send_timeout`` seconds at most (then it is dropped; see :class:`_Outlet`).
         """
         if len(effects) == 1 and effects[0].__class__ is Emit:  # most steps: one event, nothing saved
             await out(effects[0].event)
@@ -544,10 +556,16 @@ def _run_error(message: str) -> ev.RunErrorEvent:
 
 
 class _Outlet:
-    """Where a run's events go: its caller's stream, for as long as the caller listens."""
+    """Where a run's events go: its caller's stream, for as long as the caller listens.
 
-    def __init__(self, send: MemoryObjectSendStream[ev.Event]) -> None:
+    A caller that has taken no event for ``timeout`` seconds while its stream was full is
+    dropped: its stream is closed, so it sees the end after what it already has.
+    """
+
+    def __init__(self, send: MemoryObjectSendStream[ev.Event], timeout: float, run_id: str) -> None:
         self._send = send
+        self._timeout = timeout
+        self._run_id = run_id
         self.listening = True
         self.ended = False
         """Whether the run's last event (``RUN_FINISHED`` or ``RUN_ERROR``) has gone out."""
@@ -555,11 +573,21 @@ class _Outlet:
     async def __call__(self, event: ev.Event) -> None:
         if isinstance(event, ev.RunFinishedEvent | ev.RunErrorEvent):
             self.ended = True
-        if self.listening:
+        if not self.listening:
+            return
+        try:
             try:
-                try:
-                    self._send.send_nowait(event)
-                except anyio.WouldBlock:  # a full buffer: wait for the caller (backpressure)
-                    await self._send.send(event)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self.listening = False  # the caller left; the run goes on and is saved
+                self._send.send_nowait(event)
+                return
+            except anyio.WouldBlock:  # a full buffer: wait for the caller (backpressure), within limits
+                pass
+            with anyio.move_on_after(self._timeout):
+                await self._send.send(event)
+                return
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self.listening = False  # the caller left; the run goes on and is saved
+            return
+        # The caller is stuck: drop it as if it had left, or this may be the shielded last step of a run.
+        log.warning("run %r: its caller took no event for %g s; no longer sending to it", self._run_id, self._timeout)
+        self.listening = False
+        self._send.close()

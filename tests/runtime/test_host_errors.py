@@ -657,5 +657,6 @@ def test_the_run_error_codes_the_host_tests_cover() -> None:
         "FORBIDDEN",  # tests/runtime/test_trust.py
         "HISTORY_CONFLICT",  # tests/runtime/test_trust.py
     }
-    # INVALID_INPUT belongs to the transports: the host is handed inputs already decoded.
-    assert covered == {code.value for code in RunErrorCode} - {"INVALID_INPUT"}
+    # INVALID_INPUT and RATE_LIMITED belong to the transports: the host is handed inputs already
+    # decoded, and never those over a connection's rate limit (tests/transports/test_limits.py).
+    assert covered == {code.value for code in RunErrorCode} - {"INVALID_INPUT", "RATE_LIMITED"}
