@@ -10,6 +10,10 @@ The file holds three tables:
 ``audit(thread_id, seq, interrupt_id, reason, raised_in, raised_at, status, answered_in, answered_at, outcome, entry)``
     the audit trail, one row per closed interrupt in the order it was closed, with the whole
     entry as JSON in ``entry``. Rows are only ever added: a later save cannot rewrite history.
+``leases(thread_id, run_id, until)``
+    one row per thread with a run in progress: the run, and until when its host holds the
+    thread (UTC, RFC 3339 to the microsecond, so that text order is time order). Each save
+    writes it in its transaction; a renewal updates this small row alone, never the record.
 
 Durability. The file is in WAL mode. ``synchronous`` is ``FULL`` by default: every commit is
 on disk before :meth:`SqliteThreadStore.save` returns, so an interrupt that a host announced
@@ -37,6 +41,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any, Literal, Self, TypeVar
 
 import anyio
@@ -48,11 +53,11 @@ from agui_core.machine.record import (
     record_from_dict,
     record_to_dict,
 )
-from agui_core.store.base import StoreError, VersionConflict
+from agui_core.store.base import StoreError, VersionConflict, extend_lease
 
 __all__ = ["SCHEMA_VERSION", "SqliteThreadStore"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The layout of the file, kept in SQLite's ``user_version``; a newer file is refused."""
 
 _T = TypeVar("_T")
@@ -82,7 +87,13 @@ CREATE TABLE IF NOT EXISTS audit (
     entry TEXT NOT NULL,
     PRIMARY KEY (thread_id, seq)
 );
+CREATE TABLE IF NOT EXISTS leases (
+    thread_id TEXT PRIMARY KEY NOT NULL,
+    run_id TEXT NOT NULL,
+    until TEXT
+);
 """
+# Version 2 added the leases table: opening a version 1 file creates it.
 
 
 def _resolved_from_dicts(thread_id: str, entries: list[Any]) -> tuple[ResolvedInterrupt, ...]:
@@ -91,6 +102,12 @@ def _resolved_from_dicts(thread_id: str, entries: list[Any]) -> tuple[ResolvedIn
     shell = record_to_dict(ThreadRecord(thread_id=thread_id))
     shell["resolved"] = entries
     return record_from_dict(shell).resolved
+
+
+def _utc(instant: str | datetime) -> str:
+    """``instant`` as the leases table keeps it: UTC, to the microsecond (text order is time order)."""
+    moment = datetime.fromisoformat(instant) if isinstance(instant, str) else instant
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def _create_private(path: str) -> None:
@@ -159,6 +176,12 @@ class SqliteThreadStore:
         if record.version < 1:
             raise ValueError(f"thread {record.thread_id!r}: a saved record has version 1 or more, not {record.version}")
         await self._call(self._save, record)
+
+    async def renew_lease(self, thread_id: str, run_id: str, until: datetime) -> bool:
+        """Extend the lease of run ``run_id`` to ``until`` if it is the thread's run in progress."""
+        if until.tzinfo is None:
+            raise ValueError("a lease ends at an aware datetime")
+        return await self._call(self._renew_lease, thread_id, run_id, _utc(until))
 
     async def thread_of_interrupt(self, interrupt_id: str) -> str | None:
         """The thread that raised ``interrupt_id``, open or closed, or ``None``."""
@@ -258,7 +281,34 @@ class SqliteThreadStore:
                 f"the stored record of thread {thread_id!r} is corrupt: it says thread "
                 f"{record.thread_id!r} version {record.version}, its row says version {version}"
             )
-        return record
+        return self._with_lease(connection, record)
+
+    @staticmethod
+    def _with_lease(connection: sqlite3.Connection, record: ThreadRecord) -> ThreadRecord:
+        """``record`` with the latest lease of its run in progress (renewals live in ``leases``)."""
+        run = record.active_run
+        if run is None:
+            return record
+        try:
+            row = connection.execute(
+                "SELECT until FROM leases WHERE thread_id = ? AND run_id = ?", (record.thread_id, run.run_id)
+            ).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot load the lease of thread {record.thread_id!r}: {exc}") from exc
+        return record if row is None else extend_lease(record, row[0])
+
+    def _renew_lease(self, thread_id: str, run_id: str, until: str) -> bool:
+        connection = self._connect()
+        try:
+            # Only the run the last save left in progress has a row to renew; a later lease stays.
+            changed = connection.execute(
+                "UPDATE leases SET until = CASE WHEN until IS NULL OR until < ?1 THEN ?1 ELSE until END"
+                " WHERE thread_id = ?2 AND run_id = ?3",
+                (until, thread_id, run_id),
+            ).rowcount
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot renew the lease of run {run_id!r} on thread {thread_id!r}: {exc}") from exc
+        return changed == 1
 
     def _save(self, record: ThreadRecord) -> None:
         thread_id = record.thread_id
@@ -274,6 +324,7 @@ class SqliteThreadStore:
             try:
                 self._compare_and_set(connection, record, expected, text)
                 self._index(connection, record, document)
+                self._hold_lease(connection, record)
                 connection.execute("COMMIT")
             except BaseException:
                 if connection.in_transaction:
@@ -298,6 +349,23 @@ class SqliteThreadStore:
         if changed != 1:
             row = connection.execute("SELECT version FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
             raise VersionConflict(thread_id, expected, None if row is None else row[0])
+
+    @staticmethod
+    def _hold_lease(connection: sqlite3.Connection, record: ThreadRecord) -> None:
+        """Keep the thread's ``leases`` row in step with its run in progress.
+
+        A save by the run that holds the row keeps the later lease: the record a host saves
+        brings the lease its run started with, and must not undo the renewals since.
+        """
+        run = record.active_run
+        if run is None:
+            connection.execute("DELETE FROM leases WHERE thread_id = ?", (record.thread_id,))
+            return
+        connection.execute(
+            "INSERT INTO leases (thread_id, run_id, until) VALUES (?1, ?2, ?3) ON CONFLICT (thread_id) DO UPDATE SET"
+            " until = CASE WHEN run_id = ?2 AND (?3 IS NULL OR until > ?3) THEN until ELSE ?3 END, run_id = ?2",
+            (record.thread_id, run.run_id, None if run.lease_until is None else _utc(run.lease_until)),
+        )
 
     @staticmethod
     def _index(connection: sqlite3.Connection, record: ThreadRecord, document: dict[str, Any]) -> None:

@@ -7,6 +7,7 @@ are in ``test_sqlite_processes.py``.
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import anyio
@@ -51,7 +52,7 @@ async def test_the_file_is_in_wal_mode_with_the_schema_version(tmp_path: Path) -
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert tables == {"threads", "interrupts", "audit"}
+    assert tables == {"threads", "interrupts", "audit", "leases"}
 
 
 async def test_nothing_touches_the_file_before_the_first_call(tmp_path: Path) -> None:
@@ -263,3 +264,35 @@ async def test_two_stores_on_one_file_let_exactly_one_resume_through(tmp_path: P
         await stores[0].save(attrs.evolve(RECORDS[1], version=stored.version + 1))
     for store in stores:
         await store.aclose()
+
+
+async def test_a_renewal_writes_the_leases_row_only(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    await saved_file(path, 3)  # run-2 in progress (saved without a lease)
+    with raw(path) as db:
+        before = db.execute("SELECT version, record FROM threads").fetchall()
+    async with SqliteThreadStore(path) as store:
+        # An instant in another time zone is kept in UTC, so that text order is time order.
+        until = datetime(2026, 4, 20, 14, 0, 10, tzinfo=timezone(timedelta(hours=2)))
+        assert await store.renew_lease("thread-1", "thread-1-run-2", until) is True
+    with raw(path) as db:
+        assert db.execute("SELECT version, record FROM threads").fetchall() == before
+        assert db.execute("SELECT * FROM leases").fetchall() == [
+            ("thread-1", "thread-1-run-2", "2026-04-20T12:00:10.000000+00:00")
+        ]
+
+
+async def test_a_file_of_schema_version_1_gets_the_leases_table(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    await saved_file(path, 3)
+    with raw(path) as db:  # the file as version 1 left it: no leases table
+        db.execute("DROP TABLE leases")
+        db.execute("PRAGMA user_version = 1")
+    async with SqliteThreadStore(path) as store:
+        assert await store.load("thread-1") == RECORDS[2]
+        # A run saved by a host from before leases: found with no lease, renewed once saved again.
+        assert await store.renew_lease("thread-1", "thread-1-run-2", NOW) is False
+        await store.save(RECORDS[3])
+        assert await store.renew_lease("thread-1", "thread-1-run-2", NOW) is True
+    with raw(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (2,)
