@@ -15,10 +15,15 @@ unless told otherwise), which the store creates and migrates itself:
 ``audit(thread_id, seq, interrupt_id, reason, raised_in, raised_at, status, answered_in, answered_at, outcome, entry)``
     the audit trail, one row per closed interrupt in the order it was closed, the whole entry
     as JSON in ``entry``. Rows are only ever added: a later save cannot rewrite history.
+``leases(thread_id, run_id, until)``
+    one row per thread with a run in progress: the run, and until when its host holds the
+    thread. Each save writes it in its transaction (keeping the later lease when the run is
+    the same); a renewal is one ``UPDATE`` of this small row alone, never of the record, and a
+    load reads it with the record in the same statement.
 
 One round trip per call. A save is one call of the server-side function ``save_thread``: in
 one transaction it does the compare-and-set on the version (an ``UPDATE ... WHERE version =``
-the previous one, or an ``INSERT`` for version 1), indexes the record's interrupts, and
+the previous one, or an ``INSERT`` for version 1), holds the run's lease, indexes the record's interrupts, and
 appends the audit rows of the interrupts closed since the last save (read from the record's
 JSON on the server, so the hot path sends the record once). Two hosts saving the same
 version serialise on the thread's row, and exactly one moves the thread on; the other gets
@@ -47,6 +52,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, Self
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -59,7 +65,7 @@ from agui_core.machine.record import (
     record_from_dict,
     record_to_dict,
 )
-from agui_core.store.base import StoreError, VersionConflict
+from agui_core.store.base import StoreError, VersionConflict, extend_lease
 
 try:
     import asyncpg
@@ -68,7 +74,7 @@ except ImportError as exc:  # pragma: no cover - the extra is part of the test i
 
 __all__ = ["DEFAULT_SCHEMA", "SCHEMA_VERSION", "PostgresThreadStore"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The layout of the schema, kept in its ``schema_version`` table; a newer schema is refused."""
 
 DEFAULT_SCHEMA = "agui"
@@ -150,6 +156,76 @@ _MIGRATIONS: tuple[str, ...] = (
             IF p_resolved > known THEN
                 -- The row lock the compare-and-set took orders the saves of this thread, so
                 -- no other save appends to its trail meanwhile.
+                INSERT INTO {s}.audit (thread_id, seq, interrupt_id, reason, raised_in, raised_at, status,
+                                       answered_in, answered_at, outcome, entry)
+                SELECT p_thread_id, (n - 1)::integer, e -> 'interrupt' ->> 'id', e -> 'interrupt' ->> 'reason',
+                       e ->> 'runId', e ->> 'raisedAt', e ->> 'status', e ->> 'answeredIn', e ->> 'answeredAt',
+                       e ->> 'outcome', e
+                FROM json_array_elements(p_record -> 'resolved') WITH ORDINALITY AS r(e, n)
+                WHERE n > known;
+                INSERT INTO {s}.interrupts (interrupt_id, thread_id)
+                SELECT e -> 'interrupt' ->> 'id', p_thread_id
+                FROM json_array_elements(p_record -> 'resolved') WITH ORDINALITY AS r(e, n)
+                WHERE n > known
+                ON CONFLICT (interrupt_id) DO NOTHING;
+            END IF;
+        END IF;
+    END $$;
+    """,
+    """
+    CREATE TABLE {s}.leases (
+        thread_id text PRIMARY KEY,
+        run_id text NOT NULL,
+        until timestamptz
+    );
+    DROP FUNCTION {s}.save_thread(text, bigint, text, text, json, text[], integer);
+
+    -- Version 1's save, and the lease of the run in progress: a save by the run that holds
+    -- the row keeps the later lease (greatest ignores NULL), a new run brings its own, and a
+    -- record with no run in progress lets the thread go.
+    CREATE FUNCTION {s}.save_thread(
+        p_thread_id text,
+        p_version bigint,
+        p_state text,
+        p_owner text,
+        p_record json,
+        p_interrupt_ids text[],
+        p_resolved integer,
+        p_run_id text,
+        p_lease_until timestamptz,
+        OUT saved boolean,
+        OUT stored bigint
+    ) LANGUAGE plpgsql AS $$
+    DECLARE
+        known integer;
+    BEGIN
+        IF p_version = 1 THEN
+            INSERT INTO {s}.threads (thread_id, version, state, owner, record)
+            VALUES (p_thread_id, 1, p_state, p_owner, p_record)
+            ON CONFLICT (thread_id) DO NOTHING;
+        ELSE
+            UPDATE {s}.threads SET version = p_version, state = p_state, owner = p_owner, record = p_record
+            WHERE thread_id = p_thread_id AND version = p_version - 1;
+        END IF;
+        saved := FOUND;
+        IF NOT saved THEN
+            SELECT t.version INTO stored FROM {s}.threads AS t WHERE t.thread_id = p_thread_id;
+            RETURN;
+        END IF;
+        IF p_run_id IS NULL THEN
+            DELETE FROM {s}.leases AS l WHERE l.thread_id = p_thread_id;
+        ELSE
+            INSERT INTO {s}.leases AS l (thread_id, run_id, until) VALUES (p_thread_id, p_run_id, p_lease_until)
+            ON CONFLICT (thread_id) DO UPDATE SET
+                until = CASE WHEN l.run_id = p_run_id THEN greatest(l.until, p_lease_until) ELSE p_lease_until END,
+                run_id = p_run_id;
+        END IF;
+        INSERT INTO {s}.interrupts (interrupt_id, thread_id)
+        SELECT id, p_thread_id FROM unnest(p_interrupt_ids) AS id
+        ON CONFLICT (interrupt_id) DO NOTHING;
+        IF p_resolved > 0 THEN
+            SELECT coalesce(max(a.seq) + 1, 0) INTO known FROM {s}.audit AS a WHERE a.thread_id = p_thread_id;
+            IF p_resolved > known THEN
                 INSERT INTO {s}.audit (thread_id, seq, interrupt_id, reason, raised_in, raised_at, status,
                                        answered_in, answered_at, outcome, entry)
                 SELECT p_thread_id, (n - 1)::integer, e -> 'interrupt' ->> 'id', e -> 'interrupt' ->> 'reason',
@@ -249,8 +325,14 @@ class PostgresThreadStore:
         self._opening = anyio.Lock()
         self._closed = False
         s = schema
-        self._load_sql = f"SELECT version, record FROM {s}.threads WHERE thread_id = $1"
-        self._save_sql = f"SELECT saved, stored FROM {s}.save_thread($1, $2, $3, $4, $5, $6, $7)"
+        self._load_sql = (
+            f"SELECT t.version, t.record, l.run_id, l.until FROM {s}.threads AS t"
+            f" LEFT JOIN {s}.leases AS l USING (thread_id) WHERE t.thread_id = $1"
+        )
+        self._save_sql = f"SELECT saved, stored FROM {s}.save_thread($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+        self._renew_sql = (
+            f"UPDATE {s}.leases SET until = greatest(until, $3) WHERE thread_id = $1 AND run_id = $2"
+        )
         self._interrupt_sql = f"SELECT thread_id FROM {s}.interrupts WHERE interrupt_id = $1"
         self._audit_sql = f"SELECT entry FROM {s}.audit WHERE thread_id = $1 ORDER BY seq"
 
@@ -350,7 +432,7 @@ class PostgresThreadStore:
         row = await self._read(f"load thread {thread_id!r}", "fetchrow", self._load_sql, thread_id)
         if row is None:
             return None
-        version, text = row
+        version, text, lease_run, lease_until = row
         try:
             record = record_from_dict(orjson.loads(text))
         # A row that is not a record fails in many ways (orjson's ValueError, a missing key,
@@ -362,7 +444,10 @@ class PostgresThreadStore:
                 f"the stored record of thread {thread_id!r} is corrupt: it says thread "
                 f"{record.thread_id!r} version {record.version}, its row says version {version}"
             )
-        return record
+        run = record.active_run
+        if run is None or lease_run != run.run_id or lease_until is None:
+            return record
+        return extend_lease(record, lease_until.isoformat())
 
     async def save(self, record: ThreadRecord) -> None:
         """Save ``record`` if the stored version is ``record.version - 1``; else ``VersionConflict``.
@@ -378,8 +463,14 @@ class PostgresThreadStore:
         except Exception as exc:
             raise StoreError(f"thread {thread_id!r}: the record cannot be written as JSON: {exc}") from exc
         ids = [o.interrupt.id for o in record.open_interrupts]
-        if record.active_run is not None:
-            ids += [answered.id for answered, _, _ in record.active_run.answers]
+        run = record.active_run
+        if run is not None:
+            ids += [answered.id for answered, _, _ in run.answers]
+        lease_until = None if run is None else run.lease_until
+        try:
+            lease = None if lease_until is None else datetime.fromisoformat(lease_until)
+        except ValueError as exc:
+            raise StoreError(f"thread {thread_id!r}: the lease {lease_until!r} is not an instant") from exc
         pool = await self._connected()
         try:
             async with pool.acquire(timeout=self._timeout) as connection:
@@ -392,6 +483,8 @@ class PostgresThreadStore:
                     text,
                     ids,
                     len(record.resolved),
+                    None if run is None else run.run_id,
+                    lease,
                 )
         except _FAILURES as exc:
             raise StoreError(
@@ -399,6 +492,21 @@ class PostgresThreadStore:
             ) from exc
         if not saved:
             raise VersionConflict(thread_id, record.version - 1, stored)
+
+    async def renew_lease(self, thread_id: str, run_id: str, until: datetime) -> bool:
+        """Extend the lease of run ``run_id`` to ``until`` if it is the thread's run in progress.
+
+        ``StoreError`` when the connection fails: the lease may or may not have been renewed.
+        """
+        if until.tzinfo is None:
+            raise ValueError("a lease ends at an aware datetime")
+        pool = await self._connected()
+        try:
+            async with pool.acquire(timeout=self._timeout) as connection:
+                status = await connection.execute(self._renew_sql, thread_id, run_id, until)
+        except _FAILURES as exc:
+            raise StoreError(f"cannot renew the lease of run {run_id!r} on thread {thread_id!r}: {exc}") from exc
+        return bool(status == "UPDATE 1")
 
     async def thread_of_interrupt(self, interrupt_id: str) -> str | None:
         """The thread that raised ``interrupt_id``, open or closed, or ``None``."""

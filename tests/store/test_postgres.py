@@ -12,18 +12,22 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio
 import asyncpg
 import attrs
+import orjson
 import pytest
 
+from agui_core.machine.record import record_to_dict
 from agui_core.machine.transitions import ThreadState
 from agui_core.runtime import Host, tool
 from agui_core.store import StoreError
-from agui_core.store.postgres import SCHEMA_VERSION, PostgresThreadStore
+from agui_core.store.postgres import _MIGRATIONS, SCHEMA_VERSION, PostgresThreadStore
+from tests.machine.driver import NOW
 from tests.postgres import admin_connection
 from tests.runtime.conversation import Conversation, make_input, types
 from tests.runtime.crash_host import order_agent
@@ -106,6 +110,43 @@ async def test_hosts_starting_together_migrate_once(postgres_url: str) -> None:
     finally:
         for store in stores:
             await store.aclose()
+
+
+async def test_a_version_1_schema_is_migrated_and_keeps_its_threads(postgres_url: str) -> None:
+    # Version 1, as the first release of the store left it, holding a thread mid-run.
+    s = schema_of(postgres_url)
+    record = attrs.evolve(RECORDS[2], version=1)
+    admin = await admin_connection()
+    try:
+        await admin.execute(f"CREATE SCHEMA {s}")
+        await admin.execute(f"CREATE TABLE {s}.schema_version (version integer PRIMARY KEY, applied_at timestamptz)")
+        await admin.execute(_MIGRATIONS[0].format(s=s))
+        await admin.execute(f"INSERT INTO {s}.schema_version (version) VALUES (1)")
+        await admin.execute(
+            f"SELECT * FROM {s}.save_thread($1, 1, $2, $3, $4, $5, 0)",
+            "thread-1",
+            record.state.value,
+            record.owner,
+            orjson.dumps(record_to_dict(record)).decode(),
+            ["thread-1-approve"],
+        )
+    finally:
+        await admin.close()
+    async with PostgresThreadStore(postgres_url) as store:
+        assert await store.load("thread-1") == record
+        assert await store.thread_of_interrupt("thread-1-approve") == "thread-1"
+        # The run saved before leases can be renewed once its next save holds the lease row.
+        assert record.active_run is not None
+        await store.save(attrs.evolve(RECORDS[3], version=2))
+        assert await store.renew_lease("thread-1", record.active_run.run_id, NOW + timedelta(seconds=10))
+    admin = await admin_connection()
+    try:
+        assert [r["version"] for r in await admin.fetch(f"SELECT version FROM {s}.schema_version ORDER BY 1")] == [
+            1,
+            2,
+        ]
+    finally:
+        await admin.close()
 
 
 async def test_a_schema_newer_than_this_agui_core_is_refused(postgres_url: str) -> None:
