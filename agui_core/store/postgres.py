@@ -53,7 +53,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Self
+from typing import Any, Literal, Self
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import anyio
@@ -310,7 +310,10 @@ class PostgresThreadStore:
         max_size: int = 10,
         timeout: float = 10.0,
         application_name: str = "agui-core",
+        synchronous_commit: Literal["on", "off"] = "on",
     ) -> None:
+        if synchronous_commit not in ("on", "off"):
+            raise ValueError(f"synchronous_commit must be 'on' or 'off', not {synchronous_commit!r}")
         dsn, named = _split_schema(dsn)
         schema = schema if schema is not None else (named or DEFAULT_SCHEMA)
         if not _SCHEMA_NAME.fullmatch(schema):
@@ -321,6 +324,7 @@ class PostgresThreadStore:
         self._max_size = max_size
         self._timeout = timeout
         self._application_name = application_name
+        self._synchronous_commit = synchronous_commit
         self._pool: Any = None
         self._opening = anyio.Lock()
         self._closed = False
@@ -363,7 +367,10 @@ class PostgresThreadStore:
                         max_size=self._max_size,
                         timeout=self._timeout,
                         command_timeout=self._timeout,
-                        server_settings={"application_name": self._application_name},
+                        server_settings={
+                            "application_name": self._application_name,
+                            "synchronous_commit": self._synchronous_commit,
+                        },
                     )
                 except _OPEN_FAILURES as exc:
                     raise StoreError(f"cannot connect to the thread store: {exc}") from exc
