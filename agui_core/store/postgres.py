@@ -299,6 +299,9 @@ class PostgresThreadStore:
     connections, opened on first use; a call fails with ``StoreError`` when a connection or
     a statement takes longer than ``timeout`` seconds. ``application_name`` is what
     PostgreSQL's ``pg_stat_activity`` shows for the store's connections.
+    ``synchronous_commit`` is PostgreSQL's setting for the store's sessions: ``"on"`` (a save
+    that returned survives a crash of the database server) or ``"off"`` (faster; a crash of the
+    server may lose the last fraction of a second of saves, never corrupt a thread).
     """
 
     def __init__(
