@@ -1,7 +1,8 @@
 """The ``agui`` command: ``serve`` an agent, play the ``demo``, ``bench``, ``check`` a recorded stream.
 
 ``agui serve MODULE:NAME [--ws HOST:PORT | --http HOST:PORT | --stdio | --transport NAME]
-[--store sqlite:PATH | postgresql://... | memory] [-o KEY=VALUE ...] [--grace SECONDS] [trust options]`` hosts an
+[--store sqlite:PATH | postgresql://... | memory] [-o KEY=VALUE ...] [--grace SECONDS] [run options]
+[trust options]`` hosts an
 agent. ``MODULE:NAME`` is imported from the current directory or the installed packages;
 ``NAME`` (dots reach into objects) is
 
@@ -18,6 +19,11 @@ share a PostgreSQL database, ``postgresql://USER@HOST/DATABASE[?schema=NAME]`` (
 ``agui-core[postgres]``). SIGTERM or SIGINT stops
 the server gracefully: runs in flight get ``--grace`` seconds to finish; a second signal
 stops at once. Logs go to standard error.
+
+Runs. ``--run-timeout SECONDS`` (default 300) bounds every run. A run holds its thread by a
+lease in the store, renewed every ``--lease-renew SECONDS`` (default 2) to ``--lease SECONDS``
+ahead (default 10): when a host dies mid-run, another host on the same store (or the same one
+restarted) takes the thread over once the lease has run out.
 
 Trust (SPEC section 9). ``--auth-tokens FILE`` (one ``PRINCIPAL TOKEN`` per line) or
 ``--auth-jwt-key FILE`` (signed tokens; ``--auth-jwt-algorithm``, default ``HS256``,
@@ -213,7 +219,15 @@ async def _serve(args: argparse.Namespace) -> int:
             async with AsyncExitStack() as stack:
                 await stack.enter_async_context(store)
                 host = await stack.enter_async_context(
-                    Host(agent, store=store, tools=tools, authenticator=authenticator)
+                    Host(
+                        agent,
+                        store=store,
+                        tools=tools,
+                        authenticator=authenticator,
+                        run_timeout=args.run_timeout,
+                        lease=args.lease,
+                        lease_renew=args.lease_renew,
+                    )
                 )
                 await transport.serve(host, options)
                 # Runs whose client left may still go on in the host: they get what is left
@@ -402,6 +416,28 @@ def _parser() -> argparse.ArgumentParser:
         help="how long runs in flight may take to finish on stop (default 10)",
     )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    runs = serve.add_argument_group("runs", "how long a run may take, and how long its thread outlives a dead host")
+    runs.add_argument(
+        "--run-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="the longest a run may take; it fails then (default 300)",
+    )
+    runs.add_argument(
+        "--lease",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a run holds its thread past each renewal: a dead host's threads are free after it (default 10)",
+    )
+    runs.add_argument(
+        "--lease-renew",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="how often a running host renews its runs' leases; less than --lease (default 2)",
+    )
     trust = serve.add_argument_group("trust", "who may connect, and as whom (SPEC section 9)")
     auth = trust.add_mutually_exclusive_group()
     auth.add_argument(

@@ -11,9 +11,14 @@ in this process by a set of busy threads, across processes and machines by the s
 compare-and-set, which makes exactly one of two hosts win a thread. A run outlives its
 caller: if the caller stops listening, the run goes on and its outcome is saved.
 
-Crash safety. A run left in progress by a host that died is closed once its time is up
-(``run_timeout``, which also bounds every run): it fails, and the thread goes back to where
-it stood, so the interrupts it answered are open again. Approved tools run at most once: the
+Crash safety. A run holds its thread by a lease in the store (``lease`` seconds, renewed every
+``lease_renew`` seconds while the run goes on: :class:`~agui_core.runtime.lease.LeaseKeeper`).
+A run left in progress by a host that died is closed by the next host that loads its thread
+after the lease ran out; while the lease lasts, the thread is ``THREAD_BUSY``. The closed run
+fails, and the thread goes back to where it stood, so the interrupts it answered are open
+again. ``run_timeout`` bounds every run: its host stops it then, and stops renewing its lease
+(a run saved without a lease, by an older host, is closed ``run_timeout`` after it was
+received). Approved tools run at most once: the
 host records a tool as started before it runs it, and its result before sending it; on a
 retry a recorded result is sent again, and a tool that started but left no result is
 reported as ``unknown`` rather than run a second time.
@@ -58,6 +63,7 @@ from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
 from agui_core.runtime.auth import AuthenticationError, Authenticator, Credentials
 from agui_core.runtime.context import RunContext
+from agui_core.runtime.lease import LeaseKeeper
 from agui_core.runtime.tools import NO_EDITS, Tool, ToolOutcome
 from agui_core.store.base import StoreError, ThreadStore, VersionConflict
 from agui_core.store.memory import MemoryThreadStore
@@ -122,6 +128,8 @@ class Host:
         clock: Callable[[], datetime] = _utcnow,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex[:12],
         run_timeout: float = 300.0,
+        lease: float = 10.0,
+        lease_renew: float = 2.0,
         buffer: int = 256,
         payload_validators: PayloadValidators | None = None,
         authenticator: Authenticator | None = None,
@@ -132,6 +140,14 @@ class Host:
         self.clock = clock
         self.new_id = new_id
         self.run_timeout = run_timeout
+        if not run_timeout > 0:
+            raise ValueError(f"run_timeout must be more than 0 s, not {run_timeout:g}")
+        if not 0 < lease_renew < lease < math.inf:
+            raise ValueError(f"a lease of {lease:g} s renewed every {lease_renew:g} s: need 0 < lease_renew < lease")
+        self.lease = lease
+        """How long a run holds its thread past each renewal, in seconds."""
+        self.lease_renew = lease_renew
+        """How often the lease of a run in progress is renewed, in seconds."""
         self._buffer = buffer
         self._validators = payload_validators if payload_validators is not None else PayloadValidators()
         self.authenticator = authenticator
@@ -253,7 +269,13 @@ class Host:
             if machine.owner in (None, principal):  # a stranger's input touches nothing of the thread
                 await self._recover_abandoned(machine, now)
             foreign = await self._foreign_interrupts(machine, run_input, principal)
-            effects = machine.receive_input(run_input, now=now, principal=principal, foreign_interrupts=foreign)
+            effects = machine.receive_input(
+                run_input,
+                now=now,
+                principal=principal,
+                foreign_interrupts=foreign,
+                lease_until=now + timedelta(seconds=self.lease),
+            )
             for index, effect in enumerate(effects):
                 if isinstance(effect, StartAgent):
                     await self._carry(effects[:index], out)
@@ -296,14 +318,36 @@ class Host:
                 await out(effect.event)
 
     async def _recover_abandoned(self, machine: ThreadMachine, now: datetime) -> None:
-        """Close a run a dead host left in progress, once no live host could still be in it."""
-        started = machine.run_received_at
-        if started is None or now - started < timedelta(seconds=self.run_timeout):
-            return
-        log.warning("closing run %r of thread %r: its host stopped before it ended", machine.run_id, machine.thread_id)
-        for effect in machine.fail("the host running this run stopped before it ended", RunErrorCode.AGENT_ERROR.value):
+        """Close a run a dead host left in progress, once its lease has run out (the machine's rule)."""
+        run_id = machine.run_id
+        timeout = timedelta(seconds=self.run_timeout) if math.isfinite(self.run_timeout) else None
+        effects = machine.close_abandoned_run(now, run_timeout=timeout)
+        if effects:
+            log.warning("closing run %r of thread %r: its host stopped before it ended", run_id, machine.thread_id)
+        for effect in effects:
             if isinstance(effect, Persist):
                 await self._save(effect)
+
+    def _keep_lease(self, machine: ThreadMachine, on_lost: Callable[[], None]) -> LeaseKeeper:
+        """Start renewing the lease of ``machine``'s run in progress; ``on_lost`` if another host closes it."""
+        run_id = machine.run_id
+        assert self._group is not None and run_id is not None
+        received = machine.run_received_at
+        keeper = LeaseKeeper(
+            self.store,
+            machine.thread_id,
+            run_id,
+            clock=self.clock,
+            lease=self.lease,
+            renew_every=self.lease_renew,
+            deadline=received + timedelta(seconds=self.run_timeout)
+            if received is not None and math.isfinite(self.run_timeout)
+            else None,
+            running=lambda: machine.run_id == run_id,
+            on_lost=on_lost,
+        )
+        self._group.start_soon(keeper.keep)
+        return keeper
 
     async def _foreign_interrupts(self, machine: ThreadMachine, run_input: RunAgentInput, principal: str) -> set[str]:
         """The resume's interrupt ids that another thread of ``principal`` raised (rule 1).
@@ -344,21 +388,27 @@ class Host:
         failure: str | None = None
         try:
             with anyio.move_on_after(self.run_timeout if math.isfinite(self.run_timeout) else None) as deadline:
-                outcomes = await self._carry_out_decisions(machine, answers, carry)
-                ctx = RunContext(
-                    machine=machine,
-                    run_input=run_input,
-                    answers=answers,
-                    tools=self.tools,
-                    tool_outcomes=outcomes,
-                    carry=carry,
-                    new_id=self.new_id,
-                    now=self.clock,
-                )
-                result = await self.agent(ctx)
-                if not ctx.ended:
-                    await ctx.finish(result)
-            if deadline.cancelled_caught:
+                keeper = self._keep_lease(machine, deadline.cancel)
+                try:
+                    outcomes = await self._carry_out_decisions(machine, answers, carry)
+                    ctx = RunContext(
+                        machine=machine,
+                        run_input=run_input,
+                        answers=answers,
+                        tools=self.tools,
+                        tool_outcomes=outcomes,
+                        carry=carry,
+                        new_id=self.new_id,
+                        now=self.clock,
+                    )
+                    result = await self.agent(ctx)
+                    if not ctx.ended:
+                        await ctx.finish(result)
+                finally:
+                    keeper.stop()
+            if keeper.lost:
+                failure = "another host closed this run: its host's lease on the thread ran out"
+            elif deadline.cancelled_caught:
                 failure = f"the run took longer than {self.run_timeout:g} s"
         except VersionConflict:
             raise

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import anyio
@@ -568,6 +568,9 @@ class FailingStore:
                 self._countdown = None
                 raise StoreError("disk full at /var/lib/agui/threads.db")
         await self.inner.save(record)
+
+    async def renew_lease(self, thread_id: str, run_id: str, until: datetime) -> bool:
+        return await self.inner.renew_lease(thread_id, run_id, until)
 
     async def thread_of_interrupt(self, interrupt_id: str) -> str | None:
         return await self.inner.thread_of_interrupt(interrupt_id)
