@@ -1,7 +1,8 @@
 """The ``agui`` command: ``serve`` an agent, play the ``demo``, ``bench``, ``check`` a recorded stream.
 
 ``agui serve MODULE:NAME [--ws HOST:PORT | --http HOST:PORT | --stdio | --transport NAME]
-[--store sqlite:PATH | memory] [-o KEY=VALUE ...] [--grace SECONDS] [run options] [trust options]`` hosts an
+[--store sqlite:PATH | postgresql://... | memory] [-o KEY=VALUE ...] [--grace SECONDS] [run options]
+[trust options]`` hosts an
 agent. ``MODULE:NAME`` is imported from the current directory or the installed packages;
 ``NAME`` (dots reach into objects) is
 
@@ -13,7 +14,9 @@ agent. ``MODULE:NAME`` is imported from the current directory or the installed p
 The transport is ``ws`` (the default, on ``127.0.0.1:8765``), ``http`` (HTTP + Server-Sent
 Events under uvicorn, the transport of stock AG-UI clients), ``stdio``, or any transport
 installed under the entry-point group ``agui.transports``; ``-o KEY=VALUE`` passes it its own
-settings. The store defaults to the SQLite file ``agui.sqlite3``. SIGTERM or SIGINT stops
+settings. The store defaults to the SQLite file ``agui.sqlite3``; hosts on several machines
+share a PostgreSQL database, ``postgresql://USER@HOST/DATABASE[?schema=NAME]`` (needs
+``agui-core[postgres]``). SIGTERM or SIGINT stops
 the server gracefully: runs in flight get ``--grace`` seconds to finish; a second signal
 stops at once. Logs go to standard error.
 
@@ -110,10 +113,14 @@ def _open_store(spec: str) -> Any:
 
     if spec == "memory":
         return MemoryThreadStore()
+    if spec.startswith(("postgresql://", "postgres://")):
+        from agui_core.store.postgres import PostgresThreadStore  # needs the postgres extra
+
+        return PostgresThreadStore(spec)
     kind, _, path = spec.partition(":")
     if kind == "sqlite" and path:
         return SqliteThreadStore(path)
-    raise ValueError(f"store {spec!r}: use sqlite:PATH or memory")
+    raise ValueError(f"store {spec!r}: use sqlite:PATH, postgresql://... or memory")
 
 
 def _authenticator(args: argparse.Namespace) -> Any:
@@ -409,8 +416,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--store",
         default="sqlite:agui.sqlite3",
-        metavar="sqlite:PATH|memory",
-        help="where threads are kept (default: sqlite:agui.sqlite3)",
+        metavar="sqlite:PATH|postgresql://...|memory",
+        help="where threads are kept (default: sqlite:agui.sqlite3); postgresql://USER@HOST/DB[?schema=NAME] "
+        "lets hosts on many machines share threads (needs agui-core[postgres])",
     )
     serve.add_argument(
         "-o",

@@ -1,4 +1,5 @@
-"""Two ``agui serve`` processes on one SQLite file: one is SIGKILLed mid-run, the other takes over.
+"""Two ``agui serve`` processes on one store (a SQLite file, a PostgreSQL schema): one is SIGKILLed
+mid-run, the other takes over.
 
 The agent (``tests/runtime/lease_agent.py``) gates a tool whose side effect is a line in a file.
 Host A carries the approved run: the tool runs, then the agent waits (A is started with
@@ -59,10 +60,10 @@ class Server:
 
 
 @asynccontextmanager
-async def serving(group: anyio.abc.TaskGroup, db: Path, effects: Path, *, hang: bool) -> AsyncIterator[Server]:
+async def serving(group: anyio.abc.TaskGroup, store: str, effects: Path, *, hang: bool) -> AsyncIterator[Server]:
     command = [
         sys.executable, "-m", "agui_core.cli", "serve", "tests.runtime.lease_agent:served",
-        "--ws", "127.0.0.1:0", "--store", f"sqlite:{db}",
+        "--ws", "127.0.0.1:0", "--store", store,
         "--lease", str(LEASE), "--lease-renew", str(RENEW), "--run-timeout", "120",
     ]  # fmt: skip
     env = {**os.environ, "AGUI_TEST_EFFECTS": str(effects)}
@@ -96,13 +97,17 @@ def lines(effects: Path) -> list[str]:
     return effects.read_text().splitlines() if effects.exists() else []
 
 
-async def test_a_host_killed_mid_run_hands_the_thread_over_within_one_lease(tmp_path: Path) -> None:
-    db, effects = tmp_path / "threads.sqlite3", tmp_path / "effects.txt"
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_a_host_killed_mid_run_hands_the_thread_over_within_one_lease(
+    tmp_path: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
+    effects = tmp_path / "effects.txt"
+    store = f"sqlite:{tmp_path / 'threads.sqlite3'}" if kind == "sqlite" else request.getfixturevalue("postgres_url")
     with anyio.fail_after(LIMIT):
         async with (
             anyio.create_task_group() as group,
-            serving(group, db, effects, hang=True) as a,
-            serving(group, db, effects, hang=False) as b,
+            serving(group, store, effects, hang=True) as a,
+            serving(group, store, effects, hang=False) as b,
         ):
             first = await a.run({"threadId": "t", "runId": "run-1"})
             assert first[-1]["outcome"]["type"] == "interrupt", a.log.decode()

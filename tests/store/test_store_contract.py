@@ -1,4 +1,4 @@
-"""The ThreadStore contract, run against every store: MemoryThreadStore and SqliteThreadStore.
+"""The ThreadStore contract, run against every store: memory, SQLite and PostgreSQL.
 
 Records come from a real ThreadMachine driven through a scenario (see ``scenario.py``): each
 ``Persist`` effect's record is saved in turn, as a host does.
@@ -28,6 +28,7 @@ from agui_core.store import (
     ThreadStore,
     VersionConflict,
 )
+from agui_core.store.postgres import PostgresThreadStore
 from tests.machine.driver import NOW, make_input
 from tests.store.scenario import (
     ANSWERED,
@@ -45,13 +46,15 @@ RECORDS = scenario_records("thread-1")
 """Versions 1 to 8 of thread-1, in the states ``scenario.STATES`` lists."""
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[ThreadStore]:
     made: ThreadStore
     if request.param == "memory":
         made = MemoryThreadStore()
-    else:
+    elif request.param == "sqlite":
         made = SqliteThreadStore(tmp_path / "threads.db")
+    else:
+        made = PostgresThreadStore(request.getfixturevalue("postgres_url"))
     yield made
     await made.aclose()
 
