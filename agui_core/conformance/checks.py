@@ -317,7 +317,7 @@ class Report:
             "checks": [r.to_json() for r in self.results],
         }
 
-    def table(self, *, width: int = 100) -> str:
+    def table(self, *, width: int = 120) -> str:
         """The report as a person reads it: one line per check, then what failed, with the events seen."""
         lines = [f"agui conformance {self.target} ({self.transport}), {self.seconds:.1f} s", ""]
         id_width = max(len(r.spec.id) for r in self.results) if self.results else 10
@@ -331,10 +331,12 @@ class Report:
             )
         counts = self.counts()
         lines += ["", f"{counts['pass']} passed, {counts['fail']} failed, {counts['n/a']} not applicable"]
+        skipped = [r for r in self.results if r.status is Status.NOT_APPLICABLE]
+        if skipped:
+            lines += ["", "Not applicable:"]
+            lines += [f"  {r.spec.id}: {r.detail}" for r in skipped]
         for result in self.results:
-            if result.status is Status.PASS and not result.notes:
-                continue
-            if result.status is Status.NOT_APPLICABLE:
+            if result.status is not Status.FAIL and not result.notes:
                 continue
             lines += ["", f"{result.status.value.upper()} {result.spec.id} [{result.spec.rule}] {result.spec.title}"]
             lines.append(f'  tests: "{result.spec.seed}" ({result.spec.words})')

@@ -980,6 +980,8 @@ class _Suite:
     async def run(self) -> None:
         thread_id = self._new_id("main")
         ex = await self._send("main: interrupting run", self._first_input(thread_id))
+        if ex.ending == "connect-error":
+            raise ProbeError(f"cannot test {self.transport.url}: {ex.detail}")
         self._check_main(ex, thread_id)
         if not ex.interrupts:
             why = "the interrupting input did not end in an interrupt (see run.outcome)"
@@ -1013,6 +1015,9 @@ async def run_conformance(
     server: Mapping[str, Any] | None = None,
 ) -> Report:
     """Drive the server behind ``transport`` through the contract; the report of every check.
+
+    Raises :class:`~agui_core.conformance.exchange.ProbeError` when the server cannot be
+    reached at all (nothing could be tested).
 
     ``server`` is added to the report as what is known of the server (its capabilities, a
     version); by default the kit asks for ``capabilities`` beside the endpoint.
