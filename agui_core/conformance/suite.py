@@ -24,9 +24,9 @@ Throughout, every response is checked: each frame a valid event, each stream in 
 
 Fresh threads are assumed to interrupt alike: the kit answers interrupts by position, so a
 thread whose interrupts differ in number from the main run's makes its probe not applicable.
-Time: expiry is reckoned on this machine's clock (a server whose clock is ahead by more
-than the margin of :attr:`Options.expiry_margin` may see a resume late that the kit sent in
-time). Nothing here reads a clock except through :attr:`Options` defaults and ``time``.
+Time: expiry is reckoned on this machine's wall clock (a server whose clock is ahead by more
+than :attr:`Options.expiry_margin` may see late a resume the kit sent in time); overlaps of
+runs are measured on the monotonic clock, as the frames arrive.
 """
 
 from __future__ import annotations
