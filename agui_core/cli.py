@@ -49,6 +49,13 @@ comes with the ``bench`` extra: ``pip install 'agui-core[bench]'``.
 their first line; ``-`` reads standard input), checks it as a client would with
 :func:`~agui_core.machine.client.check_stream`, prints each violation with its line, and
 exits with 1 when there is one (0 otherwise). A frame that is not an event is a violation too.
+
+``agui conformance URL [--prompt TEXT | --input FILE] [--answers FILE] [--header K:V ...]
+[--json FILE] [--expiry-wait SECONDS] [--timeout SECONDS]`` drives a live AG-UI server
+(``http(s)://``: HTTP + SSE; ``ws(s)://``: WebSocket) through the interrupt contract and prints
+each check as pass, fail (with the events seen) or n/a (with why); see
+:mod:`agui_core.conformance`. It exits with 1 when a check fails, 2 when the server cannot be
+tested (unreachable, bad options), 0 otherwise.
 """
 
 from __future__ import annotations
@@ -348,6 +355,57 @@ def _bench(args: argparse.Namespace) -> int:
     return status
 
 
+def _conformance(args: argparse.Namespace) -> int:
+    """``agui conformance``: the kit against the server at ``args.url``."""
+    import anyio
+    import orjson
+
+    from agui_core.conformance import Options, ProbeError, run_conformance, transport_for
+
+    def fail(message: str) -> int:
+        print(f"agui conformance: {message}", file=sys.stderr)
+        return 2
+
+    headers: dict[str, str] = {}
+    for pair in args.header:
+        name, sep, value = pair.partition(":")
+        if not sep or not name.strip():
+            return fail(f"--header {pair!r} is not NAME:VALUE")
+        headers[name.strip()] = value.strip()
+    try:
+        template = orjson.loads(Path(args.input).read_bytes()) if args.input else None
+        answers = orjson.loads(Path(args.answers).read_bytes()) if args.answers else None
+    except (OSError, orjson.JSONDecodeError) as exc:
+        return fail(str(exc))
+    if template is not None and not isinstance(template, dict):
+        return fail("--input holds a RunAgentInput: a JSON object")
+    if answers is not None and not isinstance(answers, dict):
+        return fail("--answers holds a JSON object: interrupt id, position, reason or * -> payload")
+    options = Options(
+        prompt=args.prompt if args.prompt is not None else Options().prompt,
+        input=template,
+        answers=answers,
+        expiry_wait=args.expiry_wait,
+        timeout=args.timeout,
+    )
+
+    async def drive() -> Any:
+        transport = transport_for(args.url, headers=headers)
+        try:
+            return await run_conformance(transport, options)
+        finally:
+            await transport.aclose()
+
+    try:
+        report = anyio.run(drive)
+    except (ValueError, ProbeError) as exc:
+        return fail(str(exc))
+    print(report.table(), end="")
+    if args.json:
+        Path(args.json).write_bytes(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
+    return 0 if report.ok else 1
+
+
 def _usage_error(exc: BaseException) -> BaseException | None:
     """The mistake of the command line (a bad target, store or option) ``exc`` stands for."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
@@ -507,6 +565,33 @@ def _parser() -> argparse.ArgumentParser:
         help="serve without an authenticator on an address other than loopback (every client is one principal)",
     )
 
+    conformance = commands.add_parser(
+        "conformance", help="test a live AG-UI server's interrupt contract (http(s):// or ws(s)://)"
+    )
+    conformance.add_argument("url", metavar="URL", help="the agent's endpoint: http(s):// (HTTP + SSE) or ws(s)://")
+    said = conformance.add_mutually_exclusive_group()
+    said.add_argument("--prompt", metavar="TEXT", help="the user message that makes the agent interrupt")
+    said.add_argument("--input", metavar="FILE", help="a RunAgentInput (JSON) that makes the agent interrupt")
+    conformance.add_argument(
+        "--answers",
+        metavar="FILE",
+        help="payloads to resolve interrupts with (JSON: id, position, reason or * -> payload)",
+    )
+    conformance.add_argument(
+        "--header", action="append", default=[], metavar="NAME:VALUE", help="sent with every request (repeatable)"
+    )
+    conformance.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    conformance.add_argument(
+        "--expiry-wait",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long to wait for an expiresAt to pass (R7; default 30)",
+    )
+    conformance.add_argument(
+        "--timeout", type=float, default=30.0, metavar="SECONDS", help="bound on one response (default 30)"
+    )
+
     check = commands.add_parser("check", help="check a recorded event stream (JSON lines or SSE) as a client would")
     check.add_argument("file", metavar="FILE", help="the recording; - for standard input")
     return parser
@@ -526,6 +611,8 @@ def main(argv: list[str] | None = None) -> int:
         return _bench(args)
     if args.command == "check":
         return _check(args.file)
+    if args.command == "conformance":
+        return _conformance(args)
     if args.command == "serve":
         import anyio
 
