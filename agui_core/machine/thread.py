@@ -208,6 +208,11 @@ class ThreadMachine:
         self._messages: list[dict[str, Any]] = []
         self._structured: tuple[Message, ...] | None = ()
         """``_messages`` as wire objects, built when asked for and dropped when they change."""
+        self._streams: dict[tuple[str, str], tuple[dict[str, Any], str, list[str]]] = {}
+        """Text streamed into ``_messages`` and not yet joined: by (field, id), the dict that
+        holds the text, its key, and the pieces. Appending each delta to a string would copy
+        the whole text every time (quadratic in its length); the pieces are joined once, when
+        the messages are read (:meth:`_settle`)."""
         self._agent_state: JSON = None
         self._open: tuple[OpenInterrupt, ...] = ()
         self._resolved: list[ResolvedInterrupt] = []
@@ -278,6 +283,7 @@ class ThreadMachine:
     def messages(self) -> tuple[Message, ...]:
         """The thread's messages as the machine has tracked them."""
         if self._structured is None:
+            self._settle()
             structure = converter.get_structure_hook(Message)
             self._structured = tuple(structure(m, Message) for m in self._messages)
         return self._structured
@@ -321,6 +327,7 @@ class ThreadMachine:
 
     def _proposal(self, tool_call_id: str, parameters: Mapping[str, JSON] | None) -> Proposal | None:
         """The tool call ``tool_call_id`` as the thread holds it now (the agent's own, this run)."""
+        self._settle()
         call = self._find_tool_call(tool_call_id)
         if call is None:
             return None
@@ -337,6 +344,7 @@ class ThreadMachine:
 
         Arguments that are not a JSON object read as ``{}``: a tool is called with keywords.
         """
+        self._settle()
         call = self._find_tool_call(tool_call_id)
         if call is None:
             return None
@@ -519,6 +527,7 @@ class ThreadMachine:
         gated |= {r.interrupt.tool_call_id for r in self._resolved if r.interrupt.tool_call_id is not None}
         gated |= set(self._journal)
         host_results = {j.result.message_id: _tool_message(j.result) for j in self._journal.values() if j.result}
+        self._settle()
         return merge_history(self._messages, self._agent_state, run_input, gated_calls=gated, host_results=host_results)
 
     def _partition_open(self, now: datetime) -> tuple[list[OpenInterrupt], list[OpenInterrupt]]:
@@ -864,6 +873,7 @@ class ThreadMachine:
             run.state_fresh = False
         elif isinstance(event, ev.MessagesSnapshotEvent):
             if event.messages is not self._structured:  # the machine's own snapshot is current
+                self._streams.clear()
                 self._messages = [converter.unstructure(m, Message) for m in event.messages]
                 self._structured = tuple(event.messages)
             run.messages_fresh = True
@@ -888,19 +898,48 @@ class ThreadMachine:
                     return call  # type: ignore[no-any-return]
         return None
 
+    def _stream(self, key: tuple[str, str], delta: str) -> None:
+        """Add ``delta`` to the text ``key`` names: a message's content or a tool call's arguments."""
+        stream = self._streams.get(key)
+        if stream is None:
+            field, ident = key
+            if field == "content":
+                holder = self._find_message(ident)
+            else:
+                call = self._find_tool_call(ident)
+                holder = None if call is None else call["function"]
+            if holder is None:
+                return
+            stream = self._streams[key] = (holder, field, [holder.get(field) or ""])
+        stream[2].append(delta)
+
+    def _settle(self) -> None:
+        """Join the text streamed since the messages were last read into the messages."""
+        for holder, field, pieces in self._streams.values():
+            holder[field] = "".join(pieces)
+        self._streams.clear()
+
+    def _end_stream(self, key: tuple[str, str]) -> None:
+        """Join one stream: a new message or call with the same id must not receive its deltas."""
+        stream = self._streams.pop(key, None)
+        if stream is not None:
+            holder, field, pieces = stream
+            holder[field] = "".join(pieces)
+
     def _apply_message_event(self, event: ev.Event) -> None:
         if isinstance(event, ev.TextMessageStartEvent):
+            self._end_stream(("content", event.message_id))
             message: dict[str, Any] = {"id": event.message_id, "role": event.role or "assistant", "content": ""}
             if event.name is not None:
                 message["name"] = event.name
             self._messages.append(message)
         elif isinstance(event, ev.TextMessageContentEvent | ev.ReasoningMessageContentEvent):
-            target = self._find_message(event.message_id)
-            if target is not None:
-                target["content"] = (target.get("content") or "") + event.delta
+            self._stream(("content", event.message_id), event.delta)
         elif isinstance(event, ev.ReasoningMessageStartEvent):
+            self._end_stream(("content", event.message_id))
             self._messages.append({"id": event.message_id, "role": "reasoning", "content": ""})
         elif isinstance(event, ev.ToolCallStartEvent):
+            self._end_stream(("arguments", event.tool_call_id))
             call: dict[str, Any] = {
                 "id": event.tool_call_id,
                 "type": "function",
@@ -913,9 +952,7 @@ class ThreadMachine:
                 self._messages.append(parent)
             parent.setdefault("toolCalls", []).append(call)
         elif isinstance(event, ev.ToolCallArgsEvent):
-            streamed = self._find_tool_call(event.tool_call_id)
-            if streamed is not None:
-                streamed["function"]["arguments"] += event.delta
+            self._stream(("arguments", event.tool_call_id), event.delta)
         elif isinstance(event, ev.ToolCallResultEvent):
             self._messages.append(_tool_message(event))
         elif isinstance(event, ev.ActivitySnapshotEvent):
@@ -929,6 +966,7 @@ class ThreadMachine:
                 "content": dict(event.content),
             }
             if existing is not None:
+                self._settle()  # nothing streamed into the message it replaces may land later
                 existing.clear()
                 existing.update(activity)
             else:
@@ -1156,6 +1194,7 @@ class ThreadMachine:
         error = ev.RunErrorEvent(message=message, code=code or RunErrorCode.AGENT_ERROR.value)
         run.verifier.check(error)
         self._state = next_state(self._state, MachineInput.FAIL)
+        self._streams.clear()
         self._messages = [converter.unstructure(m, Message) for m in run.messages_before]
         self._structured = None
         self._agent_state = run.state_before

@@ -1701,6 +1701,64 @@ def test_the_messages_snapshot_reflects_what_was_streamed() -> None:
     }
 
 
+def test_interleaved_streams_each_get_their_own_text() -> None:
+    machine = running(
+        ev.TextMessageStartEvent(message_id="a-1", role="assistant"),
+        ev.ToolCallStartEvent(tool_call_id="tc-1", tool_call_name="f", parent_message_id="a-1"),
+        ev.TextMessageContentEvent(message_id="a-1", delta="one "),
+        ev.ToolCallArgsEvent(tool_call_id="tc-1", delta='{"a":'),
+        ev.ReasoningMessageStartEvent(message_id="r-1"),
+        ev.ReasoningMessageContentEvent(message_id="r-1", delta="hm"),
+        ev.TextMessageContentEvent(message_id="a-1", delta="two"),
+        ev.ToolCallArgsEvent(tool_call_id="tc-1", delta="1}"),
+        ev.ReasoningMessageContentEvent(message_id="r-1", delta="m"),
+        ev.ToolCallEndEvent(tool_call_id="tc-1"),
+        ev.ReasoningMessageEndEvent(message_id="r-1"),
+    )
+    # Read in the middle of the stream: what has arrived so far, and the stream goes on after.
+    assert machine.messages[1].content == "one two"
+    assert machine.proposed_tool_call("tc-1") == ("f", {"a": 1})
+    machine.emit(ev.TextMessageContentEvent(message_id="a-1", delta="!"))
+    machine.emit(ev.TextMessageEndEvent(message_id="a-1"))
+    # A second message with the same id gets its own text, not the first one's.
+    machine.emit(ev.TextMessageStartEvent(message_id="a-1", role="assistant"))
+    machine.emit(ev.TextMessageContentEvent(message_id="a-1", delta="again"))
+    machine.emit(ev.TextMessageEndEvent(message_id="a-1"))
+    machine.finish()
+    contents = [(m.id, m.content) for m in machine.record().messages]
+    assert contents == [("u-1", "go"), ("a-1", "one two!"), ("r-1", "hmm"), ("a-1", "again")]
+    assert machine.record().messages[1].tool_calls[0].function.arguments == '{"a":1}'
+
+
+def test_a_failed_run_drops_what_it_streamed() -> None:
+    machine = running(
+        ev.TextMessageStartEvent(message_id="a-1", role="assistant"),
+        ev.TextMessageContentEvent(message_id="a-1", delta="half"),
+    )
+    machine.fail("boom")
+    machine.receive_input(make_input("t", "run-2"), now=NOW)
+    machine.emit(ev.TextMessageStartEvent(message_id="a-2", role="assistant"))
+    machine.emit(ev.TextMessageContentEvent(message_id="a-2", delta="whole"))
+    machine.emit(ev.TextMessageEndEvent(message_id="a-2"))
+    machine.finish()
+    # The thread is back where it stood before run-1 (which brought u-1 along): nothing of "half".
+    assert [(m.id, m.content) for m in machine.messages] == [("a-2", "whole")]
+
+
+def test_a_record_taken_while_streaming_restores_the_text() -> None:
+    machine = running(
+        ev.TextMessageStartEvent(message_id="a-1", role="assistant"),
+        ev.TextMessageContentEvent(message_id="a-1", delta="half"),
+    )
+    restored = ThreadMachine.from_record(machine.record())
+    for m in (machine, restored):
+        m.emit(ev.TextMessageContentEvent(message_id="a-1", delta=" and half"))
+        m.emit(ev.TextMessageEndEvent(message_id="a-1"))
+        m.finish()
+    assert restored.record().messages == machine.record().messages
+    assert machine.messages[-1].content == "half and half"
+
+
 def test_snapshots_follow_the_input_of_the_resumed_run() -> None:
     machine = interrupted(approval("int-1", "tc-1"))
     drive(
