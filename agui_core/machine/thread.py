@@ -45,6 +45,7 @@ from agui_core.errors import (
     PayloadError,
     RemoteProtocolError,
     RunErrorCode,
+    format_path,
 )
 from agui_core.machine.effects import Answer, Effect, Emit, Persist, StartAgent
 from agui_core.machine.expiry import read_expires_at
@@ -63,7 +64,7 @@ from agui_core.machine.record import (
 )
 from agui_core.machine.transitions import MachineInput, ThreadState, next_state
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import converter
+from agui_core.protocol.codec import MAX_DEPTH, converter, event_to_dict, overnested_at
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import (
     JSON,
@@ -114,6 +115,25 @@ _MESSAGE_EVENTS = frozenset(
     }
 )
 """Events that change the thread's messages (``ACTIVITY_DELTA`` too, handled on its own)."""
+_FREE_JSON_EVENTS = frozenset(
+    {
+        ev.ToolCallResultEvent,
+        ev.StateSnapshotEvent,
+        ev.StateDeltaEvent,
+        ev.MessagesSnapshotEvent,
+        ev.ActivitySnapshotEvent,
+        ev.ActivityDeltaEvent,
+        ev.RawEvent,
+        ev.CustomEvent,
+        ev.SubagentFinishedEvent,
+    }
+)
+"""Events with fields of free JSON, whose nesting ``emit`` checks (any event with a
+``rawEvent``, ``metadata`` or unknown keys too)."""
+_STATE_LEVEL = 2
+"""The level of the state in the ``STATE_SNAPSHOT`` that announces it."""
+_MESSAGE_CONTENT_LEVEL = 4
+"""The level of a message's content in a ``MESSAGES_SNAPSHOT`` (event, messages, message)."""
 
 
 def _own(value: JSON) -> JSON:
@@ -277,6 +297,7 @@ class ThreadMachine:
     @continuation.setter
     def continuation(self, value: JSON) -> None:
         run = self._live_run(MachineInput.EMIT)
+        self._check_depth(value, 1, value, "the continuation")
         run.continuation = _own(value)
 
     @property
@@ -797,6 +818,8 @@ class ThreadMachine:
                     event,
                     f"interrupt {interrupt.id!r} was cancelled, so tool call {tool_call_id!r} is not executed",
                 )
+        if event.__class__ in _FREE_JSON_EVENTS or event.raw_event is not None or event.metadata or event.extra:
+            self._check_depth(event_to_dict(event), 1, event)
         self._track(event)
         if isinstance(event, ev.ToolCallResultEvent):
             journal = self._journal.get(event.tool_call_id)
@@ -830,6 +853,17 @@ class ThreadMachine:
         )
         return [self._persist()]
 
+    def _check_depth(self, value: JSON, level: int, event: object, what: str = "") -> None:
+        """Refuse ``value`` if, at ``level`` of the document that carries it, it nests too deep.
+
+        What the machine keeps it must be able to save and announce: an agent's value past
+        the limit is refused here, before anything is kept, rather than fail when saved or sent.
+        """
+        at = overnested_at(value, level=level)
+        if at is not None:
+            where = f"{what} at {format_path(at)}" if what else f"at {format_path(at)}"
+            raise self._refuse(event, f"{where}: JSON nested at most {MAX_DEPTH} levels deep")
+
     def _refuse(self, event: object, why: str) -> LocalProtocolError:
         name = getattr(event, "type", type(event).__name__)
         return LocalProtocolError(f"in state {self._state.name}, {name}: {why}", state=self._state, event=event)
@@ -844,6 +878,7 @@ class ThreadMachine:
                 new_state = apply_patch(self._agent_state, event.delta)
             except JsonPatchError as exc:
                 raise self._refuse(event, f"the JSON Patch does not apply to the state: {exc}") from None
+            self._check_depth(new_state, _STATE_LEVEL, event, "the patched state (as its STATE_SNAPSHOT)")
         elif isinstance(event, ev.ActivityDeltaEvent):
             target = self._find_message(event.message_id)
             if target is None:
@@ -852,6 +887,9 @@ class ThreadMachine:
                 patched = apply_patch(target.get("content"), event.patch)
             except JsonPatchError as exc:
                 raise self._refuse(event, f"the JSON Patch does not apply to the activity: {exc}") from None
+            self._check_depth(patched, _MESSAGE_CONTENT_LEVEL, event, "the patched activity (in MESSAGES_SNAPSHOT)")
+        elif isinstance(event, ev.ActivitySnapshotEvent):
+            self._check_depth(event.content, _MESSAGE_CONTENT_LEVEL, event, "the activity (in MESSAGES_SNAPSHOT)")
         try:
             run.verifier.check(event)
         except OrderingError as exc:
@@ -1113,6 +1151,11 @@ class ThreadMachine:
             )
         self._check_closable(run, "interrupt")
         self._check_interrupts(run, interrupts)
+        outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
+        finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
+        self._check_depth(event_to_dict(finished), 1, finished)
+        if continuation is not None:
+            self._check_depth(continuation, 1, finished, "the continuation")
         kept = _own(continuation) if continuation is not None else run.continuation
         edit_schemas = edit_schemas or {}
         for call_id, schema in edit_schemas.items():
@@ -1136,7 +1179,6 @@ class ThreadMachine:
             if isinstance(event, ev.StateSnapshotEvent | ev.MessagesSnapshotEvent):
                 last[type(event)] = event
         fresh = list(last.values())
-        outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
         self._commit_answers(run, outcome, None, fresh)
         raised_at = None if now is None else now.isoformat()
         self._open = tuple(
@@ -1151,17 +1193,17 @@ class ThreadMachine:
             )
             for i in interrupts
         )
-        finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
         return effects + self._end(run, finished, MachineInput.INTERRUPT)
 
     def finish(self, result: JSON = None) -> list[Effect]:
         """End the run with success and an optional ``result``."""
         run = self._live_run(MachineInput.FINISH)
         self._check_closable(run, "finish")
-        effects = self._close_subagents(run, None)
         outcome = RunFinishedSuccessOutcome()
-        self._commit_answers(run, outcome, result, ())
         finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome, result=result)
+        self._check_depth(event_to_dict(finished), 1, finished)
+        effects = self._close_subagents(run, None)
+        self._commit_answers(run, outcome, result, ())
         return effects + self._end(run, finished, MachineInput.FINISH)
 
     def cancel(self) -> list[Effect]:

@@ -27,7 +27,7 @@ from agui_core.machine.record import ThreadRecord, record_from_dict, record_to_d
 from agui_core.machine.thread import ThreadMachine
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import decode_input
+from agui_core.protocol.codec import MAX_DEPTH, decode_input
 from agui_core.protocol.types import (
     Interrupt,
     ResumeEntry,
@@ -1926,3 +1926,87 @@ def test_answers_property_is_the_resume_in_progress() -> None:
         interrupt_id="int-1", status="resolved", payload={"approved": True}
     )
     assert isinstance(answer.interrupt, Interrupt)
+
+
+# ---------------------------------------------------------------------------------------------
+# Nesting: what the agent emits is held to the codec's one limit, so all it keeps can be sent.
+# ---------------------------------------------------------------------------------------------
+
+
+def nested_lists(depth: int) -> Any:
+    value: Any = None
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def announced(machine: ThreadMachine) -> None:
+    """Everything the machine holds can be saved and announced (the limit leaves room for both)."""
+    orjson.dumps(record_to_dict(machine.record()))
+    effects = machine.interrupt([make_interrupt(CONFIRM)])
+    wire(effects)  # STATE_SNAPSHOT, MESSAGES_SNAPSHOT, RUN_FINISHED: each validated and encoded
+
+
+def document_events(depth: int) -> dict[str, list[ev.Event]]:
+    """Agent events; the last one's announcing document (the event itself, or the snapshot it
+    leads to) is ``depth`` deep, those before it set the stage."""
+    state_depth = depth - 2  # the delta adds one level: STATE_SNAPSHOT, then the state
+    return {
+        "state-snapshot": [ev.StateSnapshotEvent(snapshot=nested_lists(depth - 1))],
+        "state-delta": [
+            ev.StateSnapshotEvent(snapshot=nested_lists(state_depth)),
+            ev.StateDeltaEvent(delta=({"op": "replace", "path": "/0" * state_depth, "value": []},)),
+        ],
+        "activity": [
+            ev.ActivitySnapshotEvent(message_id="act-1", activity_type="a", content={"k": nested_lists(depth - 4)})
+        ],
+        "activity-delta": [
+            ev.ActivitySnapshotEvent(
+                message_id="act-1", activity_type="a", content={"k": nested_lists(depth - 5)}
+            ),
+            ev.ActivityDeltaEvent(
+                message_id="act-1",
+                activity_type="a",
+                patch=({"op": "replace", "path": "/k" + "/0" * (depth - 5), "value": []},),
+            ),
+        ],
+        "custom": [ev.CustomEvent(name="n", value=nested_lists(depth - 1))],
+        "raw-event": [ev.CustomEvent(name="n", value=1, raw_event=nested_lists(depth - 1))],
+    }
+
+
+@pytest.mark.parametrize("kind", list(document_events(MAX_DEPTH)))
+@pytest.mark.parametrize("depth", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1])
+def test_the_agent_is_held_to_the_nesting_limit(kind: str, depth: int) -> None:
+    *stage, last = document_events(depth)[kind]
+    machine = running(*stage)
+    if depth <= MAX_DEPTH:
+        machine.emit(last)
+        announced(machine)
+        return
+    error = refused(machine, emit(last), f"at most {MAX_DEPTH} levels")
+    assert "$" in error.message  # where it goes too deep
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1])
+def test_results_interrupts_and_continuations_are_held_to_the_limit(depth: int) -> None:
+    deep_interrupt = make_interrupt({**CONFIRM, "metadata": {"k": nested_lists(depth - 5)}})
+    acts: list[Act] = [
+        finish(nested_lists(depth - 1)),
+        lambda machine: machine.interrupt([deep_interrupt]),
+        lambda machine: machine.interrupt([make_interrupt(CONFIRM)], continuation=nested_lists(depth)),
+    ]
+    for act in acts:
+        machine = running()
+        if depth <= MAX_DEPTH:
+            effects = act(machine)
+            wire(effects)
+            orjson.dumps(record_to_dict(machine.record()))
+        else:
+            refused(machine, act, f"at most {MAX_DEPTH} levels")
+    machine = running()
+    if depth > MAX_DEPTH:
+        with pytest.raises(LocalProtocolError, match=f"at most {MAX_DEPTH} levels"):
+            machine.continuation = nested_lists(depth)
+    else:
+        machine.continuation = nested_lists(depth)
