@@ -61,6 +61,7 @@ from agui_core.machine.record import (
     ResolvedInterrupt,
     ThreadRecord,
     ToolJournalEntry,
+    payload_digest,
 )
 from agui_core.machine.transitions import MachineInput, ThreadState, next_state
 from agui_core.protocol import events as ev
@@ -79,7 +80,7 @@ from agui_core.protocol.types import (
     SubagentFinishedSuspendedOutcome,
 )
 
-__all__ = ["CORE_REASONS", "MAX_INTERRUPTS", "ThreadMachine"]
+__all__ = ["CORE_REASONS", "MAX_INTERRUPTS", "RESUMES_KEPT", "ThreadMachine"]
 
 CORE_REASONS = frozenset({"tool_call", "input_required", "confirmation"})
 """The reasons SPEC section 4 defines; ``core:`` is reserved for future ones."""
@@ -87,11 +88,17 @@ CORE_REASONS = frozenset({"tool_call", "input_required", "confirmation"})
 MAX_INTERRUPTS = 100
 """The most interrupts one run may end with, so the most entries a resume may carry."""
 
-_RETRIES_KEPT = 4
-"""How many ended runs that answered nothing are kept for clients retrying them by run id.
+RESUMES_KEPT = 16
+"""How many completed resumes a thread keeps for replay (rule 5), the most recent ones.
 
-They are kept without snapshots (a retry is sent the thread's current ones), so a suspended
-thread does not hold its conversation twice."""
+A resume older than that, sent again, is ``INTERRUPT_ALREADY_RESOLVED``: its interrupts
+stay in the audit trail, which is what says they were answered. A kept resume holds its
+identity (a digest per answer), outcome, result and tool results, never the conversation:
+a replay that ends on an interrupt is sent the thread's current snapshots, so a thread's
+record grows with its conversation and its audit trail, not with how many runs it had."""
+
+_RETRIES_KEPT = 4
+"""How many ended runs that answered nothing are kept for clients retrying them by run id."""
 
 _CONFIRMATION_SCHEMA: Mapping[str, Any] = {"type": "boolean"}
 """A ``confirmation`` without a ``responseSchema`` is answered yes or no."""
@@ -167,6 +174,12 @@ def _tool_message(event: ev.ToolCallResultEvent) -> dict[str, Any]:
     }
 
 
+def _without_parameters(proposal: Proposal | None) -> Proposal | None:
+    if proposal is None or proposal.parameters is None:
+        return proposal
+    return attrs.evolve(proposal, parameters=None)
+
+
 def _offers_edits(schema: Mapping[str, Any] | None) -> bool:
     """Whether an approval's ``responseSchema`` offers ``editedArgs`` (SPEC section 5)."""
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
@@ -175,7 +188,7 @@ def _offers_edits(schema: Mapping[str, Any] | None) -> bool:
 
 def _fingerprint(entries: Iterable[ResumeEntry]) -> tuple[tuple[str, str, str], ...]:
     """A resume's identity for replay: (interrupt id, status, payload) per entry, by id."""
-    return tuple(sorted((e.interrupt_id, e.status, _canonical(e.payload)) for e in entries))
+    return tuple(sorted((e.interrupt_id, e.status, payload_digest(_canonical(e.payload))) for e in entries))
 
 
 def _ids(items: Iterable[str], *, shown: int = 5) -> str:
@@ -780,9 +793,13 @@ class ThreadMachine:
             self._agent_state = state
 
     def _replay_snapshots(self, completed: CompletedResume) -> Sequence[ev.Event]:
-        """The snapshots a replay sends before its ``RUN_FINISHED``: recorded, or current for a retry."""
-        if completed.snapshots or completed.answers or completed.outcome.type != "interrupt":
-            return completed.snapshots
+        """The snapshots a replay sends before an interrupt ``RUN_FINISHED``: the thread's current ones.
+
+        Keeping each run's own would keep the conversation once per run; a client that
+        replays is catching up, and the current snapshots are what it needs to answer now.
+        """
+        if completed.outcome.type != "interrupt":
+            return ()
         return (ev.StateSnapshotEvent(snapshot=self._agent_state), ev.MessagesSnapshotEvent(messages=self.messages))
 
     # -- the agent's side -----------------------------------------------------------------
@@ -1084,14 +1101,13 @@ class ThreadMachine:
             if interrupt.response_schema is not None:
                 self._validators.check_schema(iid, interrupt.response_schema)
 
-    def _commit_answers(
-        self, run: _Run, outcome: RunFinishedOutcome, result: JSON, snapshots: Sequence[ev.Event]
-    ) -> None:
-        if not run.answers:
-            # Kept only for a client that retries the same run id; the last few suffice.
-            retries = [c for c in self._completed if not c.answers]
-            if len(retries) >= _RETRIES_KEPT:
-                self._completed.remove(retries[0])
+    def _commit_answers(self, run: _Run, outcome: RunFinishedOutcome, result: JSON) -> None:
+        # Kept for replay, the last few of each kind: resumes, and runs that answered nothing
+        # (kept only for a client that retries the same run id).
+        same_kind = [c for c in self._completed if bool(c.answers) == bool(run.answers)]
+        limit = RESUMES_KEPT if run.answers else _RETRIES_KEPT
+        for dropped in same_kind[: max(0, len(same_kind) - limit + 1)]:
+            self._completed.remove(dropped)
         for interrupt, entry, raised_in in run.answers:
             call_id = interrupt.tool_call_id
             journal = self._journal.get(call_id) if call_id is not None else None
@@ -1106,8 +1122,9 @@ class ThreadMachine:
                     answered_in=run.run_id,
                     answered_at=run.received_at,
                     outcome=outcome.type,
-                    proposal=run.proposals.get(call_id) if call_id is not None else None,
-                    ran=journal.ran if journal is not None else None,
+                    # The audit trail keeps what was proposed, not the schema its edits had to pass.
+                    proposal=_without_parameters(run.proposals.get(call_id) if call_id is not None else None),
+                    ran=_without_parameters(journal.ran if journal is not None else None),
                 )
             )
         self._completed.append(
@@ -1117,7 +1134,6 @@ class ThreadMachine:
                 outcome=outcome,
                 result=result,
                 tool_results=tuple(run.tool_results),
-                snapshots=tuple(snapshots) if run.answers else (),
             )
         )
 
@@ -1173,13 +1189,7 @@ class ThreadMachine:
         for snapshot in snapshots:
             self._track(snapshot)
             effects.append(Emit(event=snapshot))
-        # A replay of this resume re-sends the last snapshot of each kind the run ended with.
-        last: dict[type[Any], ev.Event] = {}
-        for event in run.events:
-            if isinstance(event, ev.StateSnapshotEvent | ev.MessagesSnapshotEvent):
-                last[type(event)] = event
-        fresh = list(last.values())
-        self._commit_answers(run, outcome, None, fresh)
+        self._commit_answers(run, outcome, None)
         raised_at = None if now is None else now.isoformat()
         self._open = tuple(
             OpenInterrupt(
@@ -1203,7 +1213,7 @@ class ThreadMachine:
         finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome, result=result)
         self._check_depth(event_to_dict(finished), 1, finished)
         effects = self._close_subagents(run, None)
-        self._commit_answers(run, outcome, result, ())
+        self._commit_answers(run, outcome, result)
         return effects + self._end(run, finished, MachineInput.FINISH)
 
     def cancel(self) -> list[Effect]:
@@ -1226,7 +1236,7 @@ class ThreadMachine:
             effects.append(Emit(event=event))
         effects += self._close_subagents(run, None)
         outcome = RunFinishedCancelledOutcome()
-        self._commit_answers(run, outcome, None, ())
+        self._commit_answers(run, outcome, None)
         finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
         return effects + self._end(run, finished, MachineInput.CANCEL)
 

@@ -24,7 +24,7 @@ from agui_core.errors import (
 )
 from agui_core.machine.effects import Answer, Effect, Emit, Persist, StartAgent
 from agui_core.machine.record import ThreadRecord, record_from_dict, record_to_dict
-from agui_core.machine.thread import ThreadMachine
+from agui_core.machine.thread import RESUMES_KEPT, ThreadMachine
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import MAX_DEPTH, decode_input
@@ -1050,8 +1050,10 @@ def test_replay_works_for_every_past_interrupt_of_the_thread() -> None:
     ]
 
     # A's resume: run-2 ended on interrupt B. The replay says what run-2 said (its tool
-    # result, its boundary snapshots and its interrupt outcome naming B), even though B has
-    # been answered since: a replay re-sends the recorded outcome, it does not re-decide.
+    # result and its interrupt outcome naming B), even though B has been answered since: a
+    # replay re-sends the recorded outcome, it does not re-decide. The snapshots before it
+    # are the thread's current ones (a record does not keep each run's own, which would keep
+    # the conversation once per run), so they hold run-3's result too.
     again_a = machine.receive_input(resume("run-2x", yes("A")), now=NOW)
     assert trace(again_a) == [
         "RUN_STARTED",
@@ -1062,9 +1064,13 @@ def test_replay_works_for_every_past_interrupt_of_the_thread() -> None:
     ]
     replayed = wire(again_a)
     assert replayed[1] == run2[1]  # the TOOL_CALL_RESULT for tc-A
-    assert replayed[2:4] == [
-        e for e in run2 if e["type"] in ("STATE_SNAPSHOT", "MESSAGES_SNAPSHOT")
-    ]
+    assert replayed[2:4] == wire(
+        [
+            Emit(event=ev.StateSnapshotEvent(snapshot=machine.agent_state)),
+            Emit(event=ev.MessagesSnapshotEvent(messages=machine.messages)),
+        ]
+    )
+    assert replayed[3]["messages"][-1]["id"] == "r-B"
     assert replayed[-1] == {**run2[-1], "runId": "run-2x"}
     assert replayed[-1]["outcome"]["interrupts"][0]["id"] == "B"
     assert machine.record() == before
@@ -2010,3 +2016,92 @@ def test_results_interrupts_and_continuations_are_held_to_the_limit(depth: int) 
             machine.continuation = nested_lists(depth)
     else:
         machine.continuation = nested_lists(depth)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bounded records: what a thread keeps grows with its conversation and audit trail, not its runs.
+# ---------------------------------------------------------------------------------------------
+
+
+def yes_to(iid: str) -> dict[str, Any]:
+    return {"interruptId": iid, "status": "resolved", "payload": True}
+
+
+def cycles(count: int) -> ThreadMachine:
+    """``count`` interrupt -> resume cycles on thread ``t``: each asks, and the next run's resume answers."""
+    machine = ThreadMachine("t")
+    machine.receive_input(make_input("t", "run-0", messages=[{"id": "u", "role": "user", "content": "x"}]), now=NOW)
+    for n in range(count):
+        machine.interrupt([make_interrupt({"id": f"int-{n}", "reason": "confirmation"})])
+        machine.receive_input(resume(f"run-{n + 1}", yes_to(f"int-{n}")), now=NOW)
+    machine.finish({"n": count})
+    return machine
+
+
+def test_only_the_last_resumes_are_kept_for_replay() -> None:
+    machine = cycles(RESUMES_KEPT + 5)
+    kept = [c.run_id for c in machine.record().completed_resumes if c.answers]
+    assert len(kept) == RESUMES_KEPT and kept[-1] == f"run-{RESUMES_KEPT + 5}"
+    # The last kept resume replays; an older one is refused, and stays in the audit trail.
+    newest = RESUMES_KEPT + 4
+    again = machine.receive_input(resume("again", yes_to(f"int-{newest}")), now=NOW)
+    assert trace(again)[-1] == "RUN_FINISHED"
+    assert_rejected(
+        machine,
+        resume("old", yes_to("int-0")),
+        RunErrorCode.INTERRUPT_ALREADY_RESOLVED,
+        "'int-0'",
+    )
+    assert [r.interrupt.id for r in machine.resolved] == [f"int-{n}" for n in range(RESUMES_KEPT + 5)]
+
+
+def test_a_record_does_not_grow_with_the_number_of_runs() -> None:
+    def size(machine: ThreadMachine) -> int:
+        return len(orjson.dumps(record_to_dict(machine.record())))
+
+    def without_audit(machine: ThreadMachine) -> int:
+        return len(orjson.dumps({**record_to_dict(machine.record()), "resolved": []}))
+
+    small, large = cycles(RESUMES_KEPT), cycles(4 * RESUMES_KEPT)
+    # Past the bound, only the audit trail grows: one short entry per interrupt.
+    assert without_audit(large) - without_audit(small) < 200
+    assert (size(large) - size(small)) / (3 * RESUMES_KEPT) < 600
+
+
+def test_a_record_in_the_middle_of_a_run_holds_the_conversation_once() -> None:
+    long_text = "y" * 100_000
+    machine = ThreadMachine("t")
+    said = {"id": "u", "role": "user", "content": long_text}
+    machine.receive_input(make_input("t", "run-1", messages=[said]), now=NOW)
+    machine.finish()
+    machine.receive_input(make_input("t", "run-2"), now=NOW)
+    data = record_to_dict(machine.record())
+    assert "messagesBefore" not in data["activeRun"] and "stateBefore" not in data["activeRun"]
+    assert len(orjson.dumps(data)) < len(long_text) + 2_000
+    assert ThreadMachine.from_record(record_from_dict(data)).record() == machine.record()
+
+
+def test_a_record_saved_with_snapshots_and_plain_payloads_still_replays() -> None:
+    machine, _ = run_script("t", chain_acts())
+    data = record_to_dict(machine.record())
+    for completed in data["completedResumes"]:  # as a record was written before digests
+        completed["snapshots"] = []
+        completed["answers"] = [[i, status, '{"approved":true}'] for i, status, _ in completed["answers"]]
+    legacy = ThreadMachine.from_record(record_from_dict(data))
+    assert legacy.record() == machine.record()
+    assert trace(legacy.receive_input(resume("run-3x", yes("B")), now=NOW))[-1] == "RUN_FINISHED"
+
+
+def test_the_audit_trail_keeps_proposals_without_their_edit_schemas() -> None:
+    machine = ThreadMachine("t")
+    machine.receive_input(make_input("t", "run-1"), now=NOW)
+    for event in tool_call("tc-1", "send", '{"to":"a"}', parent="m-1"):
+        machine.emit(event)
+    schema = {"type": "object", "properties": {"to": {"type": "string"}}}
+    machine.interrupt([make_interrupt(approval("int-1", "tc-1"))], edit_schemas={"tc-1": schema})
+    assert machine.record().open_interrupts[0].proposal.parameters == schema  # needed while open
+    machine.receive_input(resume("run-2", yes("int-1")), now=NOW)
+    machine.finish()
+    (entry,) = machine.resolved
+    assert entry.proposal is not None and entry.proposal.parameters is None
+    assert (entry.proposal.name, entry.proposal.arguments) == ("send", '{"to":"a"}')
