@@ -221,15 +221,19 @@ def _proposal_from_dict(data: Mapping[str, Any] | None) -> Proposal | None:
     )
 
 
-def record_to_dict(record: ThreadRecord) -> dict[str, Any]:
-    """The record as plain JSON (wire objects in their camelCase wire form)."""
+def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, Any]:
+    """The record as plain JSON (wire objects in their camelCase wire form).
+
+    ``messages=False`` leaves the thread's messages out, for a store that keeps them on
+    their own (:func:`record_from_dict` then takes them as an argument).
+    """
     run = record.active_run
-    return {
+    out = {
         "threadId": record.thread_id,
         "owner": record.owner,
         "version": record.version,
         "state": record.state.value,
-        "messages": [_unstructure(m, Message) for m in record.messages],
+        "messages": [_unstructure(m, Message) for m in record.messages] if messages else None,
         "agentState": record.agent_state,
         "open": [
             {
@@ -302,6 +306,9 @@ def record_to_dict(record: ThreadRecord) -> dict[str, Any]:
             "continuation": run.continuation,
         },
     }
+    if not messages:
+        del out["messages"]
+    return out
 
 
 def _before(record: ThreadRecord, run: ActiveRun) -> dict[str, Any]:
@@ -329,12 +336,16 @@ def _events(items: list[Any]) -> tuple[Event, ...]:
     return tuple(event_from_dict(item) for item in items)  # type: ignore[misc]
 
 
-def record_from_dict(data: Mapping[str, Any]) -> ThreadRecord:
-    """The record ``record_to_dict`` wrote; raises ``KeyError``/``ValueError`` on anything else."""
+def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] | None = None) -> ThreadRecord:
+    """The record ``record_to_dict`` wrote; raises ``KeyError``/``ValueError`` on anything else.
+
+    ``messages``, when given, are the thread's messages, kept apart from ``data``.
+    """
     structure = _structure
     run = data["activeRun"]
     version = data["version"]
-    messages = tuple(structure(m, Message) for m in data["messages"])
+    if messages is None:
+        messages = tuple(structure(m, Message) for m in data["messages"])
     return ThreadRecord(
         thread_id=data["threadId"],
         # Records saved before threads had owners belong to the anonymous principal.
