@@ -4,8 +4,9 @@ The file holds four tables:
 
 ``threads(thread_id, version, state, record)``
     one row per thread: its last record as JSON text (:func:`record_to_dict` without the
-    messages, which have rows of their own, and with their number in ``messageCount``), the
-    record's version (the compare-and-set key) and its state (so an operator can query it).
+    messages and the audit trail, which have rows of their own, and with how many of each in
+    ``messageCount`` and ``resolvedCount``), the record's version (the compare-and-set key) and
+    its state (so an operator can query it).
 ``messages(thread_id, seq, digest, message)``
     the thread's messages in order, each as JSON text with a digest of that text. A save
     appends the new ones and rewrites only from the first message that differs from what is
@@ -16,6 +17,7 @@ The file holds four tables:
 ``audit(thread_id, seq, interrupt_id, reason, raised_in, raised_at, status, answered_in, answered_at, outcome, entry)``
     the audit trail, one row per closed interrupt in the order it was closed, with the whole
     entry as JSON in ``entry``. Rows are only ever added: a later save cannot rewrite history.
+    A record's ``resolved`` entries are read back from here (the first ``resolvedCount``).
 
 Durability. The file is in WAL mode. ``synchronous`` is ``FULL`` by default: every commit is
 on disk before :meth:`SqliteThreadStore.save` returns, so an interrupt that a host announced
@@ -50,6 +52,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, Self, TypeVar
 
 import anyio
+import attrs
 import orjson
 
 from agui_core.machine.record import (
@@ -70,7 +73,7 @@ SCHEMA_VERSION = 2
 1: messages inside each thread's record. 2: messages in rows of their own (1 is migrated)."""
 
 _THREADS_REMEMBERED = 64
-"""How many threads' stored messages (their digests) a store remembers, to save without reading them."""
+"""How many threads' last records a store remembers, to load and save them without reading them."""
 
 _T = TypeVar("_T")
 
@@ -107,6 +110,12 @@ CREATE TABLE IF NOT EXISTS audit (
     PRIMARY KEY (thread_id, seq)
 );
 """
+
+
+def _resolved_to_dicts(thread_id: str, entries: Sequence[ResolvedInterrupt]) -> list[Any]:
+    # record_to_dict is the one writer of a resolved entry's JSON (as above, for the reader).
+    resolved: list[Any] = record_to_dict(ThreadRecord(thread_id=thread_id, resolved=tuple(entries)))["resolved"]
+    return resolved
 
 
 def _resolved_from_dicts(thread_id: str, entries: list[Any]) -> tuple[ResolvedInterrupt, ...]:
@@ -164,10 +173,10 @@ class SqliteThreadStore:
         self._connection: sqlite3.Connection | None = None
         self._closed = False
         self._limiter = anyio.CapacityLimiter(1)
-        # thread id -> (version, its messages, their digests) as last saved or loaded here. A
-        # version is saved once (compare-and-set), so while the file holds that version it
-        # holds those messages; any other version is checked against the rows' digests.
-        self._stored: OrderedDict[str, tuple[int, tuple[Message, ...], tuple[bytes, ...]]] = OrderedDict()
+        # thread id -> (the record last saved or loaded here, its messages' digests). A version
+        # is saved once (compare-and-set), so while the file holds that version it holds that
+        # record: a load reads the version only, and a save compares messages without reading.
+        self._stored: OrderedDict[str, tuple[ThreadRecord, tuple[bytes, ...]]] = OrderedDict()
 
     @property
     def path(self) -> str:
@@ -299,21 +308,29 @@ class SqliteThreadStore:
 
     def _load(self, thread_id: str) -> ThreadRecord | None:
         connection = self._connect()
+        known = self._stored.get(thread_id)
         try:
             connection.execute("BEGIN")  # one snapshot of the file for the record and its messages
             try:
+                row = connection.execute("SELECT version FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
+                if row is None:
+                    return None
+                if known is not None and known[0].version == row[0]:
+                    self._stored.move_to_end(thread_id)
+                    return known[0]  # records are immutable: the one saved or loaded here is the one stored
                 row = connection.execute(
                     "SELECT version, record FROM threads WHERE thread_id = ?", (thread_id,)
                 ).fetchone()
                 rows = connection.execute(
                     "SELECT digest, message FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)
                 ).fetchall()
+                audit = connection.execute(
+                    "SELECT entry FROM audit WHERE thread_id = ? ORDER BY seq", (thread_id,)
+                ).fetchall()
             finally:
                 connection.execute("COMMIT")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot load thread {thread_id!r}: {exc}") from exc
-        if row is None:
-            return None
         version, text = row
         try:
             document = orjson.loads(text)
@@ -322,6 +339,8 @@ class SqliteThreadStore:
             else:
                 if document["messageCount"] != len(rows):
                     raise ValueError(f"it counts {document['messageCount']} messages, the file has {len(rows)}")
+                if "resolved" not in document:
+                    document["resolved"] = [orjson.loads(entry) for (entry,) in audit[: document["resolvedCount"]]]
                 structure = converter.get_structure_hook(Message)
                 messages = tuple(structure(orjson.loads(m), Message) for _, m in rows)
                 record = record_from_dict(document, messages=messages)
@@ -334,13 +353,12 @@ class SqliteThreadStore:
                 f"the stored record of thread {thread_id!r} is corrupt: it says thread "
                 f"{record.thread_id!r} version {record.version}, its row says version {version}"
             )
-        self._remember(thread_id, version, record.messages, tuple(bytes(d) for d, _ in rows))
+        self._remember(record, tuple(bytes(d) for d, _ in rows))
         return record
 
-    def _remember(
-        self, thread_id: str, version: int, messages: tuple[Message, ...], digests: tuple[bytes, ...]
-    ) -> None:
-        self._stored[thread_id] = (version, messages, digests)
+    def _remember(self, record: ThreadRecord, digests: tuple[bytes, ...]) -> None:
+        thread_id = record.thread_id
+        self._stored[thread_id] = (record, digests)
         self._stored.move_to_end(thread_id)
         if len(self._stored) > _THREADS_REMEMBERED:
             self._stored.popitem(last=False)
@@ -349,12 +367,14 @@ class SqliteThreadStore:
         thread_id = record.thread_id
         expected = record.version - 1
         known = self._stored.get(thread_id)
-        stored = known[2] if known is not None and known[0] == expected else None
+        stored = known[1] if known is not None and known[0].version == expected else None
         try:
-            document = record_to_dict(record, messages=False)
+            document = record_to_dict(attrs.evolve(record, resolved=()), messages=False)
+            del document["resolved"]
             document["messageCount"] = len(record.messages)
+            document["resolvedCount"] = len(record.resolved)
             text = orjson.dumps(document).decode()
-            if stored is not None and known is not None and record.messages is known[1]:
+            if stored is not None and known is not None and record.messages is known[0].messages:
                 texts = None  # the very messages stored (a save in the middle of a run): nothing to write
                 digests = stored
             else:
@@ -371,7 +391,7 @@ class SqliteThreadStore:
                     if stored is None:  # not what this store last saw here: the rows say what is stored
                         stored = self._stored_digests(connection, thread_id)
                     self._write_messages(connection, thread_id, stored, digests, texts)
-                self._index(connection, record, document)
+                self._index(connection, record)
                 connection.execute("COMMIT")
             except BaseException:
                 if connection.in_transaction:
@@ -379,7 +399,7 @@ class SqliteThreadStore:
                 raise
         except sqlite3.Error as exc:
             raise StoreError(f"cannot save thread {thread_id!r} version {record.version}: {exc}") from exc
-        self._remember(thread_id, record.version, record.messages, digests)
+        self._remember(record, digests)
 
     @staticmethod
     def _stored_digests(connection: sqlite3.Connection, thread_id: str) -> tuple[bytes, ...]:
@@ -426,7 +446,7 @@ class SqliteThreadStore:
             raise VersionConflict(thread_id, expected, None if row is None else row[0])
 
     @staticmethod
-    def _index(connection: sqlite3.Connection, record: ThreadRecord, document: dict[str, Any]) -> None:
+    def _index(connection: sqlite3.Connection, record: ThreadRecord) -> None:
         """Record the thread's interrupts and append the newly closed ones to the audit table."""
         thread_id = record.thread_id
         resolved = record.resolved
@@ -446,7 +466,7 @@ class SqliteThreadStore:
             # ids are unique per thread, not across threads).
             connection.executemany("INSERT OR IGNORE INTO interrupts (interrupt_id, thread_id) VALUES (?, ?)", ids)
         if fresh:
-            entries = document["resolved"]
+            entries = dict(zip(fresh, _resolved_to_dicts(thread_id, [resolved[i] for i in fresh]), strict=True))
             connection.executemany(
                 "INSERT INTO audit (thread_id, seq, interrupt_id, reason, raised_in, raised_at, status,"
                 " answered_in, answered_at, outcome, entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -81,7 +81,9 @@ async def test_a_row_is_the_record_as_json_text_with_its_version_and_state(tmp_p
     # The messages have rows of their own; the record counts them.
     expected = record_to_dict(RECORDS[1])
     assert messages == expected.pop("messages")
-    assert orjson.loads(text) == {**expected, "messageCount": len(messages)}
+    # So has the audit trail (its table, below): the record counts its entries.
+    resolved = expected.pop("resolved")
+    assert orjson.loads(text) == {**expected, "messageCount": len(messages), "resolvedCount": len(resolved)}
 
 
 async def test_the_audit_table_answers_an_operator_in_plain_sql(tmp_path: Path) -> None:
@@ -395,3 +397,19 @@ async def test_a_version_1_file_is_migrated_in_place(tmp_path: Path) -> None:
         (text,) = db.execute("SELECT record FROM threads WHERE thread_id = ?", (record.thread_id,)).fetchone()
         assert "messages" not in orjson.loads(text)
         assert db.execute("SELECT count(*) FROM messages").fetchone() == (len(record.messages) + 1,)
+
+
+async def test_what_a_store_remembers_never_hides_another_writer(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    async with SqliteThreadStore(path) as first, SqliteThreadStore(path) as second:
+        await first.save(RECORDS[0])
+        assert await first.load("thread-1") is RECORDS[0]  # remembered: nothing read but the version
+        assert await second.load("thread-1") == RECORDS[0]
+        for record in RECORDS[1:4]:
+            await second.save(record)
+        assert await first.load("thread-1") == RECORDS[3]
+        for record in RECORDS[4:]:
+            await first.save(record)
+        assert await second.load("thread-1") == RECORDS[-1]
+    async with SqliteThreadStore(path) as third:
+        assert await third.load("thread-1") == RECORDS[-1]
