@@ -1,7 +1,8 @@
 """The ``agui`` command: ``serve`` an agent, play the ``demo``, ``bench``, ``check`` a recorded stream.
 
 ``agui serve MODULE:NAME [--ws HOST:PORT | --http HOST:PORT | --stdio | --transport NAME]
-[--store sqlite:PATH | memory] [-o KEY=VALUE ...] [--grace SECONDS] [trust options]`` hosts an
+[--store sqlite:PATH | postgresql://... | memory] [-o KEY=VALUE ...] [--grace SECONDS] [run options]
+[trust options]`` hosts an
 agent. ``MODULE:NAME`` is imported from the current directory or the installed packages;
 ``NAME`` (dots reach into objects) is
 
@@ -13,9 +14,16 @@ agent. ``MODULE:NAME`` is imported from the current directory or the installed p
 The transport is ``ws`` (the default, on ``127.0.0.1:8765``), ``http`` (HTTP + Server-Sent
 Events under uvicorn, the transport of stock AG-UI clients), ``stdio``, or any transport
 installed under the entry-point group ``agui.transports``; ``-o KEY=VALUE`` passes it its own
-settings. The store defaults to the SQLite file ``agui.sqlite3``. SIGTERM or SIGINT stops
+settings. The store defaults to the SQLite file ``agui.sqlite3``; hosts on several machines
+share a PostgreSQL database, ``postgresql://USER@HOST/DATABASE[?schema=NAME]`` (needs
+``agui-core[postgres]``). SIGTERM or SIGINT stops
 the server gracefully: runs in flight get ``--grace`` seconds to finish; a second signal
 stops at once. Logs go to standard error.
+
+Runs. ``--run-timeout SECONDS`` (default 300) bounds every run. A run holds its thread by a
+lease in the store, renewed every ``--lease-renew SECONDS`` (default 2) to ``--lease SECONDS``
+ahead (default 10): when a host dies mid-run, another host on the same store (or the same one
+restarted) takes the thread over once the lease has run out.
 
 Trust (SPEC section 9). ``--auth-tokens FILE`` (one ``PRINCIPAL TOKEN`` per line) or
 ``--auth-jwt-key FILE`` (signed tokens; ``--auth-jwt-algorithm``, default ``HS256``,
@@ -41,6 +49,13 @@ comes with the ``bench`` extra: ``pip install 'agui-core[bench]'``.
 their first line; ``-`` reads standard input), checks it as a client would with
 :func:`~agui_core.machine.client.check_stream`, prints each violation with its line, and
 exits with 1 when there is one (0 otherwise). A frame that is not an event is a violation too.
+
+``agui conformance URL [--prompt TEXT | --input FILE] [--answers FILE] [--header K:V ...]
+[--json FILE] [--expiry-wait SECONDS] [--timeout SECONDS]`` drives a live AG-UI server
+(``http(s)://``: HTTP + SSE; ``ws(s)://``: WebSocket) through the interrupt contract and prints
+each check as pass, fail (with the events seen) or n/a (with why); see
+:mod:`agui_core.conformance`. It exits with 1 when a check fails, 2 when the server cannot be
+tested (unreachable, bad options), 0 otherwise.
 """
 
 from __future__ import annotations
@@ -105,10 +120,14 @@ def _open_store(spec: str) -> Any:
 
     if spec == "memory":
         return MemoryThreadStore()
+    if spec.startswith(("postgresql://", "postgres://")):
+        from agui_core.store.postgres import PostgresThreadStore  # needs the postgres extra
+
+        return PostgresThreadStore(spec)
     kind, _, path = spec.partition(":")
     if kind == "sqlite" and path:
         return SqliteThreadStore(path)
-    raise ValueError(f"store {spec!r}: use sqlite:PATH or memory")
+    raise ValueError(f"store {spec!r}: use sqlite:PATH, postgresql://... or memory")
 
 
 def _authenticator(args: argparse.Namespace) -> Any:
@@ -147,6 +166,24 @@ def _tls(args: argparse.Namespace) -> Any:
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(args.tls_cert, args.tls_key)
     return context
+
+
+def _limits(args: argparse.Namespace) -> dict[str, Any]:
+    """The transport limits given on the command line (0: none); the others keep their defaults."""
+    for flag, value in (("--send-timeout", args.send_timeout), ("--rate-burst", args.rate_burst)):
+        if value is not None and not value > 0:
+            raise ValueError(f"{flag} {value:g} is not a positive number")
+    for flag, value in (("--max-connections", args.max_connections), ("--rate-limit", args.rate_limit)):
+        if value is not None and value < 0:
+            raise ValueError(f"{flag} {value:g} is negative (0 means none)")
+    limits: dict[str, Any] = {}
+    if args.max_connections is not None:
+        limits["max_connections"] = args.max_connections or None
+    if args.rate_limit is not None:
+        limits["rate_limit"] = args.rate_limit or None
+    if args.rate_burst is not None:
+        limits["rate_burst"] = args.rate_burst
+    return limits
 
 
 def _settings(pairs: Sequence[str]) -> dict[str, str]:
@@ -200,6 +237,7 @@ async def _serve(args: argparse.Namespace) -> int:
         allow_origins=tuple(args.allow_origin),
         ssl=tls,
         loopback_only=authenticator is None and not args.insecure,
+        **_limits(args),
     )
     async with anyio.create_task_group() as group:
         group.start_soon(watch_signals)
@@ -207,8 +245,17 @@ async def _serve(args: argparse.Namespace) -> int:
             async with AsyncExitStack() as stack:
                 await stack.enter_async_context(store)
                 host = await stack.enter_async_context(
-                    Host(agent, store=store, tools=tools, authenticator=authenticator)
+                    Host(
+                        agent,
+                        store=store,
+                        tools=tools,
+                        authenticator=authenticator,
+                        run_timeout=args.run_timeout,
+                        lease=args.lease,
+                        lease_renew=args.lease_renew,
+                    )
                 )
+                host.send_timeout = args.send_timeout
                 await transport.serve(host, options)
                 # Runs whose client left may still go on in the host: they get what is left
                 # of the grace period, then they are cut off (the store recovers them later).
@@ -308,6 +355,57 @@ def _bench(args: argparse.Namespace) -> int:
     return status
 
 
+def _conformance(args: argparse.Namespace) -> int:
+    """``agui conformance``: the kit against the server at ``args.url``."""
+    import anyio
+    import orjson
+
+    from agui_core.conformance import Options, ProbeError, run_conformance, transport_for
+
+    def fail(message: str) -> int:
+        print(f"agui conformance: {message}", file=sys.stderr)
+        return 2
+
+    headers: dict[str, str] = {}
+    for pair in args.header:
+        name, sep, value = pair.partition(":")
+        if not sep or not name.strip():
+            return fail(f"--header {pair!r} is not NAME:VALUE")
+        headers[name.strip()] = value.strip()
+    try:
+        template = orjson.loads(Path(args.input).read_bytes()) if args.input else None
+        answers = orjson.loads(Path(args.answers).read_bytes()) if args.answers else None
+    except (OSError, orjson.JSONDecodeError) as exc:
+        return fail(str(exc))
+    if template is not None and not isinstance(template, dict):
+        return fail("--input holds a RunAgentInput: a JSON object")
+    if answers is not None and not isinstance(answers, dict):
+        return fail("--answers holds a JSON object: interrupt id, position, reason or * -> payload")
+    options = Options(
+        prompt=args.prompt if args.prompt is not None else Options().prompt,
+        input=template,
+        answers=answers,
+        expiry_wait=args.expiry_wait,
+        timeout=args.timeout,
+    )
+
+    async def drive() -> Any:
+        transport = transport_for(args.url, headers=headers)
+        try:
+            return await run_conformance(transport, options)
+        finally:
+            await transport.aclose()
+
+    try:
+        report = anyio.run(drive)
+    except (ValueError, ProbeError) as exc:
+        return fail(str(exc))
+    print(report.table(), end="")
+    if args.json:
+        Path(args.json).write_bytes(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
+    return 0 if report.ok else 1
+
+
 def _usage_error(exc: BaseException) -> BaseException | None:
     """The mistake of the command line (a bad target, store or option) ``exc`` stands for."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
@@ -376,8 +474,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--store",
         default="sqlite:agui.sqlite3",
-        metavar="sqlite:PATH|memory",
-        help="where threads are kept (default: sqlite:agui.sqlite3)",
+        metavar="sqlite:PATH|postgresql://...|memory",
+        help="where threads are kept (default: sqlite:agui.sqlite3); postgresql://USER@HOST/DB[?schema=NAME] "
+        "lets hosts on many machines share threads (needs agui-core[postgres])",
     )
     serve.add_argument(
         "-o",
@@ -395,6 +494,51 @@ def _parser() -> argparse.ArgumentParser:
         help="how long runs in flight may take to finish on stop (default 10)",
     )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    runs = serve.add_argument_group("runs", "how long a run may take, and how long its thread outlives a dead host")
+    runs.add_argument(
+        "--run-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="the longest a run may take; it fails then (default 300)",
+    )
+    runs.add_argument(
+        "--lease",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a run holds its thread past each renewal: a dead host's threads are free after it (default 10)",
+    )
+    runs.add_argument(
+        "--lease-renew",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="how often a running host renews its runs' leases; less than --lease (default 2)",
+    )
+    limits = serve.add_argument_group("limits", "what one client may take of the server")
+    limits.add_argument(
+        "--send-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a client may read nothing before it is dropped; its run goes on (default 10)",
+    )
+    limits.add_argument(
+        "--max-connections",
+        type=int,
+        metavar="N",
+        help="connections open at once; more get HTTP 503 (default 1024; 0: no cap)",
+    )
+    limits.add_argument(
+        "--rate-limit",
+        type=float,
+        metavar="INPUTS_PER_SECOND",
+        help="inputs per second one WebSocket connection may send (default 20; 0: no limit)",
+    )
+    limits.add_argument(
+        "--rate-burst", type=int, metavar="N", help="inputs at once within the rate limit (default: twice the rate)"
+    )
     trust = serve.add_argument_group("trust", "who may connect, and as whom (SPEC section 9)")
     auth = trust.add_mutually_exclusive_group()
     auth.add_argument(
@@ -421,6 +565,33 @@ def _parser() -> argparse.ArgumentParser:
         help="serve without an authenticator on an address other than loopback (every client is one principal)",
     )
 
+    conformance = commands.add_parser(
+        "conformance", help="test a live AG-UI server's interrupt contract (http(s):// or ws(s)://)"
+    )
+    conformance.add_argument("url", metavar="URL", help="the agent's endpoint: http(s):// (HTTP + SSE) or ws(s)://")
+    said = conformance.add_mutually_exclusive_group()
+    said.add_argument("--prompt", metavar="TEXT", help="the user message that makes the agent interrupt")
+    said.add_argument("--input", metavar="FILE", help="a RunAgentInput (JSON) that makes the agent interrupt")
+    conformance.add_argument(
+        "--answers",
+        metavar="FILE",
+        help="payloads to resolve interrupts with (JSON: id, position, reason or * -> payload)",
+    )
+    conformance.add_argument(
+        "--header", action="append", default=[], metavar="NAME:VALUE", help="sent with every request (repeatable)"
+    )
+    conformance.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    conformance.add_argument(
+        "--expiry-wait",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long to wait for an expiresAt to pass (R7; default 30)",
+    )
+    conformance.add_argument(
+        "--timeout", type=float, default=30.0, metavar="SECONDS", help="bound on one response (default 30)"
+    )
+
     check = commands.add_parser("check", help="check a recorded event stream (JSON lines or SSE) as a client would")
     check.add_argument("file", metavar="FILE", help="the recording; - for standard input")
     return parser
@@ -440,6 +611,8 @@ def main(argv: list[str] | None = None) -> int:
         return _bench(args)
     if args.command == "check":
         return _check(args.file)
+    if args.command == "conformance":
+        return _conformance(args)
     if args.command == "serve":
         import anyio
 

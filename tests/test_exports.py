@@ -21,6 +21,7 @@ PACKAGES = [
     "agui_core.store",
     "agui_core.runtime",
     "agui_core.examples",
+    "agui_core.conformance",
 ]
 
 

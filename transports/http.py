@@ -32,7 +32,17 @@ browsers send no ``Origin`` and are not concerned.
 
 A client that goes away mid-stream loses the rest of the stream, not the run: the
 application stops sending at ``http.disconnect`` and returns, the run goes on in the host,
-which saves its outcome; the same input sent again (same ``runId``) gets it.
+which saves its outcome; the same input sent again (same ``runId``) gets it. So does a client
+that stops reading: a write waits ``send_timeout`` seconds (10 by default) at most, then the
+application leaves the response unfinished (the server closes the connection) and the run
+goes on unheard.
+
+Limits: :class:`HttpTransport` caps the connections (``options.max_connections``, 1,024 by
+default, through uvicorn's ``limit_concurrency``: a request past it gets HTTP 503 and a short
+body, logged once per burst). A run is one request, so there is no per-connection rate of
+inputs to limit: the cap bounds how many runs and requests are in flight at once; a limit per
+client (by address or token) belongs in front of the server, in a proxy. A client's mistake
+is logged in one line at most, never with a traceback.
 
 :class:`HttpTransport` is the ``http`` plugin of ``agui serve`` (``agui serve MODULE:AGENT
 --http HOST:PORT``): the application under uvicorn (``pip install 'agui-core[http]'``).
@@ -52,20 +62,21 @@ import orjson
 from agui_transports.plugin import (
     ServeOptions,
     bearer_token,
+    fold_server_noise,
     origin_allowed,
     read_input,
     require_loopback,
     setting,
 )
-from agui_transports.websocket import parse_address
+from agui_transports.websocket import DEFAULT_SEND_TIMEOUT, parse_address
 
 from agui_core.errors import EncodeError, InvalidInputError, RemoteProtocolError
 from agui_core.protocol import types as t
-from agui_core.protocol.codec import converter, encode_event
+from agui_core.protocol.codec import encode_event
 from agui_core.protocol.framing import SSE_CONTENT_TYPE, sse_frame
 from agui_core.protocol.types import RunAgentInput
 from agui_core.runtime.auth import AuthenticationError, Credentials
-from agui_core.runtime.capabilities import capabilities
+from agui_core.runtime.capabilities import capabilities_json
 from agui_core.runtime.host import Host, refusal
 
 __all__ = [
@@ -168,7 +179,9 @@ class HttpApp:
     The host must be entered (``async with host:``) while the application serves, by whoever
     owns both (a FastAPI lifespan, say). ``max_body`` bounds a request body, in bytes;
     ``body_timeout`` is how many seconds a client has to send it; ``allow_origins`` lists the
-    browser origins (``https://app.example.com``) allowed to call the host.
+    browser origins (``https://app.example.com``) allowed to call the host;
+    ``send_timeout`` is how many seconds one write to a client may take before the client
+    counts as not reading.
     """
 
     def __init__(
@@ -179,6 +192,7 @@ class HttpApp:
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
         allow_origins: Collection[str] = (),
         websocket: bool = False,
+        send_timeout: float = DEFAULT_SEND_TIMEOUT,
     ) -> None:
         """``websocket`` says whether the same host is also served over WebSocket (for the
         capabilities document)."""
@@ -186,6 +200,7 @@ class HttpApp:
         self.max_body = max_body
         self.body_timeout = body_timeout
         self.allow_origins = tuple(allow_origins)
+        self.send_timeout = send_timeout
         self._transport = t.TransportCapabilities(
             streaming=True, websocket=websocket, http_binary=False, push_notifications=False, resumable=False
         )
@@ -330,14 +345,19 @@ class HttpApp:
             group.start_soon(read)
             try:
                 while (frames := await pending.take()) is not None:
-                    await send({"type": "http.response.body", "body": frames, "more_body": True})
-                finished = True
-                await send({"type": "http.response.body", "body": b""})
+                    with anyio.move_on_after(self.send_timeout) as late:
+                        await send({"type": "http.response.body", "body": frames, "more_body": True})
+                    if late.cancelled_caught:  # a client that reads nothing: leave the response unfinished
+                        left = True
+                        break
+                else:
+                    finished = True
+                    await send({"type": "http.response.body", "body": b""})
             except OSError:  # ASGI servers may raise it from send once the client is gone
                 left = True
             group.cancel_scope.cancel()
         if left:
-            log.info("the client of run %r left; the run goes on", run_input.run_id)
+            log.info("the client of run %r left or stopped reading; the run goes on", run_input.run_id)
 
     async def _thread(
         self, thread_id: str, headers: Mapping[str, str], send: Send, cors: list[tuple[bytes, bytes]]
@@ -349,20 +369,11 @@ class HttpApp:
             raise _Refused(403, "forbidden", exc.message) from None
         if view is None:
             raise _Refused(404, "not_found", "no such thread")
-        document: dict[str, Any] = {
-            "threadId": view.thread_id,
-            "state": view.state,
-            "interrupts": [converter.unstructure(i) for i in view.interrupts],
-            "messages": [converter.unstructure(m) for m in view.messages],
-            "agentState": view.agent_state,
-        }
-        if view.run_id is not None:
-            document["runId"] = view.run_id
-        await _send_json(send, 200, orjson.dumps(document), [(b"cache-control", b"no-store"), *cors])
+        await _send_json(send, 200, orjson.dumps(view.to_wire()), [(b"cache-control", b"no-store"), *cors])
 
     def _capabilities_document(self) -> bytes:
         if self._capabilities is None:  # the host's agent and tools do not change: encode once
-            self._capabilities = orjson.dumps(converter.unstructure(capabilities(self.host, transport=self._transport)))
+            self._capabilities = capabilities_json(self.host, transport=self._transport)
         return self._capabilities
 
 
@@ -411,9 +422,11 @@ class HttpTransport:
     ``HOST:PORT`` (default ``127.0.0.1:8000``; port 0: any free port).
 
     Settings: ``max_body`` (bytes, default 1 MiB), ``body_timeout`` (seconds, default 30),
-    ``keep_alive`` (seconds an idle connection stays open, default 5). The trust options
-    are the plugin contract's: ``options.allow_origins``, ``options.ssl`` (``https://``) and
-    ``options.loopback_only`` (refuses to listen on anything but a loopback address).
+    ``keep_alive`` (seconds an idle connection stays open, default 5), ``send_timeout``
+    (seconds, default the host's). The trust options are the plugin contract's:
+    ``options.allow_origins``, ``options.ssl`` (``https://``) and ``options.loopback_only``
+    (refuses to listen on anything but a loopback address); ``options.max_connections`` is
+    uvicorn's ``limit_concurrency``.
 
     On ``options.stop`` the server accepts nothing new, closes idle connections and gives the
     streams in flight ``options.grace`` seconds; streams still open then are cut (their runs go
@@ -425,7 +438,7 @@ class HttpTransport:
     async def serve(self, host: Host, options: ServeOptions) -> None:
         import uvicorn  # an optional dependency: imported only by those who serve HTTP
 
-        known = {"max_body", "body_timeout", "keep_alive"}
+        known = {"max_body", "body_timeout", "keep_alive", "send_timeout"}
         unknown = set(options.settings) - known
         if unknown:
             raise ValueError(f"the http transport has no option {', '.join(sorted(unknown))}")
@@ -435,6 +448,7 @@ class HttpTransport:
             max_body=setting(s, "max_body", int, DEFAULT_MAX_BODY),
             body_timeout=setting(s, "body_timeout", float, DEFAULT_BODY_TIMEOUT),
             allow_origins=options.allow_origins,
+            send_timeout=setting(s, "send_timeout", float, host.send_timeout),
         )
         address, port = parse_address(options.address, default_port=DEFAULT_PORT)
         if options.loopback_only:
@@ -446,8 +460,11 @@ class HttpTransport:
             access_log=False,
             timeout_keep_alive=setting(s, "keep_alive", float, 5.0),
             timeout_graceful_shutdown=options.grace,
+            # uvicorn refuses once connections >= the limit, counting the one asking: one more.
+            limit_concurrency=None if options.max_connections is None else options.max_connections + 1,
         )
         config.load()
+        fold_server_noise()
         config.ssl = options.ssl  # the context agui serve built; uvicorn would build its own from files
         server = _uvicorn_server(config)
         listener = _bind(address, port)

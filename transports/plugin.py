@@ -35,11 +35,21 @@ Trust (SPEC section 9) is part of the contract too. A transport:
 - reads each input with :func:`read_input` and refuses it with
   :func:`~agui_core.runtime.host.refusal` of the error, so the ``RUN_ERROR`` code is the
   error's own on every transport; a client's fault is never logged with a traceback.
+
+Limits are part of it as well. A transport that accepts connections refuses those past
+``options.max_connections`` cleanly (HTTP 503 for a handshake or a request); where one
+connection carries many inputs, it limits them to ``options.rate_limit`` a second
+(:class:`TokenBucket`; ``RUN_ERROR`` ``RATE_LIMITED`` past it); it bounds every write to a
+client by the host's ``send_timeout`` and closes the connection of a client that does not
+read; and what clients can repeat at will is logged once per burst (:class:`BurstLog`,
+:func:`fold_server_noise`), not once per occurrence.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import logging
+import time
 from collections.abc import Callable, Collection, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from ssl import SSLContext
@@ -55,13 +65,18 @@ from agui_core.protocol.types import RunAgentInput
 from agui_core.runtime.host import Host
 
 __all__ = [
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_RATE_LIMIT",
     "ENTRY_POINT_GROUP",
     "MAX_INPUT_DEPTH",
+    "BurstLog",
     "ServeOptions",
+    "TokenBucket",
     "Transport",
     "UnknownTransportError",
     "available_transports",
     "bearer_token",
+    "fold_server_noise",
     "load_transport",
     "origin_allowed",
     "read_input",
@@ -73,6 +88,13 @@ ENTRY_POINT_GROUP = "agui.transports"
 """The entry-point group transports are published under."""
 
 _T = TypeVar("_T")
+
+DEFAULT_MAX_CONNECTIONS: Final = 1024
+"""How many connections a network transport holds open at once, unless told otherwise."""
+
+DEFAULT_RATE_LIMIT: Final = 20.0
+"""How many inputs a second one connection may send on average, unless told otherwise;
+the burst allowed is twice that."""
 
 
 @attrs.frozen(kw_only=True)
@@ -91,6 +113,10 @@ class ServeOptions:
     is the TLS context to serve with (``wss://``, ``https://``). ``loopback_only``: the host
     has no authenticator, so every client would act as the same principal; the transport
     listens on a loopback address or not at all.
+
+    ``max_connections`` is how many connections the transport holds open at once (``None``:
+    no cap); ``rate_limit`` how many inputs a second one connection may send on average, in
+    bursts of up to ``rate_burst`` (``None``: twice the rate); ``rate_limit=None``: no limit.
     """
 
     address: str | None = None
@@ -101,6 +127,9 @@ class ServeOptions:
     allow_origins: tuple[str, ...] = ()
     ssl: SSLContext | None = None
     loopback_only: bool = False
+    max_connections: int | None = DEFAULT_MAX_CONNECTIONS
+    rate_limit: float | None = DEFAULT_RATE_LIMIT
+    rate_burst: int | None = None
 
 
 @runtime_checkable
@@ -220,3 +249,127 @@ def require_loopback(host: str) -> None:
         "listen on a loopback address (127.0.0.1, ::1, localhost), or give agui serve "
         "--auth-tokens FILE, --auth-jwt-key FILE or --insecure"
     )
+
+
+class TokenBucket:
+    """A rate limit: ``rate`` actions a second on average, up to ``burst`` at once.
+
+    The bucket holds up to ``burst`` tokens and gains ``rate`` a second; each action takes
+    one. ``clock`` gives seconds (monotonic).
+    """
+
+    __slots__ = ("_clock", "_stamp", "_tokens", "burst", "rate")
+
+    def __init__(self, rate: float, burst: int, *, clock: Callable[[], float] = time.monotonic) -> None:
+        if not rate > 0 or burst < 1:
+            raise ValueError(f"a rate limit needs a positive rate and a burst of at least 1, not {rate!r}, {burst!r}")
+        self.rate = rate
+        self.burst = burst
+        self._clock = clock
+        self._tokens = float(burst)
+        self._stamp = clock()
+
+    def take(self) -> bool:
+        """Take a token for one action: whether the action is within the limit."""
+        now = self._clock()
+        self._tokens = min(float(self.burst), self._tokens + (now - self._stamp) * self.rate)
+        self._stamp = now
+        if self._tokens < 1:
+            return False
+        self._tokens -= 1
+        return True
+
+
+class BurstLog:
+    """Logs what can happen thousands of times a second once per burst.
+
+    The first occurrence is logged at once; those within ``every`` seconds after a logged one
+    are counted, and the count goes with the next line, logged no sooner than ``every``
+    seconds later.
+    """
+
+    __slots__ = ("_clock", "_logged_at", "_logger", "_missed", "every", "level")
+
+    def __init__(
+        self,
+        logger: logging.Logger,
+        *,
+        level: int = logging.WARNING,
+        every: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._logger = logger
+        self.level = level
+        self.every = every
+        self._clock = clock
+        self._logged_at: float | None = None
+        self._missed = 0
+
+    def note(self, message: str, *args: object) -> None:
+        """One occurrence, described by ``message % args``."""
+        now = self._clock()
+        if self._logged_at is not None and now - self._logged_at < self.every:
+            self._missed += 1
+            return
+        if self._missed and self._logged_at is not None:
+            message = f"{message} (and {self._missed} more times in the {now - self._logged_at:.0f} s before)"
+        self._logger.log(self.level, message, *args)
+        self._logged_at = now
+        self._missed = 0
+
+
+_ACCEPT_FAILED: Final = "socket.accept() out of system resource"
+_OVER_CAPACITY: Final = "Exceeded concurrency limit."
+
+
+class _Fold(logging.Filter):
+    """Drops a record a client can make a library write at will, and reports it instead."""
+
+    def __init__(self, prefix: str, report: Callable[[logging.LogRecord], None]) -> None:
+        super().__init__()
+        self.prefix = prefix
+        self.report = report
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str) and record.msg.startswith(self.prefix):
+            self.report(record)
+            return False
+        return True
+
+
+_log = logging.getLogger("agui_transports")
+_accept_failures = BurstLog(_log, level=logging.ERROR)
+_over_capacity = BurstLog(_log)
+
+
+def _accept_failed(record: logging.LogRecord) -> None:
+    error = record.exc_info[1] if record.exc_info else None
+    _accept_failures.note(
+        "cannot accept connections (%s); asyncio tries again every second; logged once a minute while it lasts",
+        error or "out of system resources",
+    )
+
+
+def _refused_over_capacity(record: logging.LogRecord) -> None:
+    _over_capacity.note("refused requests with HTTP 503: the connection cap is reached")
+
+
+def fold_server_noise() -> None:
+    """Log asyncio's accept failures and uvicorn's refusals past its cap once per burst.
+
+    Out of file descriptors (``EMFILE``) or memory, asyncio's event loop stops accepting on a
+    listening socket for one second (``ACCEPT_RETRY_DELAY``), but first logs a traceback for
+    every connection waiting in the backlog, up to the backlog's size, each time: at
+    ``RLIMIT_NOFILE=1024`` that measured 207,699 tracebacks (92 MB) in 45 s. Those records
+    are kept out of the ``asyncio`` log and said in one line per burst on
+    ``agui_transports`` (see :class:`BurstLog`); so is uvicorn's line for every request it
+    refuses past ``limit_concurrency``. Idempotent; the network transports call it as they
+    start.
+    """
+    for name, prefix, report in (
+        ("asyncio", _ACCEPT_FAILED, _accept_failed),
+        ("uvicorn.error", _OVER_CAPACITY, _refused_over_capacity),
+    ):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _Fold) and f.prefix == prefix for f in logger.filters):
+            logger.addFilter(_Fold(prefix, report))

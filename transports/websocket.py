@@ -21,6 +21,15 @@ The handshake decides who may connect, before any frame (SPEC section 9):
   :data:`~agui_core.runtime.auth.ANONYMOUS`). The thread machine refuses a thread of another
   principal with ``FORBIDDEN``.
 
+Besides the upgrade, the same port answers two plain ``GET`` requests with JSON, as the HTTP
+transport does (the origin and credential rules above apply to them too):
+
+- ``GET /capabilities``: the host's AG-UI ``AgentCapabilities`` document;
+- ``GET /threads/{threadId}``: for the thread's owner only, its open interrupts and the
+  snapshots needed to answer them (a client that reloaded finds them here), as
+  :meth:`~agui_core.runtime.host.ThreadView.to_wire` writes them; 404 for a thread never
+  saved, 403 (naming nothing) for another principal's.
+
 With ``ssl`` (an :class:`ssl.SSLContext`) the server speaks TLS: ``wss://``. What each frame
 in gets:
 
@@ -42,6 +51,24 @@ it, an interrupt raised while nobody listened included. A slow reader slows its 
 host's event stream is bounded, so the agent waits too instead of memory growing.
 Compression is off by default (events are small frames); pings keep idle connections honest.
 
+Limits, so that no client can wear the server down (numbers are the defaults):
+
+- a frame waits ``send_timeout`` seconds (10) at most to be written: a client that reads
+  nothing for that long has its connection closed (1008, policy violation; without waiting
+  for the closing handshake longer than ``close_timeout``), and its run goes on and is saved.
+  The host drops a caller that stuck on its own (:class:`~agui_core.runtime.host.Host`'s
+  ``send_timeout``), so a thread is never held by a client that stopped reading;
+- ``max_connections`` (1,024) connections at once: a handshake past it is refused with HTTP
+  503 and a one-line body, before any other check;
+- ``rate_limit`` frames a second (20) per connection on average, in bursts of up to
+  ``rate_burst`` (40): a frame over the limit is not read but answered with a lone
+  ``RUN_ERROR`` ``RATE_LIMITED``, and a connection that sends a whole burst's worth of frames
+  over the limit in a row is closed (1008);
+- what clients can repeat at will is logged in one line, never with a traceback: a refused
+  frame at DEBUG, a refused handshake or a closed connection at INFO; accept failures (out of
+  file descriptors) and refusals at the cap once per burst (see
+  :func:`~agui_transports.plugin.fold_server_noise`).
+
 Stopping (:meth:`WebSocketServer.aclose`): no new connections are accepted, idle connections
 are closed with code 1001 (going away), each connection with a run in flight is closed with
 1001 once its run has ended, and runs still going after ``grace`` seconds are no longer
@@ -58,12 +85,19 @@ from http import HTTPStatus
 from ssl import SSLContext
 from types import TracebackType
 from typing import Final, Literal, Self
+from urllib.parse import unquote
 
 import anyio
 import anyio.abc
+import orjson
 from agui_transports.plugin import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_RATE_LIMIT,
+    BurstLog,
     ServeOptions,
+    TokenBucket,
     bearer_token,
+    fold_server_noise,
     origin_allowed,
     read_input,
     require_loopback,
@@ -76,15 +110,18 @@ from websockets.http11 import Request, Response
 from websockets.typing import Subprotocol
 
 from agui_core.errors import AguiError, EncodeError, InvalidInputError, RemoteProtocolError, RunErrorCode
+from agui_core.protocol import events as ev
 from agui_core.protocol.codec import encode_event
-from agui_core.protocol.types import RunAgentInput
+from agui_core.protocol.types import RunAgentInput, TransportCapabilities
 from agui_core.runtime.auth import AuthenticationError, Credentials
+from agui_core.runtime.capabilities import capabilities_json
 from agui_core.runtime.host import Host, refusal
 
 __all__ = [
     "BEARER_SUBPROTOCOL_PREFIX",
     "DEFAULT_MAX_SIZE",
     "DEFAULT_PORT",
+    "DEFAULT_SEND_TIMEOUT",
     "SUBPROTOCOL",
     "WebSocketServer",
     "WebSocketTransport",
@@ -98,6 +135,9 @@ DEFAULT_MAX_SIZE: Final = 1024 * 1024
 
 DEFAULT_PORT: Final = 8765
 
+DEFAULT_SEND_TIMEOUT: Final = 10.0
+"""Seconds one frame may wait to be written before its client counts as not reading."""
+
 SUBPROTOCOL: Final = Subprotocol("agui")
 """The subprotocol the server selects when the client offers it."""
 
@@ -106,7 +146,23 @@ BEARER_SUBPROTOCOL_PREFIX: Final = "agui.bearer."
 
 _PING: float | None = 20.0  # seconds between pings, and to wait for their pong
 _GOING_AWAY: Final = 1001
+_POLICY_VIOLATION: Final = 1008
 _INTERNAL_ERROR: Final = 1011
+
+
+_THREADS: Final = "/threads/"
+
+
+def _json(connection: ServerConnection, status: HTTPStatus, body: bytes) -> Response:
+    """A plain HTTP answer with a JSON body (the upgrade does not happen)."""
+    response = connection.respond(status, "")
+    for name in ("Content-Type", "Content-Length"):
+        del response.headers[name]
+    response.headers["Content-Type"] = "application/json"
+    response.headers["Content-Length"] = str(len(body))
+    response.headers["Cache-Control"] = "no-store"
+    response.body = body
+    return response
 
 
 def _credentials(headers: Headers) -> Credentials:
@@ -162,11 +218,14 @@ def parse_address(address: str | None, *, default_port: int = DEFAULT_PORT) -> t
 class _Session:
     """One connection, as the server tracks it."""
 
-    __slots__ = ("connection", "listening", "principal", "running")
+    __slots__ = ("bucket", "connection", "listening", "over_limit", "principal", "running")
 
-    def __init__(self, connection: ServerConnection, principal: str) -> None:
+    def __init__(self, connection: ServerConnection, principal: str, bucket: TokenBucket | None) -> None:
         self.connection = connection
         self.principal = principal
+        self.bucket = bucket
+        self.over_limit = 0
+        """Frames refused in a row for the rate limit."""
         self.running = False
         self.listening: anyio.CancelScope | None = None
 
@@ -181,7 +240,9 @@ class WebSocketServer:
     ``write_limit`` is the write buffer, in bytes, over which sending an event waits;
     ``close_timeout`` bounds the closing handshake. ``allow_origins`` lists the browser
     origins whose pages may connect; ``ssl`` makes it a ``wss://`` server. Who may connect
-    and as whom: see the module docstring.
+    and as whom: see the module docstring. ``send_timeout``, ``max_connections``,
+    ``rate_limit`` and ``rate_burst`` are the limits the module docstring describes (``None``:
+    no cap, no rate limit; ``rate_burst=None``: twice the rate).
     """
 
     def __init__(
@@ -199,12 +260,22 @@ class WebSocketServer:
         grace: float = 10.0,
         allow_origins: Iterable[str] = (),
         ssl: SSLContext | None = None,
+        send_timeout: float = DEFAULT_SEND_TIMEOUT,
+        max_connections: int | None = DEFAULT_MAX_CONNECTIONS,
+        rate_limit: float | None = DEFAULT_RATE_LIMIT,
+        rate_burst: int | None = None,
     ) -> None:
+        if rate_limit is not None:
+            TokenBucket(rate_limit, _burst(rate_limit, rate_burst))  # a bad limit fails here, not per connection
         self.host = host
         self.address = address
         self.grace = grace
         self.allow_origins = tuple(allow_origins)
         self.ssl = ssl
+        self.send_timeout = send_timeout
+        self.max_connections = max_connections
+        self.rate_limit = rate_limit
+        self.rate_burst = None if rate_limit is None else _burst(rate_limit, rate_burst)
         self._port = port
         self._options = {
             "max_size": max_size,
@@ -222,7 +293,9 @@ class WebSocketServer:
         self._sessions: set[_Session] = set()
         # Set by the handshake, taken by the handler; a handshake that fails after admission leaves no entry behind.
         self._principals: weakref.WeakKeyDictionary[ServerConnection, str] = weakref.WeakKeyDictionary()
+        self._capabilities: bytes | None = None
         self._stopping = False
+        self._at_capacity = BurstLog(log, level=logging.WARNING)
 
     @property
     def port(self) -> int:
@@ -253,6 +326,7 @@ class WebSocketServer:
         """Start listening."""
         if self._server is not None:
             raise RuntimeError("the server is already started")
+        fold_server_noise()
         self._server = await serve(self._handle, self.address, self._port, **self._options)  # type: ignore[arg-type]
         self._port = int(next(iter(self._server.sockets)).getsockname()[1])
         log.info("serving on %s", self.url)
@@ -288,11 +362,25 @@ class WebSocketServer:
         await server.wait_closed()
 
     async def _admit(self, connection: ServerConnection, request: Request) -> Response | None:
-        """The handshake's gate: a foreign origin gets 403, refused credentials 401."""
+        """The handshake's gate: past the cap 503, a foreign origin 403, refused credentials 401;
+        the two JSON resources (capabilities, thread views) are answered here, never upgraded."""
+        if self.max_connections is not None and len(self._sessions) + len(self._principals) >= self.max_connections:
+            self._at_capacity.note("refused handshakes: %d connections is the cap", self.max_connections)
+            response = connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "too many connections; try again later\n")
+            response.headers["Retry-After"] = "1"
+            return response
         origins = request.headers.get_all("Origin")
         if origins and (len(origins) > 1 or not origin_allowed(origins[0], self.allow_origins)):
             log.info("refused a handshake from origin %r", ", ".join(origins)[:200])
             return connection.respond(HTTPStatus.FORBIDDEN, "this origin may not connect\n")
+        path = request.path.partition("?")[0]
+        if path == "/capabilities":
+            if self._capabilities is None:  # the host's agent and tools do not change: encode once
+                flags = TransportCapabilities(
+                    streaming=True, websocket=True, http_binary=False, push_notifications=False, resumable=False
+                )
+                self._capabilities = capabilities_json(self.host, transport=flags)
+            return _json(connection, HTTPStatus.OK, self._capabilities)
         try:
             principal = await self.host.authenticate(_credentials(request.headers))
         except AuthenticationError as exc:
@@ -300,15 +388,28 @@ class WebSocketServer:
             response = connection.respond(HTTPStatus.UNAUTHORIZED, f"{exc.message}\n")
             response.headers["WWW-Authenticate"] = 'Bearer realm="agui"'
             return response
+        if path.startswith(_THREADS):
+            return await self._thread_view(connection, path.removeprefix(_THREADS), principal)
         self._principals[connection] = principal
         return None
+
+    async def _thread_view(self, connection: ServerConnection, thread_id: str, principal: str) -> Response:
+        try:
+            view = await self.host.view(unquote(thread_id), principal)
+        except RemoteProtocolError as exc:
+            return _json(connection, HTTPStatus.FORBIDDEN, orjson.dumps({"error": "forbidden", "message": exc.message}))
+        if view is None:
+            return _json(
+                connection, HTTPStatus.NOT_FOUND, orjson.dumps({"error": "not_found", "message": "no such thread"})
+            )
+        return _json(connection, HTTPStatus.OK, orjson.dumps(view.to_wire()))
 
     async def _handle(self, connection: ServerConnection) -> None:
         principal = self._principals.pop(connection, None)
         if principal is None:  # cannot happen: every upgraded handshake went through _admit
             await connection.close(_INTERNAL_ERROR, "no principal")
             return
-        session = _Session(connection, principal)
+        session = _Session(connection, principal, self._bucket())
         self._sessions.add(session)
         try:
             async with anyio.create_task_group() as group:
@@ -316,6 +417,11 @@ class WebSocketServer:
                     async for message in connection:
                         if self._stopping and not session.running:
                             break
+                        if session.bucket is not None and not session.bucket.take():
+                            if await self._over_rate(session, session.bucket):
+                                continue
+                            break
+                        session.over_limit = 0
                         await self._receive(session, message, group)
                 except ConnectionClosed:
                     pass
@@ -347,22 +453,63 @@ class WebSocketServer:
         session.running = True
         group.start_soon(self._carry, session, run_input)
 
+    def _bucket(self) -> TokenBucket | None:
+        if self.rate_limit is None or self.rate_burst is None:
+            return None
+        return TokenBucket(self.rate_limit, self.rate_burst)
+
+    async def _over_rate(self, session: _Session, bucket: TokenBucket) -> bool:
+        """Refuse a frame over the rate limit, unread: whether the connection stays open. A
+        client that sends more than a burst's worth of them in a row has it closed."""
+        session.over_limit += 1
+        if session.over_limit > bucket.burst:
+            log.info("closing a connection that kept going over its rate limit of %g inputs a second", self.rate_limit)
+            await self._drop(session.connection, _POLICY_VIOLATION, "too many inputs")
+            return False
+        limited = f"more than {bucket.rate:g} inputs a second; this one was not read"
+        await self._refuse(session.connection, RemoteProtocolError(RunErrorCode.RATE_LIMITED, limited))
+        return True
+
     async def _refuse(self, connection: ServerConnection, error: AguiError) -> None:
         log.debug("refused a frame: %s %s", error.code.value, error.message[:200])
-        try:
-            await connection.send(encode_event(refusal(error)), text=True)
-        except ConnectionClosed:
-            pass
+        await self._send(connection, encode_event(refusal(error)))
+
+    async def _send(self, connection: ServerConnection, frame: bytes) -> bool:
+        """Write ``frame`` within ``send_timeout``: whether it went out. Not when the client
+        left, nor when it read nothing for that long: then its connection is closed."""
+        with anyio.move_on_after(self.send_timeout):
+            try:
+                await connection.send(frame, text=True)
+            except ConnectionClosed:
+                return False
+            return True
+        await self._drop(connection, _POLICY_VIOLATION, "the client does not read")
+        return False
+
+    async def _drop(self, connection: ServerConnection, code: int, reason: str) -> None:
+        """Close ``connection``; past ``close_timeout`` (a client that reads nothing never
+        answers the close), abort it."""
+        with anyio.move_on_after(self._close_timeout):
+            await connection.close(code, reason)
+            return
+        connection.transport.abort()
 
     async def _carry(self, session: _Session, run_input: RunAgentInput) -> None:
         connection = session.connection
+        ended = False
         try:
-            with anyio.CancelScope() as session.listening:
+            with anyio.CancelScope() as listening:
+                session.listening = listening
                 async with aclosing(self.host.run(run_input, principal=session.principal)) as events:
                     async for event in events:
-                        await connection.send(encode_event(event), text=True)
-        except ConnectionClosed:
-            log.info("the client of run %r left; the run goes on", run_input.run_id)
+                        if not await self._send(connection, encode_event(event)):
+                            break
+                        ended = isinstance(event, ev.RunFinishedEvent | ev.RunErrorEvent)
+                    else:
+                        if not ended:  # the host stopped sending: this client took too long to read
+                            await self._drop(connection, _POLICY_VIOLATION, "the client does not read")
+            if not ended and not listening.cancel_called:
+                log.info("the client of run %r left or stopped reading; the run goes on", run_input.run_id)
         except EncodeError as exc:
             log.error("run %r: %s; closing its connection", run_input.run_id, exc.message)
             await connection.close(_INTERNAL_ERROR, "the server could not encode an event")
@@ -392,6 +539,10 @@ class WebSocketServer:
         await self.aclose()
 
 
+def _burst(rate: float, burst: int | None) -> int:
+    return burst if burst is not None else max(1, round(2 * rate))
+
+
 def _seconds_or_none(raw: str) -> float | None:
     return None if raw.lower() in ("none", "off", "0") else float(raw)
 
@@ -410,14 +561,23 @@ class WebSocketTransport:
 
     Settings: ``max_size`` (bytes, default 1 MiB), ``compression`` (``none`` or
     ``deflate``), ``ping_interval`` and ``ping_timeout`` (seconds, or ``none``),
-    ``write_limit`` (bytes), ``close_timeout`` (seconds). The allowed origins and the TLS
-    context come from :class:`~agui_transports.plugin.ServeOptions`.
+    ``write_limit`` (bytes), ``close_timeout`` and ``send_timeout`` (seconds). The allowed
+    origins, the TLS context, the connection cap and the rate limit come from
+    :class:`~agui_transports.plugin.ServeOptions`.
     """
 
     name = "ws"
 
     async def serve(self, host: Host, options: ServeOptions) -> None:
-        known = {"max_size", "compression", "ping_interval", "ping_timeout", "write_limit", "close_timeout"}
+        known = {
+            "max_size",
+            "compression",
+            "ping_interval",
+            "ping_timeout",
+            "write_limit",
+            "close_timeout",
+            "send_timeout",
+        }
         unknown = set(options.settings) - known
         if unknown:
             raise ValueError(f"the ws transport has no option {', '.join(sorted(unknown))}")
@@ -438,6 +598,10 @@ class WebSocketTransport:
             grace=options.grace,
             allow_origins=options.allow_origins,
             ssl=options.ssl,
+            send_timeout=setting(s, "send_timeout", float, host.send_timeout),
+            max_connections=options.max_connections,
+            rate_limit=options.rate_limit,
+            rate_burst=options.rate_burst,
         )
         await server.start()
         if options.ready is not None:

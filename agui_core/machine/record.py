@@ -171,6 +171,11 @@ class ActiveRun:
     """The proposals bound to the answered ``tool_call`` interrupts."""
     continuation: JSON = None
     """The continuation kept with the answered interrupts."""
+    lease_until: str | None = None
+    """Until when (RFC 3339) the host carrying the run holds the thread, unless it renews.
+
+    Set when the run starts and extended by the store's ``renew_lease``; a run whose lease has
+    run out lost its host. ``None``: a run saved before runs held leases."""
 
 
 @attrs.frozen(kw_only=True)
@@ -304,6 +309,7 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
             "events": [event_to_dict(e) for e in run.events],
             "proposals": [_proposal_to_dict(p) for p in run.proposals],
             "continuation": run.continuation,
+            "leaseUntil": run.lease_until,
         },
     }
     if not messages:
@@ -424,5 +430,6 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
                 p for p in (_proposal_from_dict(item) for item in run.get("proposals", ())) if p is not None
             ),
             continuation=run.get("continuation"),
+            lease_until=run.get("leaseUntil"),
         ),
     )

@@ -33,7 +33,7 @@ No clock, no randomness, no I/O: time comes in as ``now``, ids come from the cal
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import attrs
@@ -222,6 +222,8 @@ class _Run:
     """What the interrupted run kept with its interrupts; what this run keeps with its own."""
     continuation_in: JSON = None
     """The continuation the answered interrupts came with: what a failed run hands back."""
+    lease_until: str | None = None
+    """Until when the run's host holds the thread, as the run started (renewals go to the store)."""
 
     bound: dict[str, tuple[Interrupt, ResumeEntry, str]] = attrs.field(init=False)
     """The answered tool-bound interrupts of this run, by tool call id."""
@@ -338,6 +340,12 @@ class ThreadMachine:
         return None if self._run is None else datetime.fromisoformat(self._run.received_at)
 
     @property
+    def run_lease_until(self) -> datetime | None:
+        """Until when the run in progress holds the thread, as recorded (``None``: no lease)."""
+        run = self._run
+        return None if run is None or run.lease_until is None else datetime.fromisoformat(run.lease_until)
+
+    @property
     def open_subagents(self) -> frozenset[str]:
         """The subagents the run in progress has started and not yet closed."""
         return frozenset() if self._run is None else frozenset(self._run.verifier.open_subagents)
@@ -417,6 +425,7 @@ class ThreadMachine:
                 events=tuple(run.events),
                 proposals=tuple(run.proposals.values()),
                 continuation=run.continuation_in,
+                lease_until=run.lease_until,
             ),
         )
 
@@ -450,6 +459,7 @@ class ThreadMachine:
                 proposals={p.tool_call_id: p for p in run.proposals},
                 continuation=run.continuation,
                 continuation_in=run.continuation,
+                lease_until=run.lease_until,
             )
             machine._adopt(run.input_messages, run.input_state)
             # What the run emitted is replayed through the same bookkeeping, so the ordering
@@ -468,6 +478,7 @@ class ThreadMachine:
         principal: str = ANONYMOUS,
         busy: bool = False,
         foreign_interrupts: Iterable[str] = (),
+        lease_until: datetime | None = None,
     ) -> list[Effect]:
         """Accept ``run_input`` (a new run, a resumed run or a replay) or reject it.
 
@@ -476,17 +487,25 @@ class ThreadMachine:
         the ``principal`` the input comes from (a thread belongs to the principal whose input
         created it; anyone else gets ``FORBIDDEN``), whether a run is ``busy`` on the thread
         elsewhere, and which of the resume's interrupt ids belong to another thread of the
-        same principal (``foreign_interrupts``: ``THREAD_MISMATCH``).
+        same principal (``foreign_interrupts``: ``THREAD_MISMATCH``). A run the input starts
+        holds the thread ``lease_until`` that instant, unless its host renews the lease in the
+        store (see :meth:`close_abandoned_run`).
         """
-        if now.tzinfo is None:
-            raise LocalProtocolError("receive_input needs an aware datetime for now", state=self._state)
+        if now.tzinfo is None or (lease_until is not None and lease_until.tzinfo is None):
+            raise LocalProtocolError("receive_input needs aware datetimes for now and lease_until", state=self._state)
         try:
-            return self._accept(run_input, now, principal, busy, frozenset(foreign_interrupts))
+            return self._accept(run_input, now, principal, busy, frozenset(foreign_interrupts), lease_until)
         except RemoteProtocolError as exc:
             return [Emit(event=ev.RunErrorEvent(message=exc.message, code=exc.code.value))]
 
     def _accept(
-        self, run_input: RunAgentInput, now: datetime, principal: str, busy: bool, foreign: frozenset[str]
+        self,
+        run_input: RunAgentInput,
+        now: datetime,
+        principal: str,
+        busy: bool,
+        foreign: frozenset[str],
+        lease_until: datetime | None,
     ) -> list[Effect]:
         # Everything up to the first mutation only reads: a rejection leaves no trace.
         if run_input.thread_id != self._thread_id:
@@ -528,13 +547,17 @@ class ThreadMachine:
                     "the input must carry a resume answering them",
                 )
             history = self._merge_history(run_input)
-            return self._start(run_input, now, expired, answers=(), history=history, principal=principal)
+            return self._start(
+                run_input, now, expired, answers=(), history=history, principal=principal, lease_until=lease_until
+            )
         replay = self._find_replay(entries)
         if replay is not None:
             return self._replay(run_input, replay)
         answers = self._bind(entries, live, expired)
         history = self._merge_history(run_input)
-        return self._start(run_input, now, expired, answers=answers, history=history, principal=principal)
+        return self._start(
+            run_input, now, expired, answers=answers, history=history, principal=principal, lease_until=lease_until
+        )
 
     def _check_entries(self, entries: Sequence[ResumeEntry]) -> None:
         seen: set[str] = set()
@@ -697,6 +720,7 @@ class ThreadMachine:
         answers: tuple[tuple[Interrupt, ResumeEntry, str], ...],
         history: HistoryUpdate,
         principal: str,
+        lease_until: datetime | None = None,
     ) -> list[Effect]:
         # From here on the input is accepted and the machine changes.
         if self._owner is None:
@@ -751,6 +775,7 @@ class ThreadMachine:
             proposals=proposals,
             continuation=continuation,
             continuation_in=continuation,
+            lease_until=None if lease_until is None else lease_until.isoformat(),
         )
         started = ev.RunStartedEvent(
             thread_id=self._thread_id, run_id=run_input.run_id, parent_run_id=run_input.parent_run_id
@@ -1262,6 +1287,26 @@ class ThreadMachine:
         )
         self._run = None
         return [self._persist(), Emit(event=error)]
+
+    def close_abandoned_run(self, now: datetime, *, run_timeout: timedelta | None = None) -> list[Effect]:
+        """Fail the run in progress if its host is gone, as :meth:`fail` does; else do nothing.
+
+        A run's host is gone once the run's lease has run out at ``now``: a live host renews
+        it. A run saved without a lease (by a host from before leases) is taken for gone once
+        ``run_timeout`` has passed since it was received (``None``: never). What the host
+        learns from the store goes in with the record: the lease and the run holding it.
+        """
+        if now.tzinfo is None:
+            raise LocalProtocolError("close_abandoned_run needs an aware datetime for now", state=self._state)
+        run = self._run
+        if run is None:
+            return []
+        if run.lease_until is not None:
+            if now < datetime.fromisoformat(run.lease_until):
+                return []
+        elif run_timeout is None or now - datetime.fromisoformat(run.received_at) < run_timeout:
+            return []
+        return self.fail("the host running this run stopped before it ended", RunErrorCode.AGENT_ERROR.value)
 
     def _persist(self) -> Persist:
         self._version += 1

@@ -17,10 +17,18 @@ from __future__ import annotations
 
 import inspect
 
+import orjson
+
 from agui_core.protocol import types as t
+from agui_core.protocol.codec import converter
 from agui_core.runtime.host import Host
 
-__all__ = ["capabilities"]
+__all__ = ["capabilities", "capabilities_json"]
+
+
+def capabilities_json(host: Host, *, transport: t.TransportCapabilities | None = None) -> bytes:
+    """:func:`capabilities` as the JSON document a transport serves."""
+    return orjson.dumps(converter.unstructure(capabilities(host, transport=transport), t.AgentCapabilities))
 
 
 def capabilities(host: Host, *, transport: t.TransportCapabilities | None = None) -> t.AgentCapabilities:

@@ -11,9 +11,22 @@ in this process by a set of busy threads, across processes and machines by the s
 compare-and-set, which makes exactly one of two hosts win a thread. A run outlives its
 caller: if the caller stops listening, the run goes on and its outcome is saved.
 
-Crash safety. A run left in progress by a host that died is closed once its time is up
-(``run_timeout``, which also bounds every run): it fails, and the thread goes back to where
-it stood, so the interrupts it answered are open again. Approved tools run at most once: the
+Slow callers. Handing an event to a caller waits while the caller's stream is full (``buffer``
+events), so a slow reader slows its run down instead of memory growing; but it waits
+``send_timeout`` seconds at most (10 by default). A caller that takes no event for that long
+is dropped as if it had left: its stream ends where it stands (without the run's last event),
+and the run goes on and is saved. So a reader that stopped reading holds its thread
+``send_timeout`` seconds longer at most, never forever, even in a step that must not be cut
+short (the end of a run).
+
+Crash safety. A run holds its thread by a lease in the store (``lease`` seconds, renewed every
+``lease_renew`` seconds while the run goes on: :class:`~agui_core.runtime.lease.LeaseKeeper`).
+A run left in progress by a host that died is closed by the next host that loads its thread
+after the lease ran out; while the lease lasts, the thread is ``THREAD_BUSY``. The closed run
+fails, and the thread goes back to where it stood, so the interrupts it answered are open
+again. ``run_timeout`` bounds every run: its host stops it then, and stops renewing its lease
+(a run saved without a lease, by an older host, is closed ``run_timeout`` after it was
+received). Approved tools run at most once: the
 host records a tool as started before it runs it, and its result before sending it; on a
 retry a recorded result is sent again, and a tool that started but left no result is
 reported as ``unknown`` rather than run a second time.
@@ -40,7 +53,7 @@ import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
@@ -53,10 +66,12 @@ from agui_core.machine.effects import Answer, Effect, Emit, Persist, StartAgent
 from agui_core.machine.record import ANONYMOUS, OpenInterrupt, Proposal
 from agui_core.machine.thread import MAX_INTERRUPTS, ThreadMachine
 from agui_core.protocol import events as ev
+from agui_core.protocol.codec import converter
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
 from agui_core.runtime.auth import AuthenticationError, Authenticator, Credentials
 from agui_core.runtime.context import RunContext
+from agui_core.runtime.lease import LeaseKeeper
 from agui_core.runtime.tools import NO_EDITS, Tool, ToolOutcome
 from agui_core.store.base import StoreError, ThreadStore, VersionConflict
 from agui_core.store.memory import MemoryThreadStore
@@ -95,6 +110,19 @@ class ThreadView:
     run_id: str | None
     """The run that raised the open interrupts, or the run in progress."""
 
+    def to_wire(self) -> dict[str, Any]:
+        """The view as JSON, in wire camelCase (``runId`` left out when there is none)."""
+        document: dict[str, Any] = {
+            "threadId": self.thread_id,
+            "state": self.state,
+            "interrupts": [converter.unstructure(i, Interrupt) for i in self.interrupts],
+            "messages": [converter.unstructure(m, Message) for m in self.messages],
+            "agentState": self.agent_state,
+        }
+        if self.run_id is not None:
+            document["runId"] = self.run_id
+        return document
+
 
 class Host:
     """Runs ``agent`` for every input, one run at a time per thread, over ``store``."""
@@ -108,7 +136,10 @@ class Host:
         clock: Callable[[], datetime] = _utcnow,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex[:12],
         run_timeout: float = 300.0,
+        lease: float = 10.0,
+        lease_renew: float = 2.0,
         buffer: int = 256,
+        send_timeout: float = 10.0,
         payload_validators: PayloadValidators | None = None,
         authenticator: Authenticator | None = None,
     ) -> None:
@@ -118,7 +149,17 @@ class Host:
         self.clock = clock
         self.new_id = new_id
         self.run_timeout = run_timeout
+        if not run_timeout > 0:
+            raise ValueError(f"run_timeout must be more than 0 s, not {run_timeout:g}")
+        if not 0 < lease_renew < lease < math.inf:
+            raise ValueError(f"a lease of {lease:g} s renewed every {lease_renew:g} s: need 0 < lease_renew < lease")
+        self.lease = lease
+        """How long a run holds its thread past each renewal, in seconds."""
+        self.lease_renew = lease_renew
+        """How often the lease of a run in progress is renewed, in seconds."""
         self._buffer = buffer
+        self.send_timeout = send_timeout
+        """Seconds a caller may take no event before it is dropped (see the module docstring)."""
         self._validators = payload_validators if payload_validators is not None else PayloadValidators()
         self.authenticator = authenticator
         self._busy: set[str] = set()
@@ -209,7 +250,7 @@ class Host:
     async def _carry_run(
         self, run_input: RunAgentInput, principal: str, send: MemoryObjectSendStream[ev.Event]
     ) -> None:
-        out = _Outlet(send)
+        out = _Outlet(send, self.send_timeout, run_input.run_id)
         try:
             async with send:
                 try:
@@ -239,7 +280,13 @@ class Host:
             if machine.owner in (None, principal):  # a stranger's input touches nothing of the thread
                 await self._recover_abandoned(machine, now)
             foreign = await self._foreign_interrupts(machine, run_input, principal)
-            effects = machine.receive_input(run_input, now=now, principal=principal, foreign_interrupts=foreign)
+            effects = machine.receive_input(
+                run_input,
+                now=now,
+                principal=principal,
+                foreign_interrupts=foreign,
+                lease_until=now + timedelta(seconds=self.lease),
+            )
             for index, effect in enumerate(effects):
                 if isinstance(effect, StartAgent):
                     await self._carry(effects[:index], out)
@@ -263,7 +310,8 @@ class Host:
         A step that saves is carried out whole, shielded from the run's deadline and from the
         host shutting down: stopped half-way, it would leave the machine ahead of the store
         (the next save a version conflict) or a run that ended without its last event sent.
-        The price: a caller that stops reading, without closing its stream, holds the step up.
+        The price: a caller that stops reading, without closing its stream, holds the step up,
+        for ``send_timeout`` seconds at most (then it is dropped; see :class:`_Outlet`).
         """
         if len(effects) == 1 and effects[0].__class__ is Emit:  # most steps: one event, nothing saved
             await out(effects[0].event)
@@ -282,14 +330,36 @@ class Host:
                 await out(effect.event)
 
     async def _recover_abandoned(self, machine: ThreadMachine, now: datetime) -> None:
-        """Close a run a dead host left in progress, once no live host could still be in it."""
-        started = machine.run_received_at
-        if started is None or now - started < timedelta(seconds=self.run_timeout):
-            return
-        log.warning("closing run %r of thread %r: its host stopped before it ended", machine.run_id, machine.thread_id)
-        for effect in machine.fail("the host running this run stopped before it ended", RunErrorCode.AGENT_ERROR.value):
+        """Close a run a dead host left in progress, once its lease has run out (the machine's rule)."""
+        run_id = machine.run_id
+        timeout = timedelta(seconds=self.run_timeout) if math.isfinite(self.run_timeout) else None
+        effects = machine.close_abandoned_run(now, run_timeout=timeout)
+        if effects:
+            log.warning("closing run %r of thread %r: its host stopped before it ended", run_id, machine.thread_id)
+        for effect in effects:
             if isinstance(effect, Persist):
                 await self._save(effect)
+
+    def _keep_lease(self, machine: ThreadMachine, on_lost: Callable[[], None]) -> LeaseKeeper:
+        """Start renewing the lease of ``machine``'s run in progress; ``on_lost`` if another host closes it."""
+        run_id = machine.run_id
+        assert self._group is not None and run_id is not None
+        received = machine.run_received_at
+        keeper = LeaseKeeper(
+            self.store,
+            machine.thread_id,
+            run_id,
+            clock=self.clock,
+            lease=self.lease,
+            renew_every=self.lease_renew,
+            deadline=received + timedelta(seconds=self.run_timeout)
+            if received is not None and math.isfinite(self.run_timeout)
+            else None,
+            running=lambda: machine.run_id == run_id,
+            on_lost=on_lost,
+        )
+        self._group.start_soon(keeper.keep)
+        return keeper
 
     async def _foreign_interrupts(self, machine: ThreadMachine, run_input: RunAgentInput, principal: str) -> set[str]:
         """The resume's interrupt ids that another thread of ``principal`` raised (rule 1).
@@ -327,9 +397,11 @@ class Host:
         async def carry(effects: list[Effect]) -> None:
             await self._carry(effects, out)
 
+        lost = anyio.CancelScope()  # cancelled if another host closes the run
+        keeper = self._keep_lease(machine, lost.cancel)
         failure: str | None = None
         try:
-            with anyio.move_on_after(self.run_timeout if math.isfinite(self.run_timeout) else None) as deadline:
+            with anyio.move_on_after(self.run_timeout if math.isfinite(self.run_timeout) else None) as deadline, lost:
                 outcomes = await self._carry_out_decisions(machine, answers, carry)
                 ctx = RunContext(
                     machine=machine,
@@ -344,7 +416,9 @@ class Host:
                 result = await self.agent(ctx)
                 if not ctx.ended:
                     await ctx.finish(result)
-            if deadline.cancelled_caught:
+            if keeper.lost:
+                failure = "another host closed this run: its host's lease on the thread ran out"
+            elif deadline.cancelled_caught:
                 failure = f"the run took longer than {self.run_timeout:g} s"
         except VersionConflict:
             raise
@@ -367,6 +441,8 @@ class Host:
             with anyio.CancelScope(shield=True):
                 await self._fail(machine.thread_id, run, "the host stopped during the run", out)
             raise
+        finally:
+            keeper.stop()
         if failure is not None:
             await self._fail(machine.thread_id, run, failure, out)
 
@@ -480,10 +556,16 @@ def _run_error(message: str) -> ev.RunErrorEvent:
 
 
 class _Outlet:
-    """Where a run's events go: its caller's stream, for as long as the caller listens."""
+    """Where a run's events go: its caller's stream, for as long as the caller listens.
 
-    def __init__(self, send: MemoryObjectSendStream[ev.Event]) -> None:
+    A caller that has taken no event for ``timeout`` seconds while its stream was full is
+    dropped: its stream is closed, so it sees the end after what it already has.
+    """
+
+    def __init__(self, send: MemoryObjectSendStream[ev.Event], timeout: float, run_id: str) -> None:
         self._send = send
+        self._timeout = timeout
+        self._run_id = run_id
         self.listening = True
         self.ended = False
         """Whether the run's last event (``RUN_FINISHED`` or ``RUN_ERROR``) has gone out."""
@@ -491,11 +573,21 @@ class _Outlet:
     async def __call__(self, event: ev.Event) -> None:
         if isinstance(event, ev.RunFinishedEvent | ev.RunErrorEvent):
             self.ended = True
-        if self.listening:
+        if not self.listening:
+            return
+        try:
             try:
-                try:
-                    self._send.send_nowait(event)
-                except anyio.WouldBlock:  # a full buffer: wait for the caller (backpressure)
-                    await self._send.send(event)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self.listening = False  # the caller left; the run goes on and is saved
+                self._send.send_nowait(event)
+                return
+            except anyio.WouldBlock:  # a full buffer: wait for the caller (backpressure), within limits
+                pass
+            with anyio.move_on_after(self._timeout):
+                await self._send.send(event)
+                return
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self.listening = False  # the caller left; the run goes on and is saved
+            return
+        # The caller is stuck: drop it as if it had left, or this may be the shielded last step of a run.
+        log.warning("run %r: its caller took no event for %g s; no longer sending to it", self._run_id, self._timeout)
+        self.listening = False
+        self._send.close()

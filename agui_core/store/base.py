@@ -5,17 +5,28 @@ compare-and-set on the record's ``version``: a save succeeds only when the store
 exactly one less than the record's (or nothing is stored and the record's version is 1), so two
 hosts, in two processes or on two machines, can never both move a thread on from the same
 version: the loser gets :class:`VersionConflict` and must not emit what it was about to.
+
+Leases. A run in progress holds its thread until its lease runs out
+(``record.active_run.lease_until``); the host carrying it renews the lease with
+:meth:`ThreadStore.renew_lease`, one round trip, which changes nothing else: not the
+record's version, so the renewals never race the run's own saves. A lease only grows for as
+long as one run holds it: :meth:`~ThreadStore.load` hands back the latest one, and a save
+made by that run with an earlier lease (the one its host's machine knew) does not shorten it.
+A host that finds the lease run out takes the run's host for gone and closes the run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Protocol, runtime_checkable
+
+import attrs
 
 from agui_core.errors import AguiError, RunErrorCode
 from agui_core.machine.record import ResolvedInterrupt, ThreadRecord
 
-__all__ = ["StoreError", "ThreadStore", "VersionConflict"]
+__all__ = ["StoreError", "ThreadStore", "VersionConflict", "extend_lease"]
 
 
 class StoreError(AguiError):
@@ -43,10 +54,25 @@ class ThreadStore(Protocol):
     """Where threads live between runs."""
 
     async def load(self, thread_id: str) -> ThreadRecord | None:
-        """The last record saved for ``thread_id``, or ``None`` for a thread never saved."""
+        """The last record saved for ``thread_id``, or ``None`` for a thread never saved.
+
+        Its run in progress carries the latest lease: the later of the one saved with it and
+        the last renewal.
+        """
 
     async def save(self, record: ThreadRecord) -> None:
-        """Save ``record`` if the stored version is ``record.version - 1``; else ``VersionConflict``."""
+        """Save ``record`` if the stored version is ``record.version - 1``; else ``VersionConflict``.
+
+        A record whose run in progress is the stored one's keeps the later of the two leases.
+        """
+
+    async def renew_lease(self, thread_id: str, run_id: str, until: datetime) -> bool:
+        """Extend the lease of run ``run_id`` on ``thread_id`` to ``until`` (never shorten it).
+
+        ``True`` if the stored record's run in progress is ``run_id`` (and its lease now lasts
+        at least until ``until``); ``False``, changing nothing, if the thread has no such run:
+        it ended, or another host closed it. ``until`` is an aware datetime.
+        """
 
     async def thread_of_interrupt(self, interrupt_id: str) -> str | None:
         """The thread that raised ``interrupt_id`` (open or closed), for ``THREAD_MISMATCH``."""
@@ -56,3 +82,17 @@ class ThreadStore(Protocol):
 
     async def aclose(self) -> None:
         """Release what the store holds (connections, files)."""
+
+
+def extend_lease(record: ThreadRecord, until: str | None) -> ThreadRecord:
+    """``record`` with its run's lease extended to ``until`` (RFC 3339), if that is later.
+
+    ``record`` itself when it has no run in progress, ``until`` is ``None`` or not later: a
+    store's one rule for merging a lease it holds with the one a record brings.
+    """
+    run = record.active_run
+    if run is None or until is None:
+        return record
+    if run.lease_until is not None and datetime.fromisoformat(until) <= datetime.fromisoformat(run.lease_until):
+        return record
+    return attrs.evolve(record, active_run=attrs.evolve(run, lease_until=until))

@@ -13,12 +13,13 @@ The store belongs to one event loop: a save checks and replaces the stored recor
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Self
 
 from anyio.lowlevel import checkpoint
 
 from agui_core.machine.record import ResolvedInterrupt, ThreadRecord
-from agui_core.store.base import StoreError, VersionConflict
+from agui_core.store.base import StoreError, VersionConflict, extend_lease
 
 __all__ = ["MemoryThreadStore"]
 
@@ -68,6 +69,9 @@ class MemoryThreadStore:
         expected = record.version - 1
         if (found or 0) != expected:
             raise VersionConflict(thread_id, expected, found)
+        held = None if current is None else current.active_run
+        if held is not None and record.active_run is not None and held.run_id == record.active_run.run_id:
+            record = extend_lease(record, held.lease_until)  # a renewal is never undone by a save
         self._records[thread_id] = record
         index = self._interrupts
         # setdefault: an id already known keeps the thread that raised it first (ids are unique
@@ -79,6 +83,18 @@ class MemoryThreadStore:
                 index.setdefault(answered.id, thread_id)
         for closed in record.resolved:
             index.setdefault(closed.interrupt.id, thread_id)
+
+    async def renew_lease(self, thread_id: str, run_id: str, until: datetime) -> bool:
+        """Extend the lease of run ``run_id`` to ``until`` if it is the thread's run in progress."""
+        if until.tzinfo is None:
+            raise ValueError("a lease ends at an aware datetime")
+        await checkpoint()
+        self._check_open()
+        record = self._records.get(thread_id)
+        if record is None or record.active_run is None or record.active_run.run_id != run_id:
+            return False
+        self._records[thread_id] = extend_lease(record, until.isoformat())
+        return True
 
     async def thread_of_interrupt(self, interrupt_id: str) -> str | None:
         """The thread that raised ``interrupt_id``, open or closed, or ``None``."""

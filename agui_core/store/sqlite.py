@@ -18,6 +18,10 @@ The file holds four tables:
     the audit trail, one row per closed interrupt in the order it was closed, with the whole
     entry as JSON in ``entry``. Rows are only ever added: a later save cannot rewrite history.
     A record's ``resolved`` entries are read back from here (the first ``resolvedCount``).
+``leases(thread_id, run_id, until)``
+    one row per thread with a run in progress: the run, and until when its host holds the
+    thread (UTC, RFC 3339 to the microsecond, so that text order is time order). Each save
+    writes it in its transaction; a renewal updates this small row alone, never the record.
 
 Durability. The file is in WAL mode. ``synchronous`` is ``FULL`` by default: every commit is
 on disk before :meth:`SqliteThreadStore.save` returns, so an interrupt that a host announced
@@ -36,8 +40,8 @@ blocks on the file. A connection per call measured six to ten times slower (clos
 last connection checkpoints its write-ahead log).
 
 Nothing stored is deleted but messages a save replaces, and a row changes only through a
-successful compare-and-set. A version-1 file (messages inside the record) is migrated in place
-when a store first opens it, in one transaction. A row
+successful compare-and-set. A file of version 1 or 2 (messages inside the records) is
+migrated in place when a store first opens it, in one transaction. A row
 that cannot be read back (not JSON, not a record, a version that disagrees) raises
 :class:`~agui_core.store.base.StoreError` naming the thread, and is left as it is.
 """
@@ -49,6 +53,7 @@ import os
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any, Literal, Self, TypeVar
 
 import anyio
@@ -63,14 +68,15 @@ from agui_core.machine.record import (
 )
 from agui_core.protocol.codec import converter
 from agui_core.protocol.types import Message
-from agui_core.store.base import StoreError, VersionConflict
+from agui_core.store.base import StoreError, VersionConflict, extend_lease
 
 __all__ = ["SCHEMA_VERSION", "SqliteThreadStore"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The layout of the file, kept in SQLite's ``user_version``; a newer file is refused.
 
-1: messages inside each thread's record. 2: messages in rows of their own (1 is migrated)."""
+1: the first. 2: a leases table (created when a version-1 file is opened). 3: messages and
+audit entries out of each thread's record, in rows of their own (1 and 2 are migrated)."""
 
 _THREADS_REMEMBERED = 64
 """How many threads' last records a store remembers, to load and save them without reading them."""
@@ -109,7 +115,14 @@ CREATE TABLE IF NOT EXISTS audit (
     entry TEXT NOT NULL,
     PRIMARY KEY (thread_id, seq)
 );
+CREATE TABLE IF NOT EXISTS leases (
+    thread_id TEXT PRIMARY KEY NOT NULL,
+    run_id TEXT NOT NULL,
+    until TEXT
+);
 """
+# Version 2 added the leases table: opening a version 1 file creates it. Version 3 moved
+# messages out of the records (see _move_messages_out).
 
 
 def _resolved_to_dicts(thread_id: str, entries: Sequence[ResolvedInterrupt]) -> list[Any]:
@@ -132,6 +145,12 @@ def _digest(text: bytes) -> bytes:
 
 def _message_json(message: Message) -> bytes:
     return orjson.dumps(converter.unstructure(message, Message))
+
+
+def _utc(instant: str | datetime) -> str:
+    """``instant`` as the leases table keeps it: UTC, to the microsecond (text order is time order)."""
+    moment = datetime.fromisoformat(instant) if isinstance(instant, str) else instant
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def _create_private(path: str) -> None:
@@ -205,6 +224,12 @@ class SqliteThreadStore:
             raise ValueError(f"thread {record.thread_id!r}: a saved record has version 1 or more, not {record.version}")
         await self._call(self._save, record)
 
+    async def renew_lease(self, thread_id: str, run_id: str, until: datetime) -> bool:
+        """Extend the lease of run ``run_id`` to ``until`` if it is the thread's run in progress."""
+        if until.tzinfo is None:
+            raise ValueError("a lease ends at an aware datetime")
+        return await self._call(self._renew_lease, thread_id, run_id, _utc(until))
+
     async def thread_of_interrupt(self, interrupt_id: str) -> str | None:
         """The thread that raised ``interrupt_id``, open or closed, or ``None``."""
         return await self._call(self._thread_of_interrupt, interrupt_id)
@@ -254,7 +279,7 @@ class SqliteThreadStore:
                     for statement in _SCHEMA.split(";"):
                         if statement.strip():
                             connection.execute(statement)
-                    if found == 1:
+                    if found in (1, 2):
                         self._move_messages_out(connection)
                     connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                     connection.execute("COMMIT")
@@ -273,7 +298,11 @@ class SqliteThreadStore:
 
     @staticmethod
     def _move_messages_out(connection: sqlite3.Connection) -> None:
-        """Schema 1 to 2: each thread's messages move from its record to rows of their own."""
+        """Schema 1 or 2 to 3: each thread's messages move from its record to rows of their own.
+
+        The audit entries stay in the record until its next save (a record holding them is read
+        as it is); the audit table has had every one of them since version 1.
+        """
         thread_ids = [thread_id for (thread_id,) in connection.execute("SELECT thread_id FROM threads")]
         for thread_id in thread_ids:
             (text,) = connection.execute("SELECT record FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
@@ -317,7 +346,8 @@ class SqliteThreadStore:
                     return None
                 if known is not None and known[0].version == row[0]:
                     self._stored.move_to_end(thread_id)
-                    return known[0]  # records are immutable: the one saved or loaded here is the one stored
+                    # Records are immutable: the one saved or loaded here is the one stored.
+                    return self._with_lease(connection, known[0])
                 row = connection.execute(
                     "SELECT version, record FROM threads WHERE thread_id = ?", (thread_id,)
                 ).fetchone()
@@ -354,7 +384,34 @@ class SqliteThreadStore:
                 f"{record.thread_id!r} version {record.version}, its row says version {version}"
             )
         self._remember(record, tuple(bytes(d) for d, _ in rows))
-        return record
+        return self._with_lease(connection, record)
+
+    @staticmethod
+    def _with_lease(connection: sqlite3.Connection, record: ThreadRecord) -> ThreadRecord:
+        """``record`` with the latest lease of its run in progress (renewals live in ``leases``)."""
+        run = record.active_run
+        if run is None:
+            return record
+        try:
+            row = connection.execute(
+                "SELECT until FROM leases WHERE thread_id = ? AND run_id = ?", (record.thread_id, run.run_id)
+            ).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot load the lease of thread {record.thread_id!r}: {exc}") from exc
+        return record if row is None else extend_lease(record, row[0])
+
+    def _renew_lease(self, thread_id: str, run_id: str, until: str) -> bool:
+        connection = self._connect()
+        try:
+            # Only the run the last save left in progress has a row to renew; a later lease stays.
+            changed = connection.execute(
+                "UPDATE leases SET until = CASE WHEN until IS NULL OR until < ?1 THEN ?1 ELSE until END"
+                " WHERE thread_id = ?2 AND run_id = ?3",
+                (until, thread_id, run_id),
+            ).rowcount
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot renew the lease of run {run_id!r} on thread {thread_id!r}: {exc}") from exc
+        return changed == 1
 
     def _remember(self, record: ThreadRecord, digests: tuple[bytes, ...]) -> None:
         thread_id = record.thread_id
@@ -392,6 +449,7 @@ class SqliteThreadStore:
                         stored = self._stored_digests(connection, thread_id)
                     self._write_messages(connection, thread_id, stored, digests, texts)
                 self._index(connection, record)
+                self._hold_lease(connection, record)
                 connection.execute("COMMIT")
             except BaseException:
                 if connection.in_transaction:
@@ -444,6 +502,23 @@ class SqliteThreadStore:
         if changed != 1:
             row = connection.execute("SELECT version FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
             raise VersionConflict(thread_id, expected, None if row is None else row[0])
+
+    @staticmethod
+    def _hold_lease(connection: sqlite3.Connection, record: ThreadRecord) -> None:
+        """Keep the thread's ``leases`` row in step with its run in progress.
+
+        A save by the run that holds the row keeps the later lease: the record a host saves
+        brings the lease its run started with, and must not undo the renewals since.
+        """
+        run = record.active_run
+        if run is None:
+            connection.execute("DELETE FROM leases WHERE thread_id = ?", (record.thread_id,))
+            return
+        connection.execute(
+            "INSERT INTO leases (thread_id, run_id, until) VALUES (?1, ?2, ?3) ON CONFLICT (thread_id) DO UPDATE SET"
+            " until = CASE WHEN run_id = ?2 AND (?3 IS NULL OR until > ?3) THEN until ELSE ?3 END, run_id = ?2",
+            (record.thread_id, run.run_id, None if run.lease_until is None else _utc(run.lease_until)),
+        )
 
     @staticmethod
     def _index(connection: sqlite3.Connection, record: ThreadRecord) -> None:

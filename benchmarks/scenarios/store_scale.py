@@ -17,7 +17,13 @@ Measured (no reference implementation has a counterpart, so these are reported a
   record (two compare-and-set transactions). The agent and the machine are not included.
   Threads are picked at random across the file.
 
-Quick mode measures 1,000 and 2,000 threads in memory and 1,000 in SQLite.
+- PostgreSQL store (:mod:`benchmarks.postgres_hosts`, on the tests' server): bytes per
+  suspended thread on disk with 10,000 threads, and resumes per second with 1, 2 and 4 host
+  processes, each with 8 resumes in flight, for ``synchronous_commit`` on (the default) and
+  off (skipped, saying so, when no server answers).
+
+Quick mode measures 1,000 and 2,000 threads in memory, 1,000 in SQLite and in PostgreSQL
+(one host process, half a second).
 
 The timed case compares one batch of resumes through :class:`SqliteThreadStore` (async, a
 worker thread per call, JSON both ways) with the same transactions done by bare ``sqlite3`` on
@@ -258,6 +264,43 @@ def _measure(settings: Settings) -> list[Measurement]:
             path.unlink()
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+    out += _measure_postgres(text, quick)
+    return out
+
+
+def _measure_postgres(text: str, quick: bool) -> list[Measurement]:
+    """Bytes per suspended thread, and resumes per second with 1, 2 and 4 host processes."""
+    from benchmarks import postgres_hosts as pg
+
+    dsn = pg.server_dsn()
+    why = pg.reachable(dsn)
+    if why is not None:
+        # Not a failure: `agui bench` on a machine without PostgreSQL reports the rest.
+        print(f"store_scale: no PostgreSQL at {dsn} ({why}); set {pg.DSN_VARIABLE} to measure it")
+        return []
+    count = 1_000 if quick else 10_000
+    url = pg.fill(dsn, text, count, TEMPLATE_ID)
+    try:
+        out = [
+            Measurement(
+                f"postgres store, {count:,} suspended threads (tables, TOAST and indexes)",
+                pg.bytes_per_thread(dsn, url, count),
+                "bytes/thread",
+            )
+        ]
+        runs = [(1, "on")] if quick else [(1, "on"), (2, "on"), (4, "on"), (1, "off"), (2, "off"), (4, "off")]
+        for hosts, sync in runs:
+            rate = pg.resumes_per_second(url, hosts, count, 0.5 if quick else 5.0, sync)
+            out.append(
+                Measurement(
+                    f"postgres store, {hosts} host process{'es' if hosts > 1 else ''} x {pg.TASKS} resumes in flight,"
+                    f" synchronous_commit={sync}",
+                    rate,
+                    "resumes/s",
+                )
+            )
+    finally:
+        pg.drop(dsn, url)
     return out
 
 

@@ -132,6 +132,7 @@ def rich_record() -> ThreadRecord:
                 ),
             ),
             received_at="2026-04-20T12:30:00+00:00",
+            lease_until="2026-04-20T12:30:10+00:00",
             messages_before=(USER, CALL),
             state_before={"list": [1, 2.5, None, True], "nested": {"": "empty key"}},
             events=(

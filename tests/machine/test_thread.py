@@ -897,6 +897,9 @@ def test_every_run_error_code_has_a_test() -> None:
         test_a_forged_copy_of_the_tool_call_is_refused_and_the_bound_proposal_stands,
         test_forbidden_names_nothing_and_comes_before_every_other_rule,
     )
+    from tests.transports.test_limits import (
+        test_an_input_over_the_rate_limit_gets_rate_limited_and_a_client_that_keeps_on_is_closed as rate_limited,
+    )
 
     tested = {
         RunErrorCode.FORBIDDEN: test_forbidden_names_nothing_and_comes_before_every_other_rule,
@@ -912,6 +915,7 @@ def test_every_run_error_code_has_a_test() -> None:
         RunErrorCode.INTERRUPT_ALREADY_RESOLVED: test_interrupt_already_resolved,
         RunErrorCode.THREAD_BUSY: test_thread_busy,
         RunErrorCode.INVALID_INPUT: test_invalid_input_is_the_codecs,
+        RunErrorCode.RATE_LIMITED: rate_limited,  # a transport's code: the machine never sees the input
         RunErrorCode.AGENT_ERROR: test_agent_error_is_the_default_code_of_fail,
     }
     assert set(tested) == set(RunErrorCode)

@@ -146,3 +146,67 @@ def test_run_received_at_and_open_subagents() -> None:
     assert machine.run_received_at == NOW
     machine.emit(ev.SubagentStartedEvent(subagent_run_id="s-1", name="researcher"))
     assert machine.open_subagents == {"s-1"}
+
+
+# -- leases: the host hands in the time and the record's lease; the machine decides ----------
+
+LEASE = timedelta(seconds=10)
+
+
+def resumed_with_lease(*, at: timedelta = timedelta(minutes=1)) -> ThreadMachine:
+    """``interrupted()``, then run-2 approving int-1, received at NOW + ``at`` with a lease of ``LEASE``."""
+    machine = interrupted()
+    resume = [{"interruptId": "int-1", "status": "resolved", "payload": {"approved": True}}]
+    machine.receive_input(make_input("t", "run-2", resume=resume), now=NOW + at, lease_until=NOW + at + LEASE)
+    return machine
+
+
+def test_a_run_starts_with_the_lease_its_host_gives_it_and_saves_it() -> None:
+    machine = resumed_with_lease()
+    start = NOW + timedelta(minutes=1)
+    assert machine.run_lease_until == start + LEASE
+    record = machine.record()
+    assert record.active_run is not None and record.active_run.lease_until == (start + LEASE).isoformat()
+    assert ThreadMachine.from_record(record_from_dict(record_to_dict(record))).run_lease_until == start + LEASE
+    assert ThreadMachine("t").run_lease_until is None
+
+
+def test_a_run_whose_lease_lasts_is_left_alone_until_the_instant_it_runs_out() -> None:
+    machine = resumed_with_lease()
+    until = NOW + timedelta(minutes=1) + LEASE
+    before = machine.record()
+    # A lease is what decides, not run_timeout: a live lease holds the thread however old the run.
+    assert machine.close_abandoned_run(until - timedelta(microseconds=1), run_timeout=timedelta(0)) == []
+    assert machine.record() == before
+    busy = machine.receive_input(make_input("t", "run-3"), now=until - timedelta(microseconds=1))
+    assert [e.code for e in emitted(busy) if isinstance(e, ev.RunErrorEvent)] == ["THREAD_BUSY"]
+
+    closed = machine.close_abandoned_run(until)  # the instant itself counts as run out
+    (error,) = emitted(closed)
+    assert isinstance(error, ev.RunErrorEvent) and error.code == "AGENT_ERROR"
+    assert isinstance(closed[0], Persist) and closed[0].record.version == before.version + 1
+    # Back where the thread stood: int-1 open again, its proposal still bound.
+    assert machine.state is ThreadState.INTERRUPTED and machine.run_id is None
+    assert [i.id for i in machine.open_interrupts] == ["int-1"]
+    assert machine.record().open_interrupts == interrupted().record().open_interrupts
+
+
+def test_a_run_saved_without_a_lease_is_closed_once_run_timeout_has_passed() -> None:
+    machine = interrupted()
+    approve(machine)  # no lease: a record from a host before leases
+    received = NOW + timedelta(minutes=1)
+    assert machine.run_lease_until is None
+    timeout = timedelta(seconds=300)
+    assert machine.close_abandoned_run(received + timeout - timedelta(microseconds=1), run_timeout=timeout) == []
+    assert machine.close_abandoned_run(received + timedelta(days=365)) == []  # no run_timeout: never
+    assert emitted(machine.close_abandoned_run(received + timeout, run_timeout=timeout))[0].type == "RUN_ERROR"
+    assert machine.state is ThreadState.INTERRUPTED
+
+
+def test_no_run_nothing_to_close_and_times_must_be_aware() -> None:
+    machine = interrupted()
+    assert machine.close_abandoned_run(NOW + timedelta(days=1), run_timeout=timedelta(0)) == []
+    with pytest.raises(LocalProtocolError, match="aware"):
+        machine.close_abandoned_run(NOW.replace(tzinfo=None))
+    with pytest.raises(LocalProtocolError, match="aware"):
+        machine.receive_input(make_input("t", "run-2"), now=NOW, lease_until=NOW.replace(tzinfo=None))

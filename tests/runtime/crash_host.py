@@ -16,9 +16,11 @@ Options:
     SIGKILL this process at ``POINT`` (see :data:`KILL_POINTS`).
 ``--skew SECONDS``
     the host's clock runs this far ahead of the wall clock (a later process "waits" past the
-    run timeout of a dead one without sleeping).
+    lease of a dead one without sleeping).
 ``--run-timeout SECONDS``
     the host's ``run_timeout`` (default 5).
+``--lease SECONDS``
+    the host's ``lease`` (default 10; renewed every half of it).
 ``--barrier DIR NAME PEER``
     once the store is open and the thread loaded, touch ``DIR/NAME`` and wait for
     ``DIR/PEER``, so two processes hand the host their input at the same moment.
@@ -103,6 +105,9 @@ class KillingStore:
         if killer.hit("finish-saved") and record.state is ThreadState.IDLE and record.completed_resumes:
             killer.die()
 
+    async def renew_lease(self, thread_id: str, run_id: str, until: datetime) -> bool:
+        return await self.inner.renew_lease(thread_id, run_id, until)
+
     async def thread_of_interrupt(self, interrupt_id: str) -> str | None:
         return await self.inner.thread_of_interrupt(interrupt_id)
 
@@ -161,6 +166,7 @@ def make_host(
     killer: _Killer | None = None,
     skew: float = 0.0,
     run_timeout: float = 5.0,
+    lease: float = 10.0,
 ) -> Host:
     """The host this process runs (the tests use the same one in their own process)."""
     return Host(
@@ -169,6 +175,8 @@ def make_host(
         tools=[order_tool(effects, killer)],
         clock=lambda: datetime.now(UTC) + timedelta(seconds=skew),
         run_timeout=run_timeout,
+        lease=lease,
+        lease_renew=lease / 2,
     )
 
 
@@ -185,7 +193,9 @@ async def _run(args: argparse.Namespace, data: bytes) -> None:
     run_input = decode_input(data)
     killer = _Killer(args.kill)
     async with KillingStore(SqliteThreadStore(args.db), killer) as store:
-        host = make_host(store, Path(args.effects), killer=killer, skew=args.skew, run_timeout=args.run_timeout)
+        host = make_host(
+            store, Path(args.effects), killer=killer, skew=args.skew, run_timeout=args.run_timeout, lease=args.lease
+        )
         async with host:
             if args.barrier is not None:
                 await store.load(run_input.thread_id)  # the file is open and warm before the start
@@ -203,6 +213,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--kill", choices=sorted(KILL_POINTS))
     parser.add_argument("--skew", type=float, default=0.0)
     parser.add_argument("--run-timeout", type=float, default=5.0)
+    parser.add_argument("--lease", type=float, default=10.0)
     parser.add_argument("--barrier", nargs=3, metavar=("DIR", "NAME", "PEER"))
     args = parser.parse_args(argv)
     data = sys.stdin.buffer.read()

@@ -10,7 +10,7 @@ so a tool that ran twice would show.
 
 Asserted at every kill point: no open interrupt is lost, no approved tool runs twice, no answer
 is lost (the audit trail holds it, and what came of it), and the retry gets a correct stream.
-A retry that comes while the dead run could still be alive (before ``run_timeout``) is
+A retry that comes while the dead run could still be alive (before its lease runs out) is
 ``THREAD_BUSY`` and changes nothing; the retrying host's clock runs an hour ahead of the wall
 clock (``--skew``) to be past that time without waiting, and one test waits for real.
 """
@@ -42,7 +42,7 @@ pytestmark = pytest.mark.anyio
 
 ROOT = Path(__file__).resolve().parents[2]
 SKEW = 3600.0
-"""How far ahead of the wall clock a retrying host's clock runs: far past any run_timeout."""
+"""How far ahead of the wall clock a retrying host's clock runs: far past any lease."""
 PROCESS_TIMEOUT = 60.0
 
 
@@ -70,8 +70,8 @@ def host_process(db: Path, effects: Path, run_input: RunAgentInput, *options: st
     return Exit(done.returncode, [event_from_dict(orjson.loads(line)) for line in done.stdout.splitlines()])
 
 
-def killed_at(point: str, db: Path, effects: Path, run_input: RunAgentInput) -> Exit:
-    exit_ = host_process(db, effects, run_input, "--kill", point)
+def killed_at(point: str, db: Path, effects: Path, run_input: RunAgentInput, *options: str) -> Exit:
+    exit_ = host_process(db, effects, run_input, "--kill", point, *options)
     assert exit_.returncode == -signal.SIGKILL, f"the host was not killed at {point}"
     return exit_
 
@@ -205,14 +205,14 @@ async def test_a_host_killed_in_the_resumed_run(tmp_path: Path, point: str) -> N
     )
 
 
-async def test_a_dead_run_is_recovered_once_run_timeout_has_really_passed(tmp_path: Path) -> None:
+async def test_a_dead_run_is_recovered_once_its_lease_has_really_run_out(tmp_path: Path) -> None:
     db, effects = tmp_path / "threads.db", tmp_path / "effects.txt"
     thread = Conversation(None, "t", wall_clock)
     await first_run(db, effects, thread, skew=0.0)
     resume = approval(thread, "run-2")
-    # Every host here reads the wall clock; the retrying one has a run_timeout of one second.
-    thread.check(killed_at("resumed-run-started", db, effects, resume).events, cut=True)
+    # Every host here reads the wall clock; the one that dies holds its runs for one second.
+    thread.check(killed_at("resumed-run-started", db, effects, resume, "--lease", "1").events, cut=True)
     time.sleep(1.2)
-    retry = thread.check(host_process(db, effects, resume, "--run-timeout", "1").events)
+    retry = thread.check(host_process(db, effects, resume).events)
     assert retry[-1]["result"] == {"order": "executed"}
     assert lines(effects) == ["t"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import anyio
@@ -569,6 +569,9 @@ class FailingStore:
                 raise StoreError("disk full at /var/lib/agui/threads.db")
         await self.inner.save(record)
 
+    async def renew_lease(self, thread_id: str, run_id: str, until: datetime) -> bool:
+        return await self.inner.renew_lease(thread_id, run_id, until)
+
     async def thread_of_interrupt(self, interrupt_id: str) -> str | None:
         return await self.inner.thread_of_interrupt(interrupt_id)
 
@@ -654,5 +657,6 @@ def test_the_run_error_codes_the_host_tests_cover() -> None:
         "FORBIDDEN",  # tests/runtime/test_trust.py
         "HISTORY_CONFLICT",  # tests/runtime/test_trust.py
     }
-    # INVALID_INPUT belongs to the transports: the host is handed inputs already decoded.
-    assert covered == {code.value for code in RunErrorCode} - {"INVALID_INPUT"}
+    # INVALID_INPUT and RATE_LIMITED belong to the transports: the host is handed inputs already
+    # decoded, and never those over a connection's rate limit (tests/transports/test_limits.py).
+    assert covered == {code.value for code in RunErrorCode} - {"INVALID_INPUT", "RATE_LIMITED"}

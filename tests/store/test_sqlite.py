@@ -7,6 +7,7 @@ are in ``test_sqlite_processes.py``.
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import anyio
@@ -52,7 +53,7 @@ async def test_the_file_is_in_wal_mode_with_the_schema_version(tmp_path: Path) -
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert tables == {"threads", "messages", "interrupts", "audit"}
+    assert tables == {"threads", "messages", "interrupts", "audit", "leases"}
 
 
 async def test_nothing_touches_the_file_before_the_first_call(tmp_path: Path) -> None:
@@ -413,3 +414,35 @@ async def test_what_a_store_remembers_never_hides_another_writer(tmp_path: Path)
         assert await second.load("thread-1") == RECORDS[-1]
     async with SqliteThreadStore(path) as third:
         assert await third.load("thread-1") == RECORDS[-1]
+
+
+async def test_a_renewal_writes_the_leases_row_only(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    await saved_file(path, 3)  # run-2 in progress (saved without a lease)
+    with raw(path) as db:
+        before = db.execute("SELECT version, record FROM threads").fetchall()
+    async with SqliteThreadStore(path) as store:
+        # An instant in another time zone is kept in UTC, so that text order is time order.
+        until = datetime(2026, 4, 20, 14, 0, 10, tzinfo=timezone(timedelta(hours=2)))
+        assert await store.renew_lease("thread-1", "thread-1-run-2", until) is True
+    with raw(path) as db:
+        assert db.execute("SELECT version, record FROM threads").fetchall() == before
+        assert db.execute("SELECT * FROM leases").fetchall() == [
+            ("thread-1", "thread-1-run-2", "2026-04-20T12:00:10.000000+00:00")
+        ]
+
+
+async def test_a_file_of_schema_version_1_gets_the_leases_table(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    await saved_file(path, 3)
+    with raw(path) as db:  # no leases table, as version 1 had (its records are already version 3 here)
+        db.execute("DROP TABLE leases")
+        db.execute("PRAGMA user_version = 1")
+    async with SqliteThreadStore(path) as store:
+        assert await store.load("thread-1") == RECORDS[2]
+        # A run saved by a host from before leases: found with no lease, renewed once saved again.
+        assert await store.renew_lease("thread-1", "thread-1-run-2", NOW) is False
+        await store.save(RECORDS[3])
+        assert await store.renew_lease("thread-1", "thread-1-run-2", NOW) is True
+    with raw(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (3,)

@@ -1,4 +1,4 @@
-"""The ThreadStore contract, run against every store: MemoryThreadStore and SqliteThreadStore.
+"""The ThreadStore contract, run against every store: memory, SQLite and PostgreSQL.
 
 Records come from a real ThreadMachine driven through a scenario (see ``scenario.py``): each
 ``Persist`` effect's record is saved in turn, as a host does.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import anyio
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 
 from agui_core.machine.record import ThreadRecord, record_to_dict
 from agui_core.machine.thread import ThreadMachine
+from agui_core.protocol import events as ev
 from agui_core.store import (
     MemoryThreadStore,
     SqliteThreadStore,
@@ -26,7 +28,8 @@ from agui_core.store import (
     ThreadStore,
     VersionConflict,
 )
-from tests.machine.driver import NOW
+from agui_core.store.postgres import PostgresThreadStore
+from tests.machine.driver import NOW, make_input
 from tests.store.scenario import (
     ANSWERED,
     CANCELLED,
@@ -43,13 +46,15 @@ RECORDS = scenario_records("thread-1")
 """Versions 1 to 8 of thread-1, in the states ``scenario.STATES`` lists."""
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[ThreadStore]:
     made: ThreadStore
     if request.param == "memory":
         made = MemoryThreadStore()
-    else:
+    elif request.param == "sqlite":
         made = SqliteThreadStore(tmp_path / "threads.db")
+    else:
+        made = PostgresThreadStore(request.getfixturevalue("postgres_url"))
     yield made
     await made.aclose()
 
@@ -264,6 +269,7 @@ async def test_a_closed_store_refuses_every_call(store: ThreadStore) -> None:
         lambda: store.save(RECORDS[1]),
         lambda: store.thread_of_interrupt("x"),
         lambda: store.audit("thread-1"),
+        lambda: store.renew_lease("thread-1", "thread-1-run-1", NOW),
     ):
         with pytest.raises(StoreError, match="closed"):
             await call()
@@ -306,3 +312,144 @@ async def test_saves_follow_the_compare_and_set_model(
             )
         else:
             assert loaded is None
+
+
+# -- leases ------------------------------------------------------------------------------
+
+LEASE = timedelta(seconds=10)
+
+
+def leased_run(thread_id: str = "leased", run_id: str = "run-1") -> tuple[ThreadMachine, ThreadRecord]:
+    """A machine whose run ``run_id`` was received at NOW with a lease until NOW + LEASE, and its first record."""
+    machine = ThreadMachine(thread_id)
+    (record,) = persisted(machine.receive_input(make_input(thread_id, run_id), now=NOW, lease_until=NOW + LEASE))
+    return machine, record
+
+
+def mid_run_save(machine: ThreadMachine, call: str) -> ThreadRecord:
+    """The record the run saves as it starts a tool for tool call ``call`` (the journal's save)."""
+    machine.emit(ev.ToolCallStartEvent(tool_call_id=call, tool_call_name="lookup"))
+    machine.emit(ev.ToolCallEndEvent(tool_call_id=call))
+    (record,) = persisted(machine.tool_started(call, now=NOW))
+    return record
+
+
+async def lease_of(store: ThreadStore, thread_id: str = "leased") -> datetime | None:
+    record = await store.load(thread_id)
+    assert record is not None and record.active_run is not None
+    until = record.active_run.lease_until
+    return None if until is None else datetime.fromisoformat(until)
+
+
+def without_lease(record: ThreadRecord | None) -> ThreadRecord | None:
+    if record is None or record.active_run is None:
+        return record
+    return attrs.evolve(record, active_run=attrs.evolve(record.active_run, lease_until=None))
+
+
+async def test_a_run_holds_the_lease_its_record_brings(store: ThreadStore) -> None:
+    _, record = leased_run()
+    await store.save(record)
+    assert await lease_of(store) == NOW + LEASE
+
+
+async def test_a_renewal_extends_the_lease_of_the_run_in_progress_and_changes_nothing_else(store: ThreadStore) -> None:
+    _, record = leased_run()
+    await store.save(record)
+    assert await store.renew_lease("leased", "run-1", NOW + 3 * LEASE) is True
+    assert await lease_of(store) == NOW + 3 * LEASE
+    loaded = await store.load("leased")
+    assert loaded is not None and loaded.version == record.version  # no new version: saves never race it
+    assert without_lease(loaded) == without_lease(record)
+
+
+async def test_a_lease_is_never_shortened(store: ThreadStore) -> None:
+    _, record = leased_run()
+    await store.save(record)
+    assert await store.renew_lease("leased", "run-1", NOW + LEASE / 2) is True  # still the run in progress
+    assert await lease_of(store) == NOW + LEASE
+
+
+async def test_only_the_run_in_progress_can_renew_its_lease(store: ThreadStore) -> None:
+    assert await store.renew_lease("leased", "run-1", NOW + LEASE) is False  # a thread never saved
+    machine, record = leased_run()
+    await store.save(record)
+    assert await store.renew_lease("leased", "run-0", NOW + 2 * LEASE) is False
+    assert await store.renew_lease("elsewhere", "run-1", NOW + 2 * LEASE) is False
+    assert await lease_of(store) == NOW + LEASE
+    # Ended (here closed by a host that found it abandoned): no run left to renew.
+    (ended,) = persisted(machine.close_abandoned_run(NOW + LEASE))
+    await store.save(ended)
+    assert await store.renew_lease("leased", "run-1", NOW + 2 * LEASE) is False
+    assert await store.load("leased") == ended
+    # An interrupted thread has no run in progress either.
+    await save_up_to(store, 2)
+    assert await store.renew_lease("thread-1", "thread-1-run-1", NOW + LEASE) is False
+    assert await store.load("thread-1") == RECORDS[1]
+
+
+async def test_a_save_by_the_same_run_does_not_undo_a_renewal(store: ThreadStore) -> None:
+    machine, record = leased_run()
+    await store.save(record)
+    await store.renew_lease("leased", "run-1", NOW + 3 * LEASE)
+    # The host's machine still knows the lease the run started with, and saves it.
+    journaled = mid_run_save(machine, "tc-1")
+    assert journaled.active_run is not None and journaled.active_run.lease_until == (NOW + LEASE).isoformat()
+    await store.save(journaled)
+    assert await lease_of(store) == NOW + 3 * LEASE
+    assert without_lease(await store.load("leased")) == without_lease(journaled)
+
+
+async def test_a_new_run_starts_with_its_own_lease_not_the_last_runs(store: ThreadStore) -> None:
+    machine, record = leased_run()
+    await store.save(record)
+    await store.renew_lease("leased", "run-1", NOW + 30 * LEASE)
+    (finished,) = persisted(machine.finish())
+    await store.save(finished)
+    later = NOW + timedelta(minutes=1)
+    (started,) = persisted(machine.receive_input(make_input("leased", "run-2"), now=later, lease_until=later + LEASE))
+    await store.save(started)
+    assert await lease_of(store) == later + LEASE
+    assert await store.renew_lease("leased", "run-1", NOW + 40 * LEASE) is False
+    # A record whose run in progress is another one replaces the lease whole, even with no
+    # save in between that ended the first (a thread moved over from another store, say).
+    _, other = leased_run(run_id="run-3")
+    await store.save(attrs.evolve(other, version=started.version + 1))
+    assert await lease_of(store) == NOW + LEASE
+
+
+async def test_a_run_saved_without_a_lease_can_be_renewed_and_keeps_it(store: ThreadStore) -> None:
+    # A record from a host before leases: a run in progress with no lease.
+    await save_up_to(store, 3)
+    assert RECORDS[2].active_run is not None and RECORDS[2].active_run.lease_until is None
+    assert await store.renew_lease("thread-1", "thread-1-run-2", NOW + LEASE) is True
+    await store.save(RECORDS[3])  # the same run, still without a lease of its own
+    assert await lease_of(store, "thread-1") == NOW + LEASE
+
+
+async def test_a_lease_ends_at_an_aware_instant(store: ThreadStore) -> None:
+    _, record = leased_run()
+    await store.save(record)
+    with pytest.raises(ValueError, match="aware"):
+        await store.renew_lease("leased", "run-1", (NOW + LEASE).replace(tzinfo=None))
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.tuples(st.sampled_from(["renew", "save"]), st.integers(-60, 60)), max_size=12))
+async def test_the_lease_is_the_latest_of_the_start_and_every_renewal(
+    store: ThreadStore, steps: list[tuple[str, int]]
+) -> None:
+    # The model: renewals (of any instant, later or not) and saves by the run in between
+    # leave the lease at the latest instant any of them named.
+    thread_id = f"lease-{next(_example)}"
+    machine, record = leased_run(thread_id)
+    await store.save(record)
+    expected = NOW + LEASE
+    for step, seconds in steps:
+        if step == "renew":
+            until = NOW + timedelta(seconds=seconds)
+            assert await store.renew_lease(thread_id, "run-1", until) is True
+            expected = max(expected, until)
+        else:
+            await store.save(mid_run_save(machine, f"tc-{len(machine.tool_journal)}"))
+        assert await lease_of(store, thread_id) == expected

@@ -54,6 +54,8 @@ def test_a_target_that_names_no_agent_is_refused(target: str) -> None:
         ["serve", "tests.transports.agents:slow_agent", "--transport", "carrier-pigeon"],
         ["serve", "tests.transports.agents:slow_agent", "--stdio", "--store", "memory", "-o", "colour=blue"],
         ["serve", "no_such_module_anywhere:agent"],
+        ["serve", "tests.transports.agents:slow_agent", "--stdio", "--store", "memory", "--lease=2", "--lease-renew=3"],
+        ["serve", "tests.transports.agents:slow_agent", "--stdio", "--store", "memory", "--run-timeout", "0"],
     ],
 )
 def test_a_bad_command_line_exits_2_with_a_message(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:

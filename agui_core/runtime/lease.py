@@ -1,0 +1,90 @@
+"""LeaseKeeper: renews a run's lease on its thread in the store for as long as the run goes on.
+
+A run holds its thread until its lease runs out; a host that finds the lease of another host's
+run run out takes that host for gone and closes the run (``ThreadMachine.close_abandoned_run``).
+So the host carrying a run renews the lease every ``renew_every`` seconds, each time to
+``lease`` seconds past its clock's now: a host that dies, or hangs, stops renewing, and its
+threads are free again within ``lease`` seconds.
+
+The lease's instants come from the host's clock (injectable, so tests move time by hand);
+only the pause between renewals is real time. Renewals stop at the run's deadline (the
+host's ``run_timeout``): a run that overstays it, on a host stuck in a step it cannot leave,
+loses its thread ``lease`` seconds later all the same. A renewal the store refuses while the
+run still goes on here (``running``) means another host closed it. The keeper then calls
+``on_lost`` (the host stops the run: whatever it would still do, a save of it would conflict).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+import anyio
+
+from agui_core.store.base import ThreadStore
+
+__all__ = ["LeaseKeeper"]
+
+log = logging.getLogger("agui_core.host")
+
+
+class LeaseKeeper:
+    """Renews the lease of run ``run_id`` on ``thread_id`` until :meth:`stop` (or the run's deadline)."""
+
+    def __init__(
+        self,
+        store: ThreadStore,
+        thread_id: str,
+        run_id: str,
+        *,
+        clock: Callable[[], datetime],
+        lease: float,
+        renew_every: float,
+        deadline: datetime | None,
+        running: Callable[[], bool],
+        on_lost: Callable[[], None],
+    ) -> None:
+        self._store = store
+        self._thread_id = thread_id
+        self._run_id = run_id
+        self._clock = clock
+        self._lease = timedelta(seconds=lease)
+        self._renew_every = renew_every
+        self._deadline = deadline
+        self._running = running
+        self._on_lost = on_lost
+        self._scope = anyio.CancelScope()
+        self.lost = False
+        """Whether the store refused a renewal: another host closed the run."""
+
+    def stop(self) -> None:
+        """Stop renewing (at once, or before the first renewal if :meth:`keep` has not started)."""
+        self._scope.cancel()
+
+    async def keep(self) -> None:
+        """Renew the lease every ``renew_every`` seconds until stopped, lost or past the deadline."""
+        with self._scope:
+            while True:
+                await anyio.sleep(self._renew_every)
+                now = self._clock()
+                if self._deadline is not None and now >= self._deadline:
+                    return  # the run is overdue: its lease runs out, whatever its host does
+                try:
+                    held = await self._store.renew_lease(self._thread_id, self._run_id, now + self._lease)
+                except Exception as exc:
+                    # A store that fails now may answer next time; the lease has time to spare.
+                    log.warning(
+                        "could not renew the lease of run %r on thread %r: %s", self._run_id, self._thread_id, exc
+                    )
+                    continue
+                if not held:
+                    if not self._running():
+                        return  # the run ended here, its last save just before this renewal
+                    log.warning(
+                        "run %r lost its lease on thread %r: another host closed it", self._run_id, self._thread_id
+                    )
+                    self.lost = True
+                    self._on_lost()
+                    return
+

@@ -1,0 +1,550 @@
+"""PostgresThreadStore: threads in PostgreSQL, shared by any number of hosts on any number of machines.
+
+Needs the ``postgres`` extra (``pip install 'agui-core[postgres]'``: the asyncpg driver) and an
+asyncio event loop (the host's). Everything lives in one schema of the database (``agui``
+unless told otherwise), which the store creates and migrates itself:
+
+``schema_version(version, applied_at)``
+    one row per migration applied; a schema newer than this agui-core reads is refused.
+``threads(thread_id, version, state, owner, record)``
+    one row per thread: its last record as JSON (:func:`record_to_dict`, kept as text, byte for
+    byte), the record's version (the compare-and-set key), its state and its owner (so an
+    operator can query them).
+``interrupts(interrupt_id, thread_id)``
+    every interrupt ever raised, open or closed, and its thread (``THREAD_MISMATCH``).
+``audit(thread_id, seq, interrupt_id, reason, raised_in, raised_at, status, answered_in, answered_at, outcome, entry)``
+    the audit trail, one row per closed interrupt in the order it was closed, the whole entry
+    as JSON in ``entry``. Rows are only ever added: a later save cannot rewrite history.
+``leases(thread_id, run_id, until)``
+    one row per thread with a run in progress: the run, and until when its host holds the
+    thread. Each save writes it in its transaction (keeping the later lease when the run is
+    the same); a renewal is one ``UPDATE`` of this small row alone, never of the record, and a
+    load reads it with the record in the same statement.
+
+One round trip per call. A save is one call of the server-side function ``save_thread``: in
+one transaction it does the compare-and-set on the version (an ``UPDATE ... WHERE version =``
+the previous one, or an ``INSERT`` for version 1), holds the run's lease, indexes the record's interrupts, and
+appends the audit rows of the interrupts closed since the last save (read from the record's
+JSON on the server, so the hot path sends the record once). Two hosts saving the same
+version serialise on the thread's row, and exactly one moves the thread on; the other gets
+:class:`~agui_core.store.base.VersionConflict`. A load is one ``SELECT``.
+
+Migrations. The first call of a store checks the schema version; a schema that is missing or
+older is created or migrated inside a transaction holding an advisory lock named after the
+schema, so hosts starting together migrate once, one after the other, and a migration either
+happens whole or not at all.
+
+Connection loss. A call that fails for the connection (lost, refused, timed out after
+``timeout`` seconds) raises :class:`~agui_core.store.base.StoreError`. A save whose outcome is
+unknown (the connection went away after the statement left) is never reported as done: it
+raises ``StoreError`` whether or not it committed, and the host fails the run from what the
+store then holds. Reads are retried once on a fresh connection, since reading twice is
+harmless; saves are never retried. A pooled connection that died while idle is replaced when
+it is next taken, so losing one costs no run.
+
+Text in PostgreSQL cannot hold the character U+0000: a thread or interrupt id containing it
+cannot be saved (``StoreError``); inside messages and state it is escaped in the JSON and
+kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Literal, Self
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import anyio
+import orjson
+
+from agui_core.machine.record import (
+    ResolvedInterrupt,
+    ThreadRecord,
+    record_from_dict,
+    record_to_dict,
+)
+from agui_core.store.base import StoreError, VersionConflict, extend_lease
+
+try:
+    import asyncpg
+except ImportError as exc:  # pragma: no cover - the extra is part of the test install
+    raise ImportError("PostgresThreadStore needs asyncpg: pip install 'agui-core[postgres]'") from exc
+
+__all__ = ["DEFAULT_SCHEMA", "SCHEMA_VERSION", "PostgresThreadStore"]
+
+SCHEMA_VERSION = 2
+"""The layout of the schema, kept in its ``schema_version`` table; a newer schema is refused."""
+
+DEFAULT_SCHEMA = "agui"
+
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+# Migration n takes the schema from version n - 1 to n. "{s}" stands for the schema's name.
+_MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE {s}.threads (
+        thread_id text PRIMARY KEY,
+        version bigint NOT NULL,
+        state text NOT NULL,
+        owner text,
+        record json NOT NULL
+    );
+    CREATE TABLE {s}.interrupts (
+        interrupt_id text PRIMARY KEY,
+        thread_id text NOT NULL
+    );
+    CREATE TABLE {s}.audit (
+        thread_id text NOT NULL,
+        seq integer NOT NULL,
+        interrupt_id text NOT NULL,
+        reason text NOT NULL,
+        raised_in text NOT NULL,
+        raised_at text,
+        status text NOT NULL,
+        answered_in text,
+        answered_at text,
+        outcome text,
+        entry json NOT NULL,
+        PRIMARY KEY (thread_id, seq)
+    );
+    -- The audit trail only grows: rows can be added, never changed or taken away.
+    CREATE FUNCTION {s}.audit_is_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION 'the audit trail is append-only';
+    END $$;
+    CREATE TRIGGER audit_is_append_only BEFORE UPDATE OR DELETE ON {s}.audit
+        FOR EACH STATEMENT EXECUTE FUNCTION {s}.audit_is_append_only();
+
+    -- A save, whole, in one call: the compare-and-set, the interrupt index, the audit rows.
+    -- saved is false on a conflict, and stored is then the version stored (NULL: none).
+    CREATE FUNCTION {s}.save_thread(
+        p_thread_id text,
+        p_version bigint,
+        p_state text,
+        p_owner text,
+        p_record json,
+        p_interrupt_ids text[],
+        p_resolved integer,
+        OUT saved boolean,
+        OUT stored bigint
+    ) LANGUAGE plpgsql AS $$
+    DECLARE
+        known integer;
+    BEGIN
+        IF p_version = 1 THEN
+            INSERT INTO {s}.threads (thread_id, version, state, owner, record)
+            VALUES (p_thread_id, 1, p_state, p_owner, p_record)
+            ON CONFLICT (thread_id) DO NOTHING;
+        ELSE
+            UPDATE {s}.threads SET version = p_version, state = p_state, owner = p_owner, record = p_record
+            WHERE thread_id = p_thread_id AND version = p_version - 1;
+        END IF;
+        saved := FOUND;
+        IF NOT saved THEN
+            SELECT t.version INTO stored FROM {s}.threads AS t WHERE t.thread_id = p_thread_id;
+            RETURN;
+        END IF;
+        -- An id already known keeps the thread that raised it first (interrupt ids are
+        -- unique per thread, not across threads).
+        INSERT INTO {s}.interrupts (interrupt_id, thread_id)
+        SELECT id, p_thread_id FROM unnest(p_interrupt_ids) AS id
+        ON CONFLICT (interrupt_id) DO NOTHING;
+        IF p_resolved > 0 THEN
+            SELECT coalesce(max(a.seq) + 1, 0) INTO known FROM {s}.audit AS a WHERE a.thread_id = p_thread_id;
+            IF p_resolved > known THEN
+                -- The row lock the compare-and-set took orders the saves of this thread, so
+                -- no other save appends to its trail meanwhile.
+                INSERT INTO {s}.audit (thread_id, seq, interrupt_id, reason, raised_in, raised_at, status,
+                                       answered_in, answered_at, outcome, entry)
+                SELECT p_thread_id, (n - 1)::integer, e -> 'interrupt' ->> 'id', e -> 'interrupt' ->> 'reason',
+                       e ->> 'runId', e ->> 'raisedAt', e ->> 'status', e ->> 'answeredIn', e ->> 'answeredAt',
+                       e ->> 'outcome', e
+                FROM json_array_elements(p_record -> 'resolved') WITH ORDINALITY AS r(e, n)
+                WHERE n > known;
+                INSERT INTO {s}.interrupts (interrupt_id, thread_id)
+                SELECT e -> 'interrupt' ->> 'id', p_thread_id
+                FROM json_array_elements(p_record -> 'resolved') WITH ORDINALITY AS r(e, n)
+                WHERE n > known
+                ON CONFLICT (interrupt_id) DO NOTHING;
+            END IF;
+        END IF;
+    END $$;
+    """,
+    """
+    CREATE TABLE {s}.leases (
+        thread_id text PRIMARY KEY,
+        run_id text NOT NULL,
+        until timestamptz
+    );
+    DROP FUNCTION {s}.save_thread(text, bigint, text, text, json, text[], integer);
+
+    -- Version 1's save, and the lease of the run in progress: a save by the run that holds
+    -- the row keeps the later lease (greatest ignores NULL), a new run brings its own, and a
+    -- record with no run in progress lets the thread go.
+    CREATE FUNCTION {s}.save_thread(
+        p_thread_id text,
+        p_version bigint,
+        p_state text,
+        p_owner text,
+        p_record json,
+        p_interrupt_ids text[],
+        p_resolved integer,
+        p_run_id text,
+        p_lease_until timestamptz,
+        OUT saved boolean,
+        OUT stored bigint
+    ) LANGUAGE plpgsql AS $$
+    DECLARE
+        known integer;
+    BEGIN
+        IF p_version = 1 THEN
+            INSERT INTO {s}.threads (thread_id, version, state, owner, record)
+            VALUES (p_thread_id, 1, p_state, p_owner, p_record)
+            ON CONFLICT (thread_id) DO NOTHING;
+        ELSE
+            UPDATE {s}.threads SET version = p_version, state = p_state, owner = p_owner, record = p_record
+            WHERE thread_id = p_thread_id AND version = p_version - 1;
+        END IF;
+        saved := FOUND;
+        IF NOT saved THEN
+            SELECT t.version INTO stored FROM {s}.threads AS t WHERE t.thread_id = p_thread_id;
+            RETURN;
+        END IF;
+        IF p_run_id IS NULL THEN
+            DELETE FROM {s}.leases AS l WHERE l.thread_id = p_thread_id;
+        ELSE
+            INSERT INTO {s}.leases AS l (thread_id, run_id, until) VALUES (p_thread_id, p_run_id, p_lease_until)
+            ON CONFLICT (thread_id) DO UPDATE SET
+                until = CASE WHEN l.run_id = p_run_id THEN greatest(l.until, p_lease_until) ELSE p_lease_until END,
+                run_id = p_run_id;
+        END IF;
+        INSERT INTO {s}.interrupts (interrupt_id, thread_id)
+        SELECT id, p_thread_id FROM unnest(p_interrupt_ids) AS id
+        ON CONFLICT (interrupt_id) DO NOTHING;
+        IF p_resolved > 0 THEN
+            SELECT coalesce(max(a.seq) + 1, 0) INTO known FROM {s}.audit AS a WHERE a.thread_id = p_thread_id;
+            IF p_resolved > known THEN
+                INSERT INTO {s}.audit (thread_id, seq, interrupt_id, reason, raised_in, raised_at, status,
+                                       answered_in, answered_at, outcome, entry)
+                SELECT p_thread_id, (n - 1)::integer, e -> 'interrupt' ->> 'id', e -> 'interrupt' ->> 'reason',
+                       e ->> 'runId', e ->> 'raisedAt', e ->> 'status', e ->> 'answeredIn', e ->> 'answeredAt',
+                       e ->> 'outcome', e
+                FROM json_array_elements(p_record -> 'resolved') WITH ORDINALITY AS r(e, n)
+                WHERE n > known;
+                INSERT INTO {s}.interrupts (interrupt_id, thread_id)
+                SELECT e -> 'interrupt' ->> 'id', p_thread_id
+                FROM json_array_elements(p_record -> 'resolved') WITH ORDINALITY AS r(e, n)
+                WHERE n > known
+                ON CONFLICT (interrupt_id) DO NOTHING;
+            END IF;
+        END IF;
+    END $$;
+    """,
+)
+
+assert len(_MIGRATIONS) == SCHEMA_VERSION
+
+# What a lost, refused, reset or timed-out connection raises (asyncpg's own errors, the
+# socket's, and its timeouts); a PostgresError is the server refusing a statement.
+_FAILURES: tuple[type[BaseException], ...] = (
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    OSError,
+    TimeoutError,
+)
+# Opening also fails on a DSN asyncpg cannot read.
+_OPEN_FAILURES: tuple[type[BaseException], ...] = (*_FAILURES, ValueError)
+_CONNECTION_LOST: tuple[type[BaseException], ...] = (
+    asyncpg.InterfaceError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.AdminShutdownError,
+    OSError,
+)
+
+
+def _resolved_from_dicts(thread_id: str, entries: list[Any]) -> tuple[ResolvedInterrupt, ...]:
+    # record_from_dict is the one reader of a resolved entry's JSON; an empty record's JSON
+    # around the entries reuses it, so a field added to the record or the entry is read too.
+    shell = record_to_dict(ThreadRecord(thread_id=thread_id))
+    shell["resolved"] = entries
+    return record_from_dict(shell).resolved
+
+
+def _split_schema(dsn: str) -> tuple[str, str | None]:
+    """``dsn`` without its ``schema`` query parameter, and that parameter (``None``: absent)."""
+    parts = urlsplit(dsn)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schemas = [value for key, value in query if key == "schema"]
+    if not schemas:
+        return dsn, None
+    rest = urlencode([(key, value) for key, value in query if key != "schema"])
+    return urlunsplit(parts._replace(query=rest)), schemas[-1]
+
+
+def _lock_key(schema: str) -> int:
+    """The advisory lock migrations of ``schema`` hold: a stable signed 64-bit number."""
+    digest = hashlib.blake2b(f"agui-core schema {schema}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+class PostgresThreadStore:
+    """A :class:`~agui_core.store.base.ThreadStore` in the PostgreSQL database at ``dsn``.
+
+    ``dsn`` is a libpq URL (``postgresql://user:password@host:port/database``); a ``schema``
+    query parameter in it names the schema, as ``schema`` does (the argument wins; default
+    ``agui``: lower-case letters, digits and ``_``). The schema and its tables are created or
+    migrated on first use. The store keeps a pool of ``min_size`` to ``max_size``
+    connections, opened on first use; a call fails with ``StoreError`` when a connection or
+    a statement takes longer than ``timeout`` seconds. ``application_name`` is what
+    PostgreSQL's ``pg_stat_activity`` shows for the store's connections.
+    ``synchronous_commit`` is PostgreSQL's setting for the store's sessions: ``"on"`` (a save
+    that returned survives a crash of the database server) or ``"off"`` (faster; a crash of the
+    server may lose the last fraction of a second of saves, never corrupt a thread).
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str | None = None,
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = 10.0,
+        application_name: str = "agui-core",
+        synchronous_commit: Literal["on", "off"] = "on",
+    ) -> None:
+        if synchronous_commit not in ("on", "off"):
+            raise ValueError(f"synchronous_commit must be 'on' or 'off', not {synchronous_commit!r}")
+        dsn, named = _split_schema(dsn)
+        schema = schema if schema is not None else (named or DEFAULT_SCHEMA)
+        if not _SCHEMA_NAME.fullmatch(schema):
+            raise ValueError(f"schema {schema!r}: use lower-case letters, digits and _ (63 at most)")
+        self._dsn = dsn
+        self._schema = schema
+        self._min_size = min_size
+        self._max_size = max_size
+        self._timeout = timeout
+        self._application_name = application_name
+        self._synchronous_commit = synchronous_commit
+        self._pool: Any = None
+        self._opening = anyio.Lock()
+        self._closed = False
+        s = schema
+        self._load_sql = (
+            f"SELECT t.version, t.record, l.run_id, l.until FROM {s}.threads AS t"
+            f" LEFT JOIN {s}.leases AS l USING (thread_id) WHERE t.thread_id = $1"
+        )
+        self._save_sql = f"SELECT saved, stored FROM {s}.save_thread($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+        self._renew_sql = (
+            f"UPDATE {s}.leases SET until = greatest(until, $3) WHERE thread_id = $1 AND run_id = $2"
+        )
+        self._interrupt_sql = f"SELECT thread_id FROM {s}.interrupts WHERE interrupt_id = $1"
+        self._audit_sql = f"SELECT entry FROM {s}.audit WHERE thread_id = $1 ORDER BY seq"
+
+    @property
+    def schema(self) -> str:
+        return self._schema
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # -- the pool and the schema ------------------------------------------------------------
+
+    async def _connected(self) -> Any:
+        """The pool, opened (and the schema migrated) on first use."""
+        if self._closed:
+            raise StoreError("the thread store is closed")
+        if self._pool is not None:
+            return self._pool
+        async with self._opening:
+            if self._pool is None:
+                try:
+                    pool = await asyncpg.create_pool(
+                        self._dsn,
+                        min_size=self._min_size,
+                        max_size=self._max_size,
+                        timeout=self._timeout,
+                        command_timeout=self._timeout,
+                        server_settings={
+                            "application_name": self._application_name,
+                            "synchronous_commit": self._synchronous_commit,
+                        },
+                    )
+                except _OPEN_FAILURES as exc:
+                    raise StoreError(f"cannot connect to the thread store: {exc}") from exc
+                try:
+                    async with pool.acquire(timeout=self._timeout) as connection:
+                        await self._migrate(connection)
+                except BaseException:
+                    pool.terminate()
+                    raise
+                if self._closed:  # closed while opening
+                    pool.terminate()
+                    raise StoreError("the thread store is closed")
+                self._pool = pool
+        return self._pool
+
+    async def _schema_version(self, connection: Any) -> int:
+        table = await connection.fetchval("SELECT to_regclass($1)::text", f"{self._schema}.schema_version")
+        if table is None:
+            return 0
+        found: int = await connection.fetchval(f"SELECT coalesce(max(version), 0) FROM {self._schema}.schema_version")
+        if found > SCHEMA_VERSION:
+            raise StoreError(
+                f"the thread store's schema {self._schema!r} has version {found}; "
+                f"this agui-core reads up to {SCHEMA_VERSION}"
+            )
+        return found
+
+    async def _migrate(self, connection: Any) -> None:
+        """Bring the schema to :data:`SCHEMA_VERSION`; one host at a time, each step whole."""
+        try:
+            if await self._schema_version(connection) == SCHEMA_VERSION:
+                return  # the usual case: no lock, no DDL, no privileges needed beyond the tables
+            async with connection.transaction():
+                await connection.execute("SELECT pg_advisory_xact_lock($1)", _lock_key(self._schema))
+                s = self._schema
+                await connection.execute(f"CREATE SCHEMA IF NOT EXISTS {s}")
+                await connection.execute(
+                    f"CREATE TABLE IF NOT EXISTS {s}.schema_version ("
+                    " version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+                )
+                current = await self._schema_version(connection)
+                for version in range(current + 1, SCHEMA_VERSION + 1):
+                    await connection.execute(_MIGRATIONS[version - 1].format(s=s))
+                    await connection.execute(f"INSERT INTO {s}.schema_version (version) VALUES ($1)", version)
+        except _FAILURES as exc:
+            raise StoreError(f"cannot create or migrate the thread store's schema {self._schema!r}: {exc}") from exc
+
+    async def _read(self, what: str, method: str, query: str, *args: Any) -> Any:
+        """Run a read-only query; once more on a fresh connection if the first one was lost."""
+        pool = await self._connected()
+        for attempt in (1, 2):
+            try:
+                async with pool.acquire(timeout=self._timeout) as connection:
+                    return await getattr(connection, method)(query, *args)
+            except _CONNECTION_LOST as exc:
+                if attempt == 2 or self._closed:
+                    raise StoreError(f"cannot {what}: {exc}") from exc
+            except _FAILURES as exc:
+                raise StoreError(f"cannot {what}: {exc}") from exc
+        raise AssertionError("unreachable")
+
+    # -- the ThreadStore interface ----------------------------------------------------------
+
+    async def load(self, thread_id: str) -> ThreadRecord | None:
+        """The last record saved for ``thread_id``, or ``None`` for a thread never saved."""
+        row = await self._read(f"load thread {thread_id!r}", "fetchrow", self._load_sql, thread_id)
+        if row is None:
+            return None
+        version, text, lease_run, lease_until = row
+        try:
+            record = record_from_dict(orjson.loads(text))
+        # A row that is not a record fails in many ways (orjson's ValueError, a missing key,
+        # cattrs' validation error groups); every one of them means a corrupt row.
+        except Exception as exc:
+            raise StoreError(f"the stored record of thread {thread_id!r} is corrupt: {exc!r}") from exc
+        if record.thread_id != thread_id or record.version != version:
+            raise StoreError(
+                f"the stored record of thread {thread_id!r} is corrupt: it says thread "
+                f"{record.thread_id!r} version {record.version}, its row says version {version}"
+            )
+        run = record.active_run
+        if run is None or lease_run != run.run_id or lease_until is None:
+            return record
+        return extend_lease(record, lease_until.isoformat())
+
+    async def save(self, record: ThreadRecord) -> None:
+        """Save ``record`` if the stored version is ``record.version - 1``; else ``VersionConflict``.
+
+        ``StoreError`` when the outcome is unknown (the connection failed): the record may or
+        may not have been saved, and the caller must read the store to know.
+        """
+        thread_id = record.thread_id
+        if record.version < 1:
+            raise ValueError(f"thread {thread_id!r}: a saved record has version 1 or more, not {record.version}")
+        try:
+            text = orjson.dumps(record_to_dict(record)).decode()
+        except Exception as exc:
+            raise StoreError(f"thread {thread_id!r}: the record cannot be written as JSON: {exc}") from exc
+        ids = [o.interrupt.id for o in record.open_interrupts]
+        run = record.active_run
+        if run is not None:
+            ids += [answered.id for answered, _, _ in run.answers]
+        lease_until = None if run is None else run.lease_until
+        try:
+            lease = None if lease_until is None else datetime.fromisoformat(lease_until)
+        except ValueError as exc:
+            raise StoreError(f"thread {thread_id!r}: the lease {lease_until!r} is not an instant") from exc
+        pool = await self._connected()
+        try:
+            async with pool.acquire(timeout=self._timeout) as connection:
+                saved, stored = await connection.fetchrow(
+                    self._save_sql,
+                    thread_id,
+                    record.version,
+                    record.state.value,
+                    record.owner,
+                    text,
+                    ids,
+                    len(record.resolved),
+                    None if run is None else run.run_id,
+                    lease,
+                )
+        except _FAILURES as exc:
+            raise StoreError(
+                f"cannot save thread {thread_id!r} version {record.version}; whether it was saved is unknown: {exc}"
+            ) from exc
+        if not saved:
+            raise VersionConflict(thread_id, record.version - 1, stored)
+
+    async def renew_lease(self, thread_id: str, run_id: str, until: datetime) -> bool:
+        """Extend the lease of run ``run_id`` to ``until`` if it is the thread's run in progress.
+
+        ``StoreError`` when the connection fails: the lease may or may not have been renewed.
+        """
+        if until.tzinfo is None:
+            raise ValueError("a lease ends at an aware datetime")
+        pool = await self._connected()
+        try:
+            async with pool.acquire(timeout=self._timeout) as connection:
+                status = await connection.execute(self._renew_sql, thread_id, run_id, until)
+        except _FAILURES as exc:
+            raise StoreError(f"cannot renew the lease of run {run_id!r} on thread {thread_id!r}: {exc}") from exc
+        return bool(status == "UPDATE 1")
+
+    async def thread_of_interrupt(self, interrupt_id: str) -> str | None:
+        """The thread that raised ``interrupt_id``, open or closed, or ``None``."""
+        found = await self._read(f"look up interrupt {interrupt_id!r}", "fetchval", self._interrupt_sql, interrupt_id)
+        return None if found is None else str(found)
+
+    async def audit(self, thread_id: str) -> Sequence[ResolvedInterrupt]:
+        """Every interrupt closed on ``thread_id`` and how, in the order they were closed."""
+        rows = await self._read(f"read the audit trail of thread {thread_id!r}", "fetch", self._audit_sql, thread_id)
+        try:
+            return _resolved_from_dicts(thread_id, [orjson.loads(entry) for (entry,) in rows])
+        except Exception as exc:
+            raise StoreError(f"the audit trail of thread {thread_id!r} is corrupt: {exc!r}") from exc
+
+    async def aclose(self) -> None:
+        """Close the pool; any later call raises ``StoreError``. Closing twice is fine.
+
+        Calls in flight get ``timeout`` seconds to finish; then their connections are cut.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        # Shielded: a cancelled close must still close, or the connections would leak.
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(self._timeout):
+                await pool.close()
+                return
+            pool.terminate()

@@ -1,0 +1,98 @@
+"""``agui conformance``: the table on standard output, the JSON report, the exit status."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import anyio
+import orjson
+import pytest
+
+from agui_core.cli import main
+from agui_core.conformance import CATALOGUE
+from agui_core.runtime import Host
+from tests.conformance import broken
+from tests.conformance.servers import make_host, serving
+
+
+@contextmanager
+def served(host_class: type[Host] = Host, transport: str = "http") -> Iterator[str]:
+    """A host served from a thread of its own, so the command can run its own event loop."""
+    where: list[str] = []
+    up, down = threading.Event(), threading.Event()
+
+    async def serve() -> None:
+        async with serving(make_host(host_class), transport) as url:
+            where.append(url)
+            up.set()
+            while not down.is_set():
+                await anyio.sleep(0.02)
+
+    thread = threading.Thread(target=anyio.run, args=(serve,), daemon=True)
+    thread.start()
+    try:
+        assert up.wait(10), "the server did not start"
+        yield where[0]
+    finally:
+        down.set()
+        thread.join(10)
+
+
+def test_a_conforming_server_exits_0_with_a_table_and_a_json_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "report.json"
+    with served() as url:
+        status = main(["conformance", url, "--expiry-wait", "5", "--timeout", "10", "--json", str(report)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert f"{len(CATALOGUE)} passed, 0 failed, 0 not applicable" in out
+    document = orjson.loads(report.read_bytes())
+    assert document["ok"] is True and document["transport"] == "http"
+    assert [c["id"] for c in document["checks"]] == [spec.id for spec in CATALOGUE]
+    assert all(c["seed"] and c["words"] and c["rule"] for c in document["checks"])
+
+
+def test_a_broken_server_exits_1_and_names_the_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with served(broken.AcceptsUnknownIds, "ws") as url:
+        status = main(["conformance", url, "--expiry-wait", "5", "--timeout", "10", "--header", "X-Test: 1"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "FAIL r2.unknown-id [R2]" in out and "1 failed" in out
+
+
+def test_answers_and_inputs_come_from_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A form answer the server must refuse shows that the kit resumed with the file's payload.
+    answers = tmp_path / "answers.json"
+    answers.write_bytes(orjson.dumps({"input_required": {"quarter": "Q9", "year": 2031, "revenue": 7}}))
+    run_input = tmp_path / "input.json"
+    run_input.write_bytes(orjson.dumps({"messages": [{"id": "u1", "role": "user", "content": "go"}]}))
+    report = tmp_path / "report.json"
+    with served() as url:
+        argv = ["conformance", url, "--input", str(run_input), "--answers", str(answers), "--json", str(report)]
+        status = main([*argv, "--expiry-wait", "0"])
+    assert status == 1, capsys.readouterr().out
+    checks = {c["id"]: c for c in orjson.loads(report.read_bytes())["checks"]}
+    accepted = checks["resume.accepted"]
+    assert accepted["status"] == "fail" and "INVALID_PAYLOAD" in accepted["detail"]
+    (resume,) = accepted["evidence"]
+    assert resume["sent"]["messages"][0]["id"] == "u1"
+    assert resume["sent"]["resume"][2]["payload"] == {"quarter": "Q9", "year": 2031, "revenue": 7}
+    assert checks["r7.expired"]["status"] == "n/a" and "--expiry-wait" in checks["r7.expired"]["detail"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["conformance", "ftp://example.com"], "speaks http(s)://"),
+        (["conformance", "http://127.0.0.1:9", "--header", "nocolon"], "is not NAME:VALUE"),
+        (["conformance", "http://127.0.0.1:9", "--input", "/nonexistent.json"], "nonexistent"),
+        (["conformance", "http://127.0.0.1:9", "--timeout", "5"], "cannot test http://127.0.0.1:9"),
+    ],
+)
+def test_what_cannot_be_tested_exits_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
