@@ -22,7 +22,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--long",
         action="store_true",
-        help="run the cost tests in their long form (100 resume cycles, 16 MB against 4 MB); or set AGUI_LONG=1",
+        help="run the cost tests in their long form (100 resume cycles, not 40); or set AGUI_LONG=1",
     )
 
 
