@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -16,8 +17,24 @@ __all__: list[str] = []
 
 _T = TypeVar("_T")
 
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--long",
+        action="store_true",
+        help="run the cost tests in their long form (100 resume cycles, not 40); or set AGUI_LONG=1",
+    )
+
+
+@pytest.fixture
+def long_form(request: pytest.FixtureRequest) -> bool:
+    """Whether the cost tests run in their long form (``--long`` or ``AGUI_LONG=1``); CI runs the short one."""
+    return bool(request.config.getoption("--long")) or os.environ.get("AGUI_LONG") == "1"
+
+
 # No per-example deadline: a loaded CI machine must not turn a slow example into a failure
-# (the suite never asserts timings). Tests choose their own max_examples.
+# (the suite never asserts absolute timings; the cost tests compare ratios within one run).
+# Tests choose their own max_examples.
 settings.register_profile("agui", deadline=None, print_blob=True)
 settings.load_profile("agui")
 

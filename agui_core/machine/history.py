@@ -35,7 +35,7 @@ import attrs
 import orjson
 
 from agui_core.errors import RemoteProtocolError, RunErrorCode, format_path
-from agui_core.protocol.codec import converter
+from agui_core.protocol.codec import MAX_DEPTH, converter, input_to_dict, overnested_at
 from agui_core.protocol.types import JSON, Message, RunAgentInput
 
 __all__ = [
@@ -51,11 +51,6 @@ __all__ = [
 MAX_ID_LENGTH: Final = 256
 """The longest id (thread, run, message, tool call, interrupt) an input may carry."""
 
-MAX_DEPTH: Final = 128
-"""How deeply an input's free JSON (state, forwarded props, resume payloads and metadata) may nest.
-
-Well under what JSON encoding allows (255), since a thread record wraps these values a few
-levels deeper when it is saved, and every value an input brings in must be savable."""
 
 CLIENT_ROLES: Final = frozenset({"user", "system", "developer"})
 """The roles a client may add to a thread that has history (``tool`` too, for frontend tools)."""
@@ -103,33 +98,18 @@ def check_input_ids(run_input: RunAgentInput) -> None:
             )
 
 
-def _deeper_than(value: object, limit: int) -> bool:
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list | tuple):
-            if depth >= limit:
-                return True
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-    return False
-
-
 def check_input_depth(run_input: RunAgentInput) -> None:
-    """Refuse (``INVALID_INPUT``, with the path) free JSON nested deeper than :data:`MAX_DEPTH`."""
-    places: list[tuple[tuple[str | int, ...], object]] = [
-        (("state",), run_input.state),
-        (("forwardedProps",), run_input.forwarded_props),
-    ]
-    for index, entry in enumerate(run_input.resume or ()):
-        places.append((("resume", index, "payload"), entry.payload))
-        places.append((("resume", index, "metadata"), entry.metadata))
-    for path, value in places:
-        if _deeper_than(value, MAX_DEPTH):
-            raise RemoteProtocolError(
-                RunErrorCode.INVALID_INPUT,
-                f"invalid RunAgentInput at {format_path(path)}: nested deeper than {MAX_DEPTH} levels",
-            )
+    """Refuse (``INVALID_INPUT``, with the path) an input nested deeper than :data:`MAX_DEPTH`.
+
+    Decoding refuses those already; this covers inputs built in code, so that nothing an
+    input brings into a thread is deeper than what the thread can save and announce.
+    """
+    at = overnested_at(input_to_dict(run_input))
+    if at is not None:
+        raise RemoteProtocolError(
+            RunErrorCode.INVALID_INPUT,
+            f"invalid RunAgentInput at {format_path(at)}: JSON nested at most {MAX_DEPTH} levels deep",
+        )
 
 
 def _canonical(value: JSON) -> bytes:

@@ -6,6 +6,7 @@ back, bit for bit, so any store that can keep a JSON document can keep a thread.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -26,6 +27,7 @@ __all__ = [
     "ResolvedInterrupt",
     "ThreadRecord",
     "ToolJournalEntry",
+    "payload_digest",
     "record_from_dict",
     "record_to_dict",
 ]
@@ -119,15 +121,25 @@ class ToolJournalEntry:
     """The tool and the arguments it was started with."""
 
 
+_DIGEST_PREFIX = "sha256:"
+
+
+def payload_digest(canonical: str) -> str:
+    """A resume payload's identity: the SHA-256 of its canonical JSON text, however long that is."""
+    return _DIGEST_PREFIX + hashlib.sha256(canonical.encode()).hexdigest()
+
+
 @attrs.frozen(kw_only=True)
 class CompletedResume:
     """A run that was carried out, kept so the same input again is a replay.
 
-    ``answers`` is the resume's identity: ``(interrupt id, status, canonical payload JSON)``
-    sorted by id; it is empty for a run that answered nothing, which is replayed only for an
-    input with the same ``run_id`` (a client retrying a run whose end it never saw). A replay
-    re-sends ``tool_results``, the snapshots (for an interrupt outcome) and a
-    ``RUN_FINISHED`` with ``outcome`` and ``result``.
+    ``answers`` is the resume's identity: ``(interrupt id, status, payload digest)`` sorted by
+    id (:func:`payload_digest` of the payload's canonical JSON); it is empty for a run that
+    answered nothing, which is replayed only for an input with the same ``run_id`` (a client
+    retrying a run whose end it never saw). A replay re-sends ``tool_results``, the thread's
+    current snapshots (for an interrupt outcome) and a ``RUN_FINISHED`` with ``outcome`` and
+    ``result``. Nothing here grows with the conversation: a thread keeps a bounded number of
+    these (see :class:`~agui_core.machine.thread.ThreadMachine`).
     """
 
     run_id: str
@@ -135,7 +147,6 @@ class CompletedResume:
     outcome: RunFinishedOutcome
     result: JSON = None
     tool_results: tuple[Event, ...] = ()
-    snapshots: tuple[Event, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -215,15 +226,19 @@ def _proposal_from_dict(data: Mapping[str, Any] | None) -> Proposal | None:
     )
 
 
-def record_to_dict(record: ThreadRecord) -> dict[str, Any]:
-    """The record as plain JSON (wire objects in their camelCase wire form)."""
+def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, Any]:
+    """The record as plain JSON (wire objects in their camelCase wire form).
+
+    ``messages=False`` leaves the thread's messages out, for a store that keeps them on
+    their own (:func:`record_from_dict` then takes them as an argument).
+    """
     run = record.active_run
-    return {
+    out = {
         "threadId": record.thread_id,
         "owner": record.owner,
         "version": record.version,
         "state": record.state.value,
-        "messages": [_unstructure(m, Message) for m in record.messages],
+        "messages": [_unstructure(m, Message) for m in record.messages] if messages else None,
         "agentState": record.agent_state,
         "open": [
             {
@@ -258,7 +273,6 @@ def record_to_dict(record: ThreadRecord) -> dict[str, Any]:
                 "outcome": _unstructure(c.outcome, RunFinishedOutcome),
                 "result": c.result,
                 "toolResults": [event_to_dict(e) for e in c.tool_results],
-                "snapshots": [event_to_dict(e) for e in c.snapshots],
             }
             for c in record.completed_resumes
         ],
@@ -287,8 +301,7 @@ def record_to_dict(record: ThreadRecord) -> dict[str, Any]:
             ],
             "receivedAt": run.received_at,
             "raisedAt": [list(pair) for pair in run.raised_at],
-            "messagesBefore": [_unstructure(m, Message) for m in run.messages_before],
-            "stateBefore": run.state_before,
+            **_before(record, run),
             "inputMessages": None
             if run.input_messages is None
             else [_unstructure(m, Message) for m in run.input_messages],
@@ -299,24 +312,53 @@ def record_to_dict(record: ThreadRecord) -> dict[str, Any]:
             "leaseUntil": run.lease_until,
         },
     }
+    if not messages:
+        del out["messages"]
+    return out
+
+
+def _before(record: ThreadRecord, run: ActiveRun) -> dict[str, Any]:
+    """Where the run started from, unless it is the record's own messages and state.
+
+    It always is for a record a ThreadMachine made (a thread in the middle of a run is
+    saved as it stood before the run), and the conversation is not written twice.
+    """
+    out: dict[str, Any] = {}
+    if not (run.messages_before is record.messages or run.messages_before == record.messages):
+        out["messagesBefore"] = [_unstructure(m, Message) for m in run.messages_before]
+    if not (run.state_before is record.agent_state or run.state_before == record.agent_state):
+        out["stateBefore"] = run.state_before
+    return out
+
+
+def _answer_identity(answer: list[str]) -> tuple[str, str, str]:
+    interrupt_id, status, payload = answer
+    if not payload.startswith(_DIGEST_PREFIX):  # saved before payloads were kept as digests
+        payload = payload_digest(payload)
+    return interrupt_id, status, payload
 
 
 def _events(items: list[Any]) -> tuple[Event, ...]:
     return tuple(event_from_dict(item) for item in items)  # type: ignore[misc]
 
 
-def record_from_dict(data: Mapping[str, Any]) -> ThreadRecord:
-    """The record ``record_to_dict`` wrote; raises ``KeyError``/``ValueError`` on anything else."""
+def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] | None = None) -> ThreadRecord:
+    """The record ``record_to_dict`` wrote; raises ``KeyError``/``ValueError`` on anything else.
+
+    ``messages``, when given, are the thread's messages, kept apart from ``data``.
+    """
     structure = _structure
     run = data["activeRun"]
     version = data["version"]
+    if messages is None:
+        messages = tuple(structure(m, Message) for m in data["messages"])
     return ThreadRecord(
         thread_id=data["threadId"],
         # Records saved before threads had owners belong to the anonymous principal.
         owner=data.get("owner", ANONYMOUS if version else None),
         version=version,
         state=ThreadState(data["state"]),
-        messages=tuple(structure(m, Message) for m in data["messages"]),
+        messages=messages,
         agent_state=data["agentState"],
         open_interrupts=tuple(
             OpenInterrupt(
@@ -347,11 +389,10 @@ def record_from_dict(data: Mapping[str, Any]) -> ThreadRecord:
         completed_resumes=tuple(
             CompletedResume(
                 run_id=c["runId"],
-                answers=tuple((a[0], a[1], a[2]) for a in c["answers"]),
+                answers=tuple(_answer_identity(a) for a in c["answers"]),
                 outcome=structure(c["outcome"], RunFinishedOutcome),
                 result=c["result"],
                 tool_results=_events(c["toolResults"]),
-                snapshots=_events(c["snapshots"]),
             )
             for c in data["completedResumes"]
         ),
@@ -376,8 +417,10 @@ def record_from_dict(data: Mapping[str, Any]) -> ThreadRecord:
             ),
             received_at=run["receivedAt"],
             raised_at=tuple((pair[0], pair[1]) for pair in run["raisedAt"]),
-            messages_before=tuple(structure(m, Message) for m in run["messagesBefore"]),
-            state_before=run["stateBefore"],
+            messages_before=messages
+            if "messagesBefore" not in run
+            else tuple(structure(m, Message) for m in run["messagesBefore"]),
+            state_before=run["stateBefore"] if "stateBefore" in run else data["agentState"],
             input_messages=None
             if run["inputMessages"] is None
             else tuple(structure(m, Message) for m in run["inputMessages"]),

@@ -45,6 +45,7 @@ from agui_core.errors import (
     PayloadError,
     RemoteProtocolError,
     RunErrorCode,
+    format_path,
 )
 from agui_core.machine.effects import Answer, Effect, Emit, Persist, StartAgent
 from agui_core.machine.expiry import read_expires_at
@@ -60,10 +61,11 @@ from agui_core.machine.record import (
     ResolvedInterrupt,
     ThreadRecord,
     ToolJournalEntry,
+    payload_digest,
 )
 from agui_core.machine.transitions import MachineInput, ThreadState, next_state
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import converter
+from agui_core.protocol.codec import MAX_DEPTH, converter, event_to_dict, overnested_at
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import (
     JSON,
@@ -78,7 +80,7 @@ from agui_core.protocol.types import (
     SubagentFinishedSuspendedOutcome,
 )
 
-__all__ = ["CORE_REASONS", "MAX_INTERRUPTS", "ThreadMachine"]
+__all__ = ["CORE_REASONS", "MAX_INTERRUPTS", "RESUMES_KEPT", "ThreadMachine"]
 
 CORE_REASONS = frozenset({"tool_call", "input_required", "confirmation"})
 """The reasons SPEC section 4 defines; ``core:`` is reserved for future ones."""
@@ -86,11 +88,17 @@ CORE_REASONS = frozenset({"tool_call", "input_required", "confirmation"})
 MAX_INTERRUPTS = 100
 """The most interrupts one run may end with, so the most entries a resume may carry."""
 
-_RETRIES_KEPT = 4
-"""How many ended runs that answered nothing are kept for clients retrying them by run id.
+RESUMES_KEPT = 16
+"""How many completed resumes a thread keeps for replay (rule 5), the most recent ones.
 
-They are kept without snapshots (a retry is sent the thread's current ones), so a suspended
-thread does not hold its conversation twice."""
+A resume older than that, sent again, is ``INTERRUPT_ALREADY_RESOLVED``: its interrupts
+stay in the audit trail, which is what says they were answered. A kept resume holds its
+identity (a digest per answer), outcome, result and tool results, never the conversation:
+a replay that ends on an interrupt is sent the thread's current snapshots, so a thread's
+record grows with its conversation and its audit trail, not with how many runs it had."""
+
+_RETRIES_KEPT = 4
+"""How many ended runs that answered nothing are kept for clients retrying them by run id."""
 
 _CONFIRMATION_SCHEMA: Mapping[str, Any] = {"type": "boolean"}
 """A ``confirmation`` without a ``responseSchema`` is answered yes or no."""
@@ -114,6 +122,25 @@ _MESSAGE_EVENTS = frozenset(
     }
 )
 """Events that change the thread's messages (``ACTIVITY_DELTA`` too, handled on its own)."""
+_FREE_JSON_EVENTS = frozenset(
+    {
+        ev.ToolCallResultEvent,
+        ev.StateSnapshotEvent,
+        ev.StateDeltaEvent,
+        ev.MessagesSnapshotEvent,
+        ev.ActivitySnapshotEvent,
+        ev.ActivityDeltaEvent,
+        ev.RawEvent,
+        ev.CustomEvent,
+        ev.SubagentFinishedEvent,
+    }
+)
+"""Events with fields of free JSON, whose nesting ``emit`` checks (any event with a
+``rawEvent``, ``metadata`` or unknown keys too)."""
+_STATE_LEVEL = 2
+"""The level of the state in the ``STATE_SNAPSHOT`` that announces it."""
+_MESSAGE_CONTENT_LEVEL = 4
+"""The level of a message's content in a ``MESSAGES_SNAPSHOT`` (event, messages, message)."""
 
 
 def _own(value: JSON) -> JSON:
@@ -147,6 +174,12 @@ def _tool_message(event: ev.ToolCallResultEvent) -> dict[str, Any]:
     }
 
 
+def _without_parameters(proposal: Proposal | None) -> Proposal | None:
+    if proposal is None or proposal.parameters is None:
+        return proposal
+    return attrs.evolve(proposal, parameters=None)
+
+
 def _offers_edits(schema: Mapping[str, Any] | None) -> bool:
     """Whether an approval's ``responseSchema`` offers ``editedArgs`` (SPEC section 5)."""
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
@@ -155,7 +188,7 @@ def _offers_edits(schema: Mapping[str, Any] | None) -> bool:
 
 def _fingerprint(entries: Iterable[ResumeEntry]) -> tuple[tuple[str, str, str], ...]:
     """A resume's identity for replay: (interrupt id, status, payload) per entry, by id."""
-    return tuple(sorted((e.interrupt_id, e.status, _canonical(e.payload)) for e in entries))
+    return tuple(sorted((e.interrupt_id, e.status, payload_digest(_canonical(e.payload))) for e in entries))
 
 
 def _ids(items: Iterable[str], *, shown: int = 5) -> str:
@@ -210,6 +243,11 @@ class ThreadMachine:
         self._messages: list[dict[str, Any]] = []
         self._structured: tuple[Message, ...] | None = ()
         """``_messages`` as wire objects, built when asked for and dropped when they change."""
+        self._streams: dict[tuple[str, str], tuple[dict[str, Any], str, list[str]]] = {}
+        """Text streamed into ``_messages`` and not yet joined: by (field, id), the dict that
+        holds the text, its key, and the pieces. Appending each delta to a string would copy
+        the whole text every time (quadratic in its length); the pieces are joined once, when
+        the messages are read (:meth:`_settle`)."""
         self._agent_state: JSON = None
         self._open: tuple[OpenInterrupt, ...] = ()
         self._resolved: list[ResolvedInterrupt] = []
@@ -274,12 +312,14 @@ class ThreadMachine:
     @continuation.setter
     def continuation(self, value: JSON) -> None:
         run = self._live_run(MachineInput.EMIT)
+        self._check_depth(value, 1, value, "the continuation")
         run.continuation = _own(value)
 
     @property
     def messages(self) -> tuple[Message, ...]:
         """The thread's messages as the machine has tracked them."""
         if self._structured is None:
+            self._settle()
             structure = converter.get_structure_hook(Message)
             self._structured = tuple(structure(m, Message) for m in self._messages)
         return self._structured
@@ -329,6 +369,7 @@ class ThreadMachine:
 
     def _proposal(self, tool_call_id: str, parameters: Mapping[str, JSON] | None) -> Proposal | None:
         """The tool call ``tool_call_id`` as the thread holds it now (the agent's own, this run)."""
+        self._settle()
         call = self._find_tool_call(tool_call_id)
         if call is None:
             return None
@@ -345,6 +386,7 @@ class ThreadMachine:
 
         Arguments that are not a JSON object read as ``{}``: a tool is called with keywords.
         """
+        self._settle()
         call = self._find_tool_call(tool_call_id)
         if call is None:
             return None
@@ -542,6 +584,7 @@ class ThreadMachine:
         gated |= {r.interrupt.tool_call_id for r in self._resolved if r.interrupt.tool_call_id is not None}
         gated |= set(self._journal)
         host_results = {j.result.message_id: _tool_message(j.result) for j in self._journal.values() if j.result}
+        self._settle()
         return merge_history(self._messages, self._agent_state, run_input, gated_calls=gated, host_results=host_results)
 
     def _partition_open(self, now: datetime) -> tuple[list[OpenInterrupt], list[OpenInterrupt]]:
@@ -775,9 +818,13 @@ class ThreadMachine:
             self._agent_state = state
 
     def _replay_snapshots(self, completed: CompletedResume) -> Sequence[ev.Event]:
-        """The snapshots a replay sends before its ``RUN_FINISHED``: recorded, or current for a retry."""
-        if completed.snapshots or completed.answers or completed.outcome.type != "interrupt":
-            return completed.snapshots
+        """The snapshots a replay sends before an interrupt ``RUN_FINISHED``: the thread's current ones.
+
+        Keeping each run's own would keep the conversation once per run; a client that
+        replays is catching up, and the current snapshots are what it needs to answer now.
+        """
+        if completed.outcome.type != "interrupt":
+            return ()
         return (ev.StateSnapshotEvent(snapshot=self._agent_state), ev.MessagesSnapshotEvent(messages=self.messages))
 
     # -- the agent's side -----------------------------------------------------------------
@@ -813,6 +860,8 @@ class ThreadMachine:
                     event,
                     f"interrupt {interrupt.id!r} was cancelled, so tool call {tool_call_id!r} is not executed",
                 )
+        if event.__class__ in _FREE_JSON_EVENTS or event.raw_event is not None or event.metadata or event.extra:
+            self._check_depth(event_to_dict(event), 1, event)
         self._track(event)
         if isinstance(event, ev.ToolCallResultEvent):
             journal = self._journal.get(event.tool_call_id)
@@ -846,6 +895,17 @@ class ThreadMachine:
         )
         return [self._persist()]
 
+    def _check_depth(self, value: JSON, level: int, event: object, what: str = "") -> None:
+        """Refuse ``value`` if, at ``level`` of the document that carries it, it nests too deep.
+
+        What the machine keeps it must be able to save and announce: an agent's value past
+        the limit is refused here, before anything is kept, rather than fail when saved or sent.
+        """
+        at = overnested_at(value, level=level)
+        if at is not None:
+            where = f"{what} at {format_path(at)}" if what else f"at {format_path(at)}"
+            raise self._refuse(event, f"{where}: JSON nested at most {MAX_DEPTH} levels deep")
+
     def _refuse(self, event: object, why: str) -> LocalProtocolError:
         name = getattr(event, "type", type(event).__name__)
         return LocalProtocolError(f"in state {self._state.name}, {name}: {why}", state=self._state, event=event)
@@ -860,6 +920,7 @@ class ThreadMachine:
                 new_state = apply_patch(self._agent_state, event.delta)
             except JsonPatchError as exc:
                 raise self._refuse(event, f"the JSON Patch does not apply to the state: {exc}") from None
+            self._check_depth(new_state, _STATE_LEVEL, event, "the patched state (as its STATE_SNAPSHOT)")
         elif isinstance(event, ev.ActivityDeltaEvent):
             target = self._find_message(event.message_id)
             if target is None:
@@ -868,6 +929,9 @@ class ThreadMachine:
                 patched = apply_patch(target.get("content"), event.patch)
             except JsonPatchError as exc:
                 raise self._refuse(event, f"the JSON Patch does not apply to the activity: {exc}") from None
+            self._check_depth(patched, _MESSAGE_CONTENT_LEVEL, event, "the patched activity (in MESSAGES_SNAPSHOT)")
+        elif isinstance(event, ev.ActivitySnapshotEvent):
+            self._check_depth(event.content, _MESSAGE_CONTENT_LEVEL, event, "the activity (in MESSAGES_SNAPSHOT)")
         try:
             run.verifier.check(event)
         except OrderingError as exc:
@@ -889,6 +953,7 @@ class ThreadMachine:
             run.state_fresh = False
         elif isinstance(event, ev.MessagesSnapshotEvent):
             if event.messages is not self._structured:  # the machine's own snapshot is current
+                self._streams.clear()
                 self._messages = [converter.unstructure(m, Message) for m in event.messages]
                 self._structured = tuple(event.messages)
             run.messages_fresh = True
@@ -913,19 +978,48 @@ class ThreadMachine:
                     return call  # type: ignore[no-any-return]
         return None
 
+    def _stream(self, key: tuple[str, str], delta: str) -> None:
+        """Add ``delta`` to the text ``key`` names: a message's content or a tool call's arguments."""
+        stream = self._streams.get(key)
+        if stream is None:
+            field, ident = key
+            if field == "content":
+                holder = self._find_message(ident)
+            else:
+                call = self._find_tool_call(ident)
+                holder = None if call is None else call["function"]
+            if holder is None:
+                return
+            stream = self._streams[key] = (holder, field, [holder.get(field) or ""])
+        stream[2].append(delta)
+
+    def _settle(self) -> None:
+        """Join the text streamed since the messages were last read into the messages."""
+        for holder, field, pieces in self._streams.values():
+            holder[field] = "".join(pieces)
+        self._streams.clear()
+
+    def _end_stream(self, key: tuple[str, str]) -> None:
+        """Join one stream: a new message or call with the same id must not receive its deltas."""
+        stream = self._streams.pop(key, None)
+        if stream is not None:
+            holder, field, pieces = stream
+            holder[field] = "".join(pieces)
+
     def _apply_message_event(self, event: ev.Event) -> None:
         if isinstance(event, ev.TextMessageStartEvent):
+            self._end_stream(("content", event.message_id))
             message: dict[str, Any] = {"id": event.message_id, "role": event.role or "assistant", "content": ""}
             if event.name is not None:
                 message["name"] = event.name
             self._messages.append(message)
         elif isinstance(event, ev.TextMessageContentEvent | ev.ReasoningMessageContentEvent):
-            target = self._find_message(event.message_id)
-            if target is not None:
-                target["content"] = (target.get("content") or "") + event.delta
+            self._stream(("content", event.message_id), event.delta)
         elif isinstance(event, ev.ReasoningMessageStartEvent):
+            self._end_stream(("content", event.message_id))
             self._messages.append({"id": event.message_id, "role": "reasoning", "content": ""})
         elif isinstance(event, ev.ToolCallStartEvent):
+            self._end_stream(("arguments", event.tool_call_id))
             call: dict[str, Any] = {
                 "id": event.tool_call_id,
                 "type": "function",
@@ -938,9 +1032,7 @@ class ThreadMachine:
                 self._messages.append(parent)
             parent.setdefault("toolCalls", []).append(call)
         elif isinstance(event, ev.ToolCallArgsEvent):
-            streamed = self._find_tool_call(event.tool_call_id)
-            if streamed is not None:
-                streamed["function"]["arguments"] += event.delta
+            self._stream(("arguments", event.tool_call_id), event.delta)
         elif isinstance(event, ev.ToolCallResultEvent):
             self._messages.append(_tool_message(event))
         elif isinstance(event, ev.ActivitySnapshotEvent):
@@ -954,6 +1046,7 @@ class ThreadMachine:
                 "content": dict(event.content),
             }
             if existing is not None:
+                self._settle()  # nothing streamed into the message it replaces may land later
                 existing.clear()
                 existing.update(activity)
             else:
@@ -1033,14 +1126,13 @@ class ThreadMachine:
             if interrupt.response_schema is not None:
                 self._validators.check_schema(iid, interrupt.response_schema)
 
-    def _commit_answers(
-        self, run: _Run, outcome: RunFinishedOutcome, result: JSON, snapshots: Sequence[ev.Event]
-    ) -> None:
-        if not run.answers:
-            # Kept only for a client that retries the same run id; the last few suffice.
-            retries = [c for c in self._completed if not c.answers]
-            if len(retries) >= _RETRIES_KEPT:
-                self._completed.remove(retries[0])
+    def _commit_answers(self, run: _Run, outcome: RunFinishedOutcome, result: JSON) -> None:
+        # Kept for replay, the last few of each kind: resumes, and runs that answered nothing
+        # (kept only for a client that retries the same run id).
+        same_kind = [c for c in self._completed if bool(c.answers) == bool(run.answers)]
+        limit = RESUMES_KEPT if run.answers else _RETRIES_KEPT
+        for dropped in same_kind[: max(0, len(same_kind) - limit + 1)]:
+            self._completed.remove(dropped)
         for interrupt, entry, raised_in in run.answers:
             call_id = interrupt.tool_call_id
             journal = self._journal.get(call_id) if call_id is not None else None
@@ -1055,8 +1147,9 @@ class ThreadMachine:
                     answered_in=run.run_id,
                     answered_at=run.received_at,
                     outcome=outcome.type,
-                    proposal=run.proposals.get(call_id) if call_id is not None else None,
-                    ran=journal.ran if journal is not None else None,
+                    # The audit trail keeps what was proposed, not the schema its edits had to pass.
+                    proposal=_without_parameters(run.proposals.get(call_id) if call_id is not None else None),
+                    ran=_without_parameters(journal.ran if journal is not None else None),
                 )
             )
         self._completed.append(
@@ -1066,7 +1159,6 @@ class ThreadMachine:
                 outcome=outcome,
                 result=result,
                 tool_results=tuple(run.tool_results),
-                snapshots=tuple(snapshots) if run.answers else (),
             )
         )
 
@@ -1100,6 +1192,11 @@ class ThreadMachine:
             )
         self._check_closable(run, "interrupt")
         self._check_interrupts(run, interrupts)
+        outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
+        finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
+        self._check_depth(event_to_dict(finished), 1, finished)
+        if continuation is not None:
+            self._check_depth(continuation, 1, finished, "the continuation")
         kept = _own(continuation) if continuation is not None else run.continuation
         edit_schemas = edit_schemas or {}
         for call_id, schema in edit_schemas.items():
@@ -1117,14 +1214,7 @@ class ThreadMachine:
         for snapshot in snapshots:
             self._track(snapshot)
             effects.append(Emit(event=snapshot))
-        # A replay of this resume re-sends the last snapshot of each kind the run ended with.
-        last: dict[type[Any], ev.Event] = {}
-        for event in run.events:
-            if isinstance(event, ev.StateSnapshotEvent | ev.MessagesSnapshotEvent):
-                last[type(event)] = event
-        fresh = list(last.values())
-        outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
-        self._commit_answers(run, outcome, None, fresh)
+        self._commit_answers(run, outcome, None)
         raised_at = None if now is None else now.isoformat()
         self._open = tuple(
             OpenInterrupt(
@@ -1138,17 +1228,17 @@ class ThreadMachine:
             )
             for i in interrupts
         )
-        finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
         return effects + self._end(run, finished, MachineInput.INTERRUPT)
 
     def finish(self, result: JSON = None) -> list[Effect]:
         """End the run with success and an optional ``result``."""
         run = self._live_run(MachineInput.FINISH)
         self._check_closable(run, "finish")
-        effects = self._close_subagents(run, None)
         outcome = RunFinishedSuccessOutcome()
-        self._commit_answers(run, outcome, result, ())
         finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome, result=result)
+        self._check_depth(event_to_dict(finished), 1, finished)
+        effects = self._close_subagents(run, None)
+        self._commit_answers(run, outcome, result)
         return effects + self._end(run, finished, MachineInput.FINISH)
 
     def cancel(self) -> list[Effect]:
@@ -1171,7 +1261,7 @@ class ThreadMachine:
             effects.append(Emit(event=event))
         effects += self._close_subagents(run, None)
         outcome = RunFinishedCancelledOutcome()
-        self._commit_answers(run, outcome, None, ())
+        self._commit_answers(run, outcome, None)
         finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
         return effects + self._end(run, finished, MachineInput.CANCEL)
 
@@ -1181,6 +1271,7 @@ class ThreadMachine:
         error = ev.RunErrorEvent(message=message, code=code or RunErrorCode.AGENT_ERROR.value)
         run.verifier.check(error)
         self._state = next_state(self._state, MachineInput.FAIL)
+        self._streams.clear()
         self._messages = [converter.unstructure(m, Message) for m in run.messages_before]
         self._structured = None
         self._agent_state = run.state_before

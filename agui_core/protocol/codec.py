@@ -16,24 +16,32 @@ reference producers:
 An event of a type this version does not know decodes to :class:`UnknownEvent` and encodes back
 to the same object. Outgoing events are not validated on the hot path; pass ``validate=True``
 (tests and debug mode do) to check them against the same schemas the decoder uses.
+
+Nesting. A document (an input or an event) nests at most :data:`MAX_DEPTH` levels of arrays
+and objects. Decoding refuses a deeper one with the path where it goes too deep, encoding
+with ``validate`` refuses one, and the thread machine refuses an agent's event or state that
+would make one (:func:`overnested_at` is the one check they share). JSON readers and writers
+disagree about depth (orjson reads 1,024 levels and writes 254); one limit well under both
+means that whatever is accepted can be saved, announced and read back everywhere.
 """
 
 from __future__ import annotations
 
 import types
 from collections.abc import Callable, Mapping
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, Final, Union, get_args, get_origin, get_type_hints
 
 import attrs
 import cattrs
 import orjson
 
-from agui_core.errors import EncodeError, InvalidEventError, InvalidInputError
+from agui_core.errors import EncodeError, InvalidEventError, InvalidInputError, format_path
 from agui_core.protocol import types as t
 from agui_core.protocol.events import EVENT_CLASS_BY_TYPE, EVENT_CLASSES, Event, UnknownEvent
 from agui_core.protocol.validation import validate_event, validate_input
 
 __all__ = [
+    "MAX_DEPTH",
     "converter",
     "decode_event",
     "decode_input",
@@ -43,10 +51,92 @@ __all__ = [
     "event_to_dict",
     "input_from_dict",
     "input_to_dict",
+    "overnested_at",
 ]
 
 converter = cattrs.Converter()
 """The cattrs converter that knows every wire class. Use it for wire objects nested anywhere."""
+
+MAX_DEPTH: Final = 128
+"""How deeply a document (an input or an event) may nest arrays and objects; the document's
+own object is level 1. A thread record wraps these documents a few levels deeper (fewer
+than ten), well within what JSON encoding writes (254), so everything accepted can be saved."""
+
+_PATH_SHOWN: Final = 8
+"""How many steps of the path to a too-deep value an error names (the rest adds nothing)."""
+
+Path = tuple[str | int, ...]
+
+
+def _writable_depth() -> int | None:
+    """How deeply orjson writes (254 in every release so far); ``None`` if it is not that."""
+
+    def nested(depth: int) -> Any:
+        value: Any = None
+        for _ in range(depth):
+            value = [value]
+        return value
+
+    try:
+        orjson.dumps(nested(254))
+    except TypeError:
+        return None
+    try:
+        orjson.dumps(nested(255))
+    except TypeError:
+        return 254
+    return None
+
+
+_WRITABLE_DEPTH: Final = _writable_depth()
+
+
+def _walk(value: Any, allowed: int) -> Path | None:
+    """The path to the first array or object in ``value`` deeper than ``allowed`` (``value``: 1)."""
+    stack: list[tuple[Any, int, Path]] = [(value, 1, ())]
+    while stack:
+        item, depth, path = stack.pop()
+        if isinstance(item, dict):
+            children: list[tuple[str | int, Any]] = list(item.items())
+        elif isinstance(item, list | tuple):
+            children = list(enumerate(item))
+        else:
+            continue
+        if depth > allowed:
+            return path
+        # Reversed onto the stack, so the first too-deep value in document order is found.
+        for key, child in reversed(children):
+            if isinstance(child, dict | list | tuple):
+                # Paths stop growing at what an error shows, so a deep walk costs no more per value.
+                stack.append((child, depth + 1, (*path, key) if len(path) < _PATH_SHOWN else path))
+    return None
+
+
+def overnested_at(value: Any, *, level: int = 1) -> Path | None:
+    """Where ``value``, placed at ``level`` of a document (1: it is the document), makes the
+    document nest deeper than :data:`MAX_DEPTH`; ``None`` where it does not.
+
+    The answer is the path, inside ``value``, of the first array or object that is too deep,
+    cut to its first few steps. Values that are not JSON are not judged here (encoding
+    refuses them).
+    """
+    if _WRITABLE_DEPTH is not None:
+        # The common case at C speed: wrapped in this many arrays, ``value`` is writable
+        # exactly when it is not too deep. Only a refusal pays for the walk, to find the path.
+        wrapped = value
+        for _ in range(_WRITABLE_DEPTH - MAX_DEPTH + level - 1):
+            wrapped = [wrapped]
+        try:
+            orjson.dumps(wrapped)
+        except TypeError:
+            pass  # too deep, or not JSON at all: the walk tells which
+        else:
+            return None
+    return _walk(value, MAX_DEPTH - level + 1)
+
+
+def _too_deep() -> str:
+    return f"JSON nested at most {MAX_DEPTH} levels deep"
 
 # Every wire class. The generated functions find each other through tables filled as the
 # classes register, at call time, so the order here does not matter.
@@ -254,6 +344,9 @@ def _dumps(obj: Any) -> bytes:
 
 def input_from_dict(value: Any) -> t.RunAgentInput:
     """Validate an already-parsed JSON value and build the ``RunAgentInput`` it describes."""
+    at = overnested_at(value)
+    if at is not None:
+        raise InvalidInputError(_too_deep(), at)
     validate_input(value)
     result: t.RunAgentInput = _structure_input(value, t.RunAgentInput)
     return result
@@ -271,6 +364,9 @@ def event_from_dict(value: Any) -> Event | UnknownEvent:
     """
     if not isinstance(value, dict):
         raise InvalidEventError("an object")
+    at = overnested_at(value)
+    if at is not None:
+        raise InvalidEventError(_too_deep(), at)
     tag = value.get("type")
     structure = _STRUCTURE_EVENT.get(tag) if isinstance(tag, str) else None
     if structure is None:
@@ -293,12 +389,20 @@ def event_to_dict(event: Event | UnknownEvent, *, validate: bool = False) -> dic
     except KeyError:
         raise EncodeError(f"not an AG-UI event: {type(event).__name__}") from None
     out = unstructure(event)
+    if validate:
+        _check_depth(out, "an event")
     if validate and not isinstance(event, UnknownEvent):
         try:
             validate_event(out)
         except InvalidEventError as exc:
             raise EncodeError(f"refusing to encode an invalid {event.type}: {exc.message}") from None
     return out
+
+
+def _check_depth(document: Any, what: str) -> None:
+    at = overnested_at(document)
+    if at is not None:
+        raise EncodeError(f"refusing to encode {what} nested deeper than {MAX_DEPTH} levels (at {format_path(at)})")
 
 
 def encode_event(event: Event | UnknownEvent, *, validate: bool = False) -> bytes:
@@ -320,6 +424,7 @@ def input_to_dict(run_input: t.RunAgentInput, *, validate: bool = False) -> dict
         raise EncodeError(f"not a RunAgentInput: {type(run_input).__name__}")
     out: dict[str, Any] = _unstructure_input(run_input)
     if validate:
+        _check_depth(out, "a RunAgentInput")
         try:
             validate_input(out)
         except InvalidInputError as exc:

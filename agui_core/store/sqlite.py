@@ -3,13 +3,21 @@
 The file holds four tables:
 
 ``threads(thread_id, version, state, record)``
-    one row per thread: its last record as JSON text (:func:`record_to_dict`), the record's
-    version (the compare-and-set key) and its state (so an operator can query it).
+    one row per thread: its last record as JSON text (:func:`record_to_dict` without the
+    messages and the audit trail, which have rows of their own, and with how many of each in
+    ``messageCount`` and ``resolvedCount``), the record's version (the compare-and-set key) and
+    its state (so an operator can query it).
+``messages(thread_id, seq, digest, message)``
+    the thread's messages in order, each as JSON text with a digest of that text. A save
+    appends the new ones and rewrites only from the first message that differs from what is
+    stored (after a failed run's rollback, or an agent's ``MESSAGES_SNAPSHOT``), so its cost
+    follows what changed, not the length of the conversation.
 ``interrupts(interrupt_id, thread_id)``
     every interrupt ever raised, open or closed, and its thread (``THREAD_MISMATCH``).
 ``audit(thread_id, seq, interrupt_id, reason, raised_in, raised_at, status, answered_in, answered_at, outcome, entry)``
     the audit trail, one row per closed interrupt in the order it was closed, with the whole
     entry as JSON in ``entry``. Rows are only ever added: a later save cannot rewrite history.
+    A record's ``resolved`` entries are read back from here (the first ``resolvedCount``).
 ``leases(thread_id, run_id, until)``
     one row per thread with a run in progress: the run, and until when its host holds the
     thread (UTC, RFC 3339 to the microsecond, so that text order is time order). Each save
@@ -31,20 +39,25 @@ thread at a time (``anyio.to_thread`` with a capacity limiter of one): the event
 blocks on the file. A connection per call measured six to ten times slower (closing a file's
 last connection checkpoints its write-ahead log).
 
-Nothing stored is deleted, and a row changes only through a successful compare-and-set. A row
+Nothing stored is deleted but messages a save replaces, and a row changes only through a
+successful compare-and-set. A file of version 1 or 2 (messages inside the records) is
+migrated in place when a store first opens it, in one transaction. A row
 that cannot be read back (not JSON, not a record, a version that disagrees) raises
 :class:`~agui_core.store.base.StoreError` naming the thread, and is left as it is.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, Self, TypeVar
 
 import anyio
+import attrs
 import orjson
 
 from agui_core.machine.record import (
@@ -53,12 +66,20 @@ from agui_core.machine.record import (
     record_from_dict,
     record_to_dict,
 )
+from agui_core.protocol.codec import converter
+from agui_core.protocol.types import Message
 from agui_core.store.base import StoreError, VersionConflict, extend_lease
 
 __all__ = ["SCHEMA_VERSION", "SqliteThreadStore"]
 
-SCHEMA_VERSION = 2
-"""The layout of the file, kept in SQLite's ``user_version``; a newer file is refused."""
+SCHEMA_VERSION = 3
+"""The layout of the file, kept in SQLite's ``user_version``; a newer file is refused.
+
+1: the first. 2: a leases table (created when a version-1 file is opened). 3: messages and
+audit entries out of each thread's record, in rows of their own (1 and 2 are migrated)."""
+
+_THREADS_REMEMBERED = 64
+"""How many threads' last records a store remembers, to load and save them without reading them."""
 
 _T = TypeVar("_T")
 
@@ -68,6 +89,13 @@ CREATE TABLE IF NOT EXISTS threads (
     version INTEGER NOT NULL,
     state TEXT NOT NULL,
     record TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    thread_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    digest BLOB NOT NULL,
+    message TEXT NOT NULL,
+    PRIMARY KEY (thread_id, seq)
 );
 CREATE TABLE IF NOT EXISTS interrupts (
     interrupt_id TEXT PRIMARY KEY NOT NULL,
@@ -93,7 +121,14 @@ CREATE TABLE IF NOT EXISTS leases (
     until TEXT
 );
 """
-# Version 2 added the leases table: opening a version 1 file creates it.
+# Version 2 added the leases table: opening a version 1 file creates it. Version 3 moved
+# messages out of the records (see _move_messages_out).
+
+
+def _resolved_to_dicts(thread_id: str, entries: Sequence[ResolvedInterrupt]) -> list[Any]:
+    # record_to_dict is the one writer of a resolved entry's JSON (as above, for the reader).
+    resolved: list[Any] = record_to_dict(ThreadRecord(thread_id=thread_id, resolved=tuple(entries)))["resolved"]
+    return resolved
 
 
 def _resolved_from_dicts(thread_id: str, entries: list[Any]) -> tuple[ResolvedInterrupt, ...]:
@@ -102,6 +137,14 @@ def _resolved_from_dicts(thread_id: str, entries: list[Any]) -> tuple[ResolvedIn
     shell = record_to_dict(ThreadRecord(thread_id=thread_id))
     shell["resolved"] = entries
     return record_from_dict(shell).resolved
+
+
+def _digest(text: bytes) -> bytes:
+    return hashlib.blake2b(text, digest_size=16).digest()
+
+
+def _message_json(message: Message) -> bytes:
+    return orjson.dumps(converter.unstructure(message, Message))
 
 
 def _utc(instant: str | datetime) -> str:
@@ -149,6 +192,10 @@ class SqliteThreadStore:
         self._connection: sqlite3.Connection | None = None
         self._closed = False
         self._limiter = anyio.CapacityLimiter(1)
+        # thread id -> (the record last saved or loaded here, its messages' digests). A version
+        # is saved once (compare-and-set), so while the file holds that version it holds that
+        # record: a load reads the version only, and a save compares messages without reading.
+        self._stored: OrderedDict[str, tuple[ThreadRecord, tuple[bytes, ...]]] = OrderedDict()
 
     @property
     def path(self) -> str:
@@ -228,10 +275,12 @@ class SqliteThreadStore:
                 # never waits for another process's writes.
                 connection.execute("BEGIN IMMEDIATE")
                 try:
-                    self._schema_version(connection)
+                    found = self._schema_version(connection)
                     for statement in _SCHEMA.split(";"):
                         if statement.strip():
                             connection.execute(statement)
+                    if found in (1, 2):
+                        self._move_messages_out(connection)
                     connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                     connection.execute("COMMIT")
                 except BaseException:
@@ -246,6 +295,31 @@ class SqliteThreadStore:
             raise
         self._connection = connection
         return connection
+
+    @staticmethod
+    def _move_messages_out(connection: sqlite3.Connection) -> None:
+        """Schema 1 or 2 to 3: each thread's messages move from its record to rows of their own.
+
+        The audit entries stay in the record until its next save (a record holding them is read
+        as it is); the audit table has had every one of them since version 1.
+        """
+        thread_ids = [thread_id for (thread_id,) in connection.execute("SELECT thread_id FROM threads")]
+        for thread_id in thread_ids:
+            (text,) = connection.execute("SELECT record FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
+            try:
+                document = orjson.loads(text)
+                messages = document.pop("messages")
+                texts = [orjson.dumps(m) for m in messages]
+            except (ValueError, TypeError, KeyError, AttributeError):
+                continue  # a corrupt row is left as it is: loading it says so, naming the thread
+            connection.executemany(
+                "INSERT INTO messages (thread_id, seq, digest, message) VALUES (?, ?, ?, ?)",
+                [(thread_id, seq, _digest(t), t.decode()) for seq, t in enumerate(texts)],
+            )
+            document["messageCount"] = len(texts)
+            connection.execute(
+                "UPDATE threads SET record = ? WHERE thread_id = ?", (orjson.dumps(document).decode(), thread_id)
+            )
 
     def _schema_version(self, connection: sqlite3.Connection) -> int:
         found: int = connection.execute("PRAGMA user_version").fetchone()[0]
@@ -263,15 +337,43 @@ class SqliteThreadStore:
 
     def _load(self, thread_id: str) -> ThreadRecord | None:
         connection = self._connect()
+        known = self._stored.get(thread_id)
         try:
-            row = connection.execute("SELECT version, record FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
+            connection.execute("BEGIN")  # one snapshot of the file for the record and its messages
+            try:
+                row = connection.execute("SELECT version FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
+                if row is None:
+                    return None
+                if known is not None and known[0].version == row[0]:
+                    self._stored.move_to_end(thread_id)
+                    # Records are immutable: the one saved or loaded here is the one stored.
+                    return self._with_lease(connection, known[0])
+                row = connection.execute(
+                    "SELECT version, record FROM threads WHERE thread_id = ?", (thread_id,)
+                ).fetchone()
+                rows = connection.execute(
+                    "SELECT digest, message FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)
+                ).fetchall()
+                audit = connection.execute(
+                    "SELECT entry FROM audit WHERE thread_id = ? ORDER BY seq", (thread_id,)
+                ).fetchall()
+            finally:
+                connection.execute("COMMIT")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot load thread {thread_id!r}: {exc}") from exc
-        if row is None:
-            return None
         version, text = row
         try:
-            record = record_from_dict(orjson.loads(text))
+            document = orjson.loads(text)
+            if "messages" in document:  # a row the migration could not read: it says why below
+                record = record_from_dict(document)
+            else:
+                if document["messageCount"] != len(rows):
+                    raise ValueError(f"it counts {document['messageCount']} messages, the file has {len(rows)}")
+                if "resolved" not in document:
+                    document["resolved"] = [orjson.loads(entry) for (entry,) in audit[: document["resolvedCount"]]]
+                structure = converter.get_structure_hook(Message)
+                messages = tuple(structure(orjson.loads(m), Message) for _, m in rows)
+                record = record_from_dict(document, messages=messages)
         # A row that is not a record fails in many ways (orjson's ValueError, a missing key,
         # cattrs' validation error groups); every one of them means a corrupt row.
         except Exception as exc:
@@ -281,6 +383,7 @@ class SqliteThreadStore:
                 f"the stored record of thread {thread_id!r} is corrupt: it says thread "
                 f"{record.thread_id!r} version {record.version}, its row says version {version}"
             )
+        self._remember(record, tuple(bytes(d) for d, _ in rows))
         return self._with_lease(connection, record)
 
     @staticmethod
@@ -310,20 +413,42 @@ class SqliteThreadStore:
             raise StoreError(f"cannot renew the lease of run {run_id!r} on thread {thread_id!r}: {exc}") from exc
         return changed == 1
 
+    def _remember(self, record: ThreadRecord, digests: tuple[bytes, ...]) -> None:
+        thread_id = record.thread_id
+        self._stored[thread_id] = (record, digests)
+        self._stored.move_to_end(thread_id)
+        if len(self._stored) > _THREADS_REMEMBERED:
+            self._stored.popitem(last=False)
+
     def _save(self, record: ThreadRecord) -> None:
         thread_id = record.thread_id
+        expected = record.version - 1
+        known = self._stored.get(thread_id)
+        stored = known[1] if known is not None and known[0].version == expected else None
         try:
-            document = record_to_dict(record)
+            document = record_to_dict(attrs.evolve(record, resolved=()), messages=False)
+            del document["resolved"]
+            document["messageCount"] = len(record.messages)
+            document["resolvedCount"] = len(record.resolved)
             text = orjson.dumps(document).decode()
+            if stored is not None and known is not None and record.messages is known[0].messages:
+                texts = None  # the very messages stored (a save in the middle of a run): nothing to write
+                digests = stored
+            else:
+                texts = [_message_json(m) for m in record.messages]
+                digests = tuple(_digest(t) for t in texts)
         except Exception as exc:
             raise StoreError(f"thread {thread_id!r}: the record cannot be written as JSON: {exc}") from exc
         connection = self._connect()
-        expected = record.version - 1
         try:
             connection.execute("BEGIN IMMEDIATE")
             try:
                 self._compare_and_set(connection, record, expected, text)
-                self._index(connection, record, document)
+                if texts is not None:
+                    if stored is None:  # not what this store last saw here: the rows say what is stored
+                        stored = self._stored_digests(connection, thread_id)
+                    self._write_messages(connection, thread_id, stored, digests, texts)
+                self._index(connection, record)
                 self._hold_lease(connection, record)
                 connection.execute("COMMIT")
             except BaseException:
@@ -332,6 +457,34 @@ class SqliteThreadStore:
                 raise
         except sqlite3.Error as exc:
             raise StoreError(f"cannot save thread {thread_id!r} version {record.version}: {exc}") from exc
+        self._remember(record, digests)
+
+    @staticmethod
+    def _stored_digests(connection: sqlite3.Connection, thread_id: str) -> tuple[bytes, ...]:
+        rows = connection.execute("SELECT digest FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,))
+        return tuple(bytes(digest) for (digest,) in rows)
+
+    @staticmethod
+    def _write_messages(
+        connection: sqlite3.Connection,
+        thread_id: str,
+        stored: tuple[bytes, ...],
+        digests: tuple[bytes, ...],
+        texts: list[bytes],
+    ) -> None:
+        """Make the thread's message rows ``texts``, writing only from the first that differs."""
+        same = 0
+        for old, new in zip(stored, digests, strict=False):
+            if old != new:
+                break
+            same += 1
+        if same < len(stored):
+            connection.execute("DELETE FROM messages WHERE thread_id = ? AND seq >= ?", (thread_id, same))
+        if same < len(texts):
+            connection.executemany(
+                "INSERT INTO messages (thread_id, seq, digest, message) VALUES (?, ?, ?, ?)",
+                [(thread_id, seq, digests[seq], texts[seq].decode()) for seq in range(same, len(texts))],
+            )
 
     @staticmethod
     def _compare_and_set(connection: sqlite3.Connection, record: ThreadRecord, expected: int, text: str) -> None:
@@ -368,7 +521,7 @@ class SqliteThreadStore:
         )
 
     @staticmethod
-    def _index(connection: sqlite3.Connection, record: ThreadRecord, document: dict[str, Any]) -> None:
+    def _index(connection: sqlite3.Connection, record: ThreadRecord) -> None:
         """Record the thread's interrupts and append the newly closed ones to the audit table."""
         thread_id = record.thread_id
         resolved = record.resolved
@@ -388,7 +541,7 @@ class SqliteThreadStore:
             # ids are unique per thread, not across threads).
             connection.executemany("INSERT OR IGNORE INTO interrupts (interrupt_id, thread_id) VALUES (?, ?)", ids)
         if fresh:
-            entries = document["resolved"]
+            entries = dict(zip(fresh, _resolved_to_dicts(thread_id, [resolved[i] for i in fresh]), strict=True))
             connection.executemany(
                 "INSERT INTO audit (thread_id, seq, interrupt_id, reason, raised_in, raised_at, status,"
                 " answered_in, answered_at, outcome, entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

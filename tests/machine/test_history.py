@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import orjson
 import pytest
 
@@ -247,7 +248,9 @@ def test_state_nested_past_what_json_encoding_allows_is_invalid_input_not_a_cras
         inner["a"] = {}
         inner = inner["a"]
     machine = interrupted(approval("int-1", "tc-1"))
-    assert_rejected(machine, make_input("t", "run-2", state=deep, resume=[yes("int-1")]), RunErrorCode.INVALID_INPUT)
+    # Built in code: decoding refuses it already (tests/protocol), the machine must too.
+    built = attrs.evolve(make_input("t", "run-2", resume=[yes("int-1")]), state=deep)
+    assert_rejected(machine, built, RunErrorCode.INVALID_INPUT, "$.state.a.a.a", "128 levels")
 
 
 def test_a_record_saved_before_proposals_were_bound_runs_the_threads_own_copy() -> None:

@@ -16,6 +16,7 @@ from agui_core.machine.record import (
     OpenInterrupt,
     ResolvedInterrupt,
     ThreadRecord,
+    payload_digest,
     record_from_dict,
     record_to_dict,
 )
@@ -94,25 +95,24 @@ def rich_record() -> ThreadRecord:
         completed_resumes=(
             CompletedResume(
                 run_id="run-2",
-                answers=(("int-0", "resolved", "false"), ("int-c", "cancelled", "null")),
+                answers=(
+                    ("int-0", "resolved", payload_digest("false")),
+                    ("int-c", "cancelled", payload_digest("null")),
+                ),
                 outcome=RunFinishedInterruptOutcome(interrupts=(BOUND,)),
                 tool_results=(
                     ev.ToolCallResultEvent(message_id="t-0", tool_call_id="tc-0", content="done"),
                 ),
-                snapshots=(
-                    ev.StateSnapshotEvent(snapshot={"a": 1}),
-                    ev.MessagesSnapshotEvent(messages=(USER,)),
-                ),
             ),
             CompletedResume(
                 run_id="run-3",
-                answers=(("int-z", "resolved", '{"a":[1]}'),),
+                answers=(("int-z", "resolved", payload_digest('{"a":[1]}')),),
                 outcome=RunFinishedSuccessOutcome(),
                 result={"ok": [None]},
             ),
             CompletedResume(
                 run_id="run-4",
-                answers=(("int-y", "cancelled", "null"),),
+                answers=(("int-y", "cancelled", payload_digest("null")),),
                 outcome=RunFinishedCancelledOutcome(),
             ),
         ),
@@ -287,7 +287,7 @@ def test_any_json_survives(
         completed_resumes=(
             CompletedResume(
                 run_id="r",
-                answers=(("i", "resolved", orjson.dumps(payload).decode()),),
+                answers=(("i", "resolved", payload_digest(orjson.dumps(payload).decode())),),
                 outcome=RunFinishedSuccessOutcome(),
                 result=result,
             ),

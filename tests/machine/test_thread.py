@@ -24,10 +24,10 @@ from agui_core.errors import (
 )
 from agui_core.machine.effects import Answer, Effect, Emit, Persist, StartAgent
 from agui_core.machine.record import ThreadRecord, record_from_dict, record_to_dict
-from agui_core.machine.thread import ThreadMachine
+from agui_core.machine.thread import RESUMES_KEPT, ThreadMachine
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import decode_input
+from agui_core.protocol.codec import MAX_DEPTH, decode_input
 from agui_core.protocol.types import (
     Interrupt,
     ResumeEntry,
@@ -1054,8 +1054,10 @@ def test_replay_works_for_every_past_interrupt_of_the_thread() -> None:
     ]
 
     # A's resume: run-2 ended on interrupt B. The replay says what run-2 said (its tool
-    # result, its boundary snapshots and its interrupt outcome naming B), even though B has
-    # been answered since: a replay re-sends the recorded outcome, it does not re-decide.
+    # result and its interrupt outcome naming B), even though B has been answered since: a
+    # replay re-sends the recorded outcome, it does not re-decide. The snapshots before it
+    # are the thread's current ones (a record does not keep each run's own, which would keep
+    # the conversation once per run), so they hold run-3's result too.
     again_a = machine.receive_input(resume("run-2x", yes("A")), now=NOW)
     assert trace(again_a) == [
         "RUN_STARTED",
@@ -1066,9 +1068,13 @@ def test_replay_works_for_every_past_interrupt_of_the_thread() -> None:
     ]
     replayed = wire(again_a)
     assert replayed[1] == run2[1]  # the TOOL_CALL_RESULT for tc-A
-    assert replayed[2:4] == [
-        e for e in run2 if e["type"] in ("STATE_SNAPSHOT", "MESSAGES_SNAPSHOT")
-    ]
+    assert replayed[2:4] == wire(
+        [
+            Emit(event=ev.StateSnapshotEvent(snapshot=machine.agent_state)),
+            Emit(event=ev.MessagesSnapshotEvent(messages=machine.messages)),
+        ]
+    )
+    assert replayed[3]["messages"][-1]["id"] == "r-B"
     assert replayed[-1] == {**run2[-1], "runId": "run-2x"}
     assert replayed[-1]["outcome"]["interrupts"][0]["id"] == "B"
     assert machine.record() == before
@@ -1705,6 +1711,64 @@ def test_the_messages_snapshot_reflects_what_was_streamed() -> None:
     }
 
 
+def test_interleaved_streams_each_get_their_own_text() -> None:
+    machine = running(
+        ev.TextMessageStartEvent(message_id="a-1", role="assistant"),
+        ev.ToolCallStartEvent(tool_call_id="tc-1", tool_call_name="f", parent_message_id="a-1"),
+        ev.TextMessageContentEvent(message_id="a-1", delta="one "),
+        ev.ToolCallArgsEvent(tool_call_id="tc-1", delta='{"a":'),
+        ev.ReasoningMessageStartEvent(message_id="r-1"),
+        ev.ReasoningMessageContentEvent(message_id="r-1", delta="hm"),
+        ev.TextMessageContentEvent(message_id="a-1", delta="two"),
+        ev.ToolCallArgsEvent(tool_call_id="tc-1", delta="1}"),
+        ev.ReasoningMessageContentEvent(message_id="r-1", delta="m"),
+        ev.ToolCallEndEvent(tool_call_id="tc-1"),
+        ev.ReasoningMessageEndEvent(message_id="r-1"),
+    )
+    # Read in the middle of the stream: what has arrived so far, and the stream goes on after.
+    assert machine.messages[1].content == "one two"
+    assert machine.proposed_tool_call("tc-1") == ("f", {"a": 1})
+    machine.emit(ev.TextMessageContentEvent(message_id="a-1", delta="!"))
+    machine.emit(ev.TextMessageEndEvent(message_id="a-1"))
+    # A second message with the same id gets its own text, not the first one's.
+    machine.emit(ev.TextMessageStartEvent(message_id="a-1", role="assistant"))
+    machine.emit(ev.TextMessageContentEvent(message_id="a-1", delta="again"))
+    machine.emit(ev.TextMessageEndEvent(message_id="a-1"))
+    machine.finish()
+    contents = [(m.id, m.content) for m in machine.record().messages]
+    assert contents == [("u-1", "go"), ("a-1", "one two!"), ("r-1", "hmm"), ("a-1", "again")]
+    assert machine.record().messages[1].tool_calls[0].function.arguments == '{"a":1}'
+
+
+def test_a_failed_run_drops_what_it_streamed() -> None:
+    machine = running(
+        ev.TextMessageStartEvent(message_id="a-1", role="assistant"),
+        ev.TextMessageContentEvent(message_id="a-1", delta="half"),
+    )
+    machine.fail("boom")
+    machine.receive_input(make_input("t", "run-2"), now=NOW)
+    machine.emit(ev.TextMessageStartEvent(message_id="a-2", role="assistant"))
+    machine.emit(ev.TextMessageContentEvent(message_id="a-2", delta="whole"))
+    machine.emit(ev.TextMessageEndEvent(message_id="a-2"))
+    machine.finish()
+    # The thread is back where it stood before run-1 (which brought u-1 along): nothing of "half".
+    assert [(m.id, m.content) for m in machine.messages] == [("a-2", "whole")]
+
+
+def test_a_record_taken_while_streaming_restores_the_text() -> None:
+    machine = running(
+        ev.TextMessageStartEvent(message_id="a-1", role="assistant"),
+        ev.TextMessageContentEvent(message_id="a-1", delta="half"),
+    )
+    restored = ThreadMachine.from_record(machine.record())
+    for m in (machine, restored):
+        m.emit(ev.TextMessageContentEvent(message_id="a-1", delta=" and half"))
+        m.emit(ev.TextMessageEndEvent(message_id="a-1"))
+        m.finish()
+    assert restored.record().messages == machine.record().messages
+    assert machine.messages[-1].content == "half and half"
+
+
 def test_snapshots_follow_the_input_of_the_resumed_run() -> None:
     machine = interrupted(approval("int-1", "tc-1"))
     drive(
@@ -1872,3 +1936,176 @@ def test_answers_property_is_the_resume_in_progress() -> None:
         interrupt_id="int-1", status="resolved", payload={"approved": True}
     )
     assert isinstance(answer.interrupt, Interrupt)
+
+
+# ---------------------------------------------------------------------------------------------
+# Nesting: what the agent emits is held to the codec's one limit, so all it keeps can be sent.
+# ---------------------------------------------------------------------------------------------
+
+
+def nested_lists(depth: int) -> Any:
+    value: Any = None
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def announced(machine: ThreadMachine) -> None:
+    """Everything the machine holds can be saved and announced (the limit leaves room for both)."""
+    orjson.dumps(record_to_dict(machine.record()))
+    effects = machine.interrupt([make_interrupt(CONFIRM)])
+    wire(effects)  # STATE_SNAPSHOT, MESSAGES_SNAPSHOT, RUN_FINISHED: each validated and encoded
+
+
+def document_events(depth: int) -> dict[str, list[ev.Event]]:
+    """Agent events; the last one's announcing document (the event itself, or the snapshot it
+    leads to) is ``depth`` deep, those before it set the stage."""
+    state_depth = depth - 2  # the delta adds one level: STATE_SNAPSHOT, then the state
+    return {
+        "state-snapshot": [ev.StateSnapshotEvent(snapshot=nested_lists(depth - 1))],
+        "state-delta": [
+            ev.StateSnapshotEvent(snapshot=nested_lists(state_depth)),
+            ev.StateDeltaEvent(delta=({"op": "replace", "path": "/0" * state_depth, "value": []},)),
+        ],
+        "activity": [
+            ev.ActivitySnapshotEvent(message_id="act-1", activity_type="a", content={"k": nested_lists(depth - 4)})
+        ],
+        "activity-delta": [
+            ev.ActivitySnapshotEvent(
+                message_id="act-1", activity_type="a", content={"k": nested_lists(depth - 5)}
+            ),
+            ev.ActivityDeltaEvent(
+                message_id="act-1",
+                activity_type="a",
+                patch=({"op": "replace", "path": "/k" + "/0" * (depth - 5), "value": []},),
+            ),
+        ],
+        "custom": [ev.CustomEvent(name="n", value=nested_lists(depth - 1))],
+        "raw-event": [ev.CustomEvent(name="n", value=1, raw_event=nested_lists(depth - 1))],
+    }
+
+
+@pytest.mark.parametrize("kind", list(document_events(MAX_DEPTH)))
+@pytest.mark.parametrize("depth", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1])
+def test_the_agent_is_held_to_the_nesting_limit(kind: str, depth: int) -> None:
+    *stage, last = document_events(depth)[kind]
+    machine = running(*stage)
+    if depth <= MAX_DEPTH:
+        machine.emit(last)
+        announced(machine)
+        return
+    error = refused(machine, emit(last), f"at most {MAX_DEPTH} levels")
+    assert "$" in error.message  # where it goes too deep
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1])
+def test_results_interrupts_and_continuations_are_held_to_the_limit(depth: int) -> None:
+    deep_interrupt = make_interrupt({**CONFIRM, "metadata": {"k": nested_lists(depth - 5)}})
+    acts: list[Act] = [
+        finish(nested_lists(depth - 1)),
+        lambda machine: machine.interrupt([deep_interrupt]),
+        lambda machine: machine.interrupt([make_interrupt(CONFIRM)], continuation=nested_lists(depth)),
+    ]
+    for act in acts:
+        machine = running()
+        if depth <= MAX_DEPTH:
+            effects = act(machine)
+            wire(effects)
+            orjson.dumps(record_to_dict(machine.record()))
+        else:
+            refused(machine, act, f"at most {MAX_DEPTH} levels")
+    machine = running()
+    if depth > MAX_DEPTH:
+        with pytest.raises(LocalProtocolError, match=f"at most {MAX_DEPTH} levels"):
+            machine.continuation = nested_lists(depth)
+    else:
+        machine.continuation = nested_lists(depth)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bounded records: what a thread keeps grows with its conversation and audit trail, not its runs.
+# ---------------------------------------------------------------------------------------------
+
+
+def yes_to(iid: str) -> dict[str, Any]:
+    return {"interruptId": iid, "status": "resolved", "payload": True}
+
+
+def cycles(count: int) -> ThreadMachine:
+    """``count`` interrupt -> resume cycles on thread ``t``: each asks, and the next run's resume answers."""
+    machine = ThreadMachine("t")
+    machine.receive_input(make_input("t", "run-0", messages=[{"id": "u", "role": "user", "content": "x"}]), now=NOW)
+    for n in range(count):
+        machine.interrupt([make_interrupt({"id": f"int-{n}", "reason": "confirmation"})])
+        machine.receive_input(resume(f"run-{n + 1}", yes_to(f"int-{n}")), now=NOW)
+    machine.finish({"n": count})
+    return machine
+
+
+def test_only_the_last_resumes_are_kept_for_replay() -> None:
+    machine = cycles(RESUMES_KEPT + 5)
+    kept = [c.run_id for c in machine.record().completed_resumes if c.answers]
+    assert len(kept) == RESUMES_KEPT and kept[-1] == f"run-{RESUMES_KEPT + 5}"
+    # The last kept resume replays; an older one is refused, and stays in the audit trail.
+    newest = RESUMES_KEPT + 4
+    again = machine.receive_input(resume("again", yes_to(f"int-{newest}")), now=NOW)
+    assert trace(again)[-1] == "RUN_FINISHED"
+    assert_rejected(
+        machine,
+        resume("old", yes_to("int-0")),
+        RunErrorCode.INTERRUPT_ALREADY_RESOLVED,
+        "'int-0'",
+    )
+    assert [r.interrupt.id for r in machine.resolved] == [f"int-{n}" for n in range(RESUMES_KEPT + 5)]
+
+
+def test_a_record_does_not_grow_with_the_number_of_runs() -> None:
+    def size(machine: ThreadMachine) -> int:
+        return len(orjson.dumps(record_to_dict(machine.record())))
+
+    def without_audit(machine: ThreadMachine) -> int:
+        return len(orjson.dumps({**record_to_dict(machine.record()), "resolved": []}))
+
+    small, large = cycles(RESUMES_KEPT), cycles(4 * RESUMES_KEPT)
+    # Past the bound, only the audit trail grows: one short entry per interrupt.
+    assert without_audit(large) - without_audit(small) < 200
+    assert (size(large) - size(small)) / (3 * RESUMES_KEPT) < 600
+
+
+def test_a_record_in_the_middle_of_a_run_holds_the_conversation_once() -> None:
+    long_text = "y" * 100_000
+    machine = ThreadMachine("t")
+    said = {"id": "u", "role": "user", "content": long_text}
+    machine.receive_input(make_input("t", "run-1", messages=[said]), now=NOW)
+    machine.finish()
+    machine.receive_input(make_input("t", "run-2"), now=NOW)
+    data = record_to_dict(machine.record())
+    assert "messagesBefore" not in data["activeRun"] and "stateBefore" not in data["activeRun"]
+    assert len(orjson.dumps(data)) < len(long_text) + 2_000
+    assert ThreadMachine.from_record(record_from_dict(data)).record() == machine.record()
+
+
+def test_a_record_saved_with_snapshots_and_plain_payloads_still_replays() -> None:
+    machine, _ = run_script("t", chain_acts())
+    data = record_to_dict(machine.record())
+    for completed in data["completedResumes"]:  # as a record was written before digests
+        completed["snapshots"] = []
+        completed["answers"] = [[i, status, '{"approved":true}'] for i, status, _ in completed["answers"]]
+    legacy = ThreadMachine.from_record(record_from_dict(data))
+    assert legacy.record() == machine.record()
+    assert trace(legacy.receive_input(resume("run-3x", yes("B")), now=NOW))[-1] == "RUN_FINISHED"
+
+
+def test_the_audit_trail_keeps_proposals_without_their_edit_schemas() -> None:
+    machine = ThreadMachine("t")
+    machine.receive_input(make_input("t", "run-1"), now=NOW)
+    for event in tool_call("tc-1", "send", '{"to":"a"}', parent="m-1"):
+        machine.emit(event)
+    schema = {"type": "object", "properties": {"to": {"type": "string"}}}
+    machine.interrupt([make_interrupt(approval("int-1", "tc-1"))], edit_schemas={"tc-1": schema})
+    assert machine.record().open_interrupts[0].proposal.parameters == schema  # needed while open
+    machine.receive_input(resume("run-2", yes("int-1")), now=NOW)
+    machine.finish()
+    (entry,) = machine.resolved
+    assert entry.proposal is not None and entry.proposal.parameters is None
+    assert (entry.proposal.name, entry.proposal.arguments) == ("send", '{"to":"a"}')

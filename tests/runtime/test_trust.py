@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import attrs
 import jwt
 import pytest
 
@@ -336,9 +337,12 @@ async def test_a_resume_payload_nested_too_deep_is_invalid_input_not_a_crash(
     async with Host(agent, store=store, clock=Clock(), new_id=counter()) as host:
         iid = interrupt_id(await send(host, {"runId": "r-1"}))
         before = await store.load("t-1")
-        refused = await send(
-            host, {"runId": "r-2", "resume": [{"interruptId": iid, "status": "resolved", "payload": deep}]}
-        )
+        # Built in code: the decoder refuses it already (tests/protocol/test_depth.py), the host must too.
+        entry = {"interruptId": iid, "status": "resolved"}
+        shallow = make_input({"threadId": "t-1", "runId": "r-2", "resume": [entry]})
+        assert shallow.resume is not None
+        run_input = attrs.evolve(shallow, resume=(attrs.evolve(shallow.resume[0], payload=deep),))
+        refused = [event async for event in host.run(run_input)]
         assert await store.load("t-1") == before
     assert [(e.type, e.code) for e in refused] == [("RUN_ERROR", "INVALID_INPUT")]
     assert "$.resume[0].payload" in refused[0].message

@@ -17,9 +17,10 @@ import pytest
 
 from agui_core.machine.record import ThreadRecord, record_to_dict
 from agui_core.machine.thread import ThreadMachine
+from agui_core.protocol import events as ev
 from agui_core.store import SqliteThreadStore, StoreError, VersionConflict
 from agui_core.store.sqlite import SCHEMA_VERSION
-from tests.machine.driver import NOW
+from tests.machine.driver import NOW, make_input
 from tests.store.scenario import (
     ANSWERED,
     CANCELLED,
@@ -52,7 +53,7 @@ async def test_the_file_is_in_wal_mode_with_the_schema_version(tmp_path: Path) -
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert tables == {"threads", "interrupts", "audit", "leases"}
+    assert tables == {"threads", "messages", "interrupts", "audit", "leases"}
 
 
 async def test_nothing_touches_the_file_before_the_first_call(tmp_path: Path) -> None:
@@ -76,8 +77,14 @@ async def test_a_row_is_the_record_as_json_text_with_its_version_and_state(tmp_p
         version, state, text, queried = db.execute(
             "SELECT version, state, record, json_extract(record, '$.open[0].interrupt.id') FROM threads"
         ).fetchone()
+        messages = [orjson.loads(m) for (m,) in db.execute("SELECT message FROM messages ORDER BY seq")]
     assert (version, state, queried) == (2, "INTERRUPTED", "thread-1-approve")
-    assert orjson.loads(text) == record_to_dict(RECORDS[1])
+    # The messages have rows of their own; the record counts them.
+    expected = record_to_dict(RECORDS[1])
+    assert messages == expected.pop("messages")
+    # So has the audit trail (its table, below): the record counts its entries.
+    resolved = expected.pop("resolved")
+    assert orjson.loads(text) == {**expected, "messageCount": len(messages), "resolvedCount": len(resolved)}
 
 
 async def test_the_audit_table_answers_an_operator_in_plain_sql(tmp_path: Path) -> None:
@@ -266,6 +273,149 @@ async def test_two_stores_on_one_file_let_exactly_one_resume_through(tmp_path: P
         await store.aclose()
 
 
+# -- messages in rows of their own: a save writes what changed --------------------------------
+
+
+def watch_message_rows(path: Path) -> None:
+    """Log every message row a store inserts or deletes, by triggers in the file itself."""
+    with raw(path) as db:
+        db.executescript(
+            """
+            CREATE TABLE written (what TEXT, seq INTEGER);
+            CREATE TRIGGER inserted AFTER INSERT ON messages BEGIN INSERT INTO written VALUES ('+', NEW.seq); END;
+            CREATE TRIGGER deleted AFTER DELETE ON messages BEGIN INSERT INTO written VALUES ('-', OLD.seq); END;
+            """
+        )
+
+
+def written(path: Path) -> list[str]:
+    """The message rows written since last asked, as ``+seq`` and ``-seq``."""
+    with raw(path) as db:
+        out = [f"{what}{seq}" for what, seq in db.execute("SELECT what, seq FROM written ORDER BY rowid")]
+        db.execute("DELETE FROM written")
+    return out
+
+
+def conversation(machine: ThreadMachine, run_id: str, said: str) -> list[ThreadRecord]:
+    """One run on ``machine`` that adds a user message and an answer; the records it saves."""
+    records = persisted(
+        machine.receive_input(
+            make_input("t", run_id, messages=[{"id": f"u-{run_id}", "role": "user", "content": said}]), now=NOW
+        )
+    )
+    for event in (
+        ev.TextMessageStartEvent(message_id=f"a-{run_id}", role="assistant"),
+        ev.TextMessageContentEvent(message_id=f"a-{run_id}", delta="ok"),
+        ev.TextMessageEndEvent(message_id=f"a-{run_id}"),
+    ):
+        machine.emit(event)
+    return records
+
+
+@pytest.mark.parametrize("fresh_store", [False, True], ids=["same-store", "store-per-save"])
+async def test_a_save_appends_new_messages_and_rewrites_only_what_changed(tmp_path: Path, fresh_store: bool) -> None:
+    path = tmp_path / "threads.db"
+    machine = ThreadMachine("t")
+    store = SqliteThreadStore(path)
+
+    async def run(records: list[ThreadRecord]) -> list[str]:
+        nonlocal store
+        for record in records:
+            if fresh_store:  # nothing remembered: the rows' digests say what is stored
+                await store.aclose()
+                store = SqliteThreadStore(path)
+            await store.save(record)
+            assert await SqliteThreadStore(path).load("t") == record
+        return written(path)
+
+    (started,) = conversation(machine, "run-1", "first")
+    await store.save(started)
+    watch_message_rows(path)
+    assert await run(persisted(machine.finish())) == ["+0", "+1"]
+    # Appended: the rows already there are not written again, in the run or at its end.
+    assert await run(conversation(machine, "run-2", "second")) == []
+    assert await run(persisted(machine.finish())) == ["+2", "+3"]
+    # A failed run goes back to where the thread stood: nothing of it was written.
+    assert await run(conversation(machine, "run-3", "third")) == []
+    assert await run(persisted(machine.fail("boom"))) == []
+    # An agent's MESSAGES_SNAPSHOT that changes an early message rewrites from there on.
+    await run(conversation(machine, "run-4", "fourth"))
+    changed = (*machine.messages[:1], attrs.evolve(machine.messages[1], content="changed"), *machine.messages[2:])
+    machine.emit(ev.MessagesSnapshotEvent(messages=changed))
+    assert await run(persisted(machine.finish())) == ["-1", "-2", "-3", "+1", "+2", "+3", "+4", "+5"]
+    assert [m.id for m in machine.messages] == ["u-run-1", "a-run-1", "u-run-2", "a-run-2", "u-run-4", "a-run-4"]
+    # A thread saved as shorter than stored (a record built by hand, say) loses the rest.
+    shorter = attrs.evolve(machine.record(), version=machine.version + 1, messages=machine.messages[:2])
+    assert await run([shorter]) == ["-2", "-3", "-4", "-5"]
+    await store.aclose()
+
+
+async def test_a_message_count_that_disagrees_with_the_rows_is_corrupt(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    await saved_file(path, 2)
+    with raw(path) as db:
+        db.execute("DELETE FROM messages WHERE seq = 1")
+    async with SqliteThreadStore(path) as store:
+        with pytest.raises(StoreError, match="thread 'thread-1' is corrupt"):
+            await store.load("thread-1")
+
+
+_SCHEMA_1 = """
+CREATE TABLE threads (thread_id TEXT PRIMARY KEY NOT NULL, version INTEGER NOT NULL, state TEXT NOT NULL,
+    record TEXT NOT NULL);
+CREATE TABLE interrupts (interrupt_id TEXT PRIMARY KEY NOT NULL, thread_id TEXT NOT NULL);
+CREATE TABLE audit (thread_id TEXT NOT NULL, seq INTEGER NOT NULL, interrupt_id TEXT NOT NULL,
+    reason TEXT NOT NULL, raised_in TEXT NOT NULL, raised_at TEXT, status TEXT NOT NULL, answered_in TEXT,
+    answered_at TEXT, outcome TEXT, entry TEXT NOT NULL, PRIMARY KEY (thread_id, seq));
+PRAGMA user_version = 1;
+"""
+
+
+async def test_a_version_1_file_is_migrated_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    with raw(path) as db:  # a file as agui-core wrote it before messages had rows of their own
+        db.executescript(_SCHEMA_1)
+        record = RECORDS[-1]
+        db.execute(
+            "INSERT INTO threads VALUES (?, ?, ?, ?)",
+            (record.thread_id, record.version, record.state.value, orjson.dumps(record_to_dict(record)).decode()),
+        )
+        db.execute("INSERT INTO threads VALUES ('broken', 1, 'IDLE', '[')")
+    async with SqliteThreadStore(path) as store:
+        assert await store.load(record.thread_id) == record
+        with pytest.raises(StoreError, match="'broken' is corrupt"):
+            await store.load("broken")
+        assert record.state.value == "IDLE"
+        machine = ThreadMachine.from_record(record)
+        said = {"id": "after", "role": "user", "content": "and now?"}
+        for saved in persisted(machine.receive_input(make_input(record.thread_id, "r-9", messages=[said]), now=NOW)):
+            await store.save(saved)
+        for saved in persisted(machine.finish()):
+            await store.save(saved)
+        assert await SqliteThreadStore(path).load(record.thread_id) == machine.record()
+    with raw(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        (text,) = db.execute("SELECT record FROM threads WHERE thread_id = ?", (record.thread_id,)).fetchone()
+        assert "messages" not in orjson.loads(text)
+        assert db.execute("SELECT count(*) FROM messages").fetchone() == (len(record.messages) + 1,)
+
+
+async def test_what_a_store_remembers_never_hides_another_writer(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    async with SqliteThreadStore(path) as first, SqliteThreadStore(path) as second:
+        await first.save(RECORDS[0])
+        assert await first.load("thread-1") is RECORDS[0]  # remembered: nothing read but the version
+        assert await second.load("thread-1") == RECORDS[0]
+        for record in RECORDS[1:4]:
+            await second.save(record)
+        assert await first.load("thread-1") == RECORDS[3]
+        for record in RECORDS[4:]:
+            await first.save(record)
+        assert await second.load("thread-1") == RECORDS[-1]
+    async with SqliteThreadStore(path) as third:
+        assert await third.load("thread-1") == RECORDS[-1]
+
+
 async def test_a_renewal_writes_the_leases_row_only(tmp_path: Path) -> None:
     path = tmp_path / "threads.db"
     await saved_file(path, 3)  # run-2 in progress (saved without a lease)
@@ -285,7 +435,7 @@ async def test_a_renewal_writes_the_leases_row_only(tmp_path: Path) -> None:
 async def test_a_file_of_schema_version_1_gets_the_leases_table(tmp_path: Path) -> None:
     path = tmp_path / "threads.db"
     await saved_file(path, 3)
-    with raw(path) as db:  # the file as version 1 left it: no leases table
+    with raw(path) as db:  # no leases table, as version 1 had (its records are already version 3 here)
         db.execute("DROP TABLE leases")
         db.execute("PRAGMA user_version = 1")
     async with SqliteThreadStore(path) as store:
@@ -295,4 +445,4 @@ async def test_a_file_of_schema_version_1_gets_the_leases_table(tmp_path: Path) 
         await store.save(RECORDS[3])
         assert await store.renew_lease("thread-1", "thread-1-run-2", NOW) is True
     with raw(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (2,)
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (3,)

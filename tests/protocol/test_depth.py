@@ -1,0 +1,132 @@
+"""One nesting limit: decoding, encoding with ``validate`` and the shared check, at every depth around it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from agui_core.errors import EncodeError, InvalidEventError, InvalidInputError, RunErrorCode
+from agui_core.protocol import codec
+from agui_core.protocol.codec import (
+    MAX_DEPTH,
+    decode_event,
+    decode_input,
+    encode_event,
+    encode_input,
+    overnested_at,
+)
+from agui_core.protocol.events import CustomEvent, StateSnapshotEvent
+from agui_core.protocol.types import RunAgentInput
+
+AROUND = [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1]
+
+
+def lists(depth: int) -> Any:
+    """``depth`` arrays, one inside the other."""
+    value: Any = None
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def objects(depth: int) -> Any:
+    """``depth`` objects, one inside the other, under the key ``k``."""
+    value: Any = 1
+    for _ in range(depth):
+        value = {"k": value}
+    return value
+
+
+def depth_of(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((depth_of(v) for v in value.values()), default=0)
+    if isinstance(value, list | tuple):
+        return 1 + max((depth_of(v) for v in value), default=0)
+    return 0
+
+
+@pytest.mark.parametrize("nest", [lists, objects])
+@pytest.mark.parametrize("depth", AROUND)
+def test_decode_input_at_every_depth_around_the_limit(nest: Any, depth: int) -> None:
+    # The input's own object is level 1: its state at level 2 makes the document depth deep.
+    doc = {"threadId": "t", "runId": "r", "messages": [], "state": nest(depth - 1)}
+    assert depth_of(doc) == depth
+    data = orjson.dumps(doc)
+    if depth <= MAX_DEPTH:
+        assert decode_input(data).state == doc["state"]
+        assert orjson.loads(encode_input(decode_input(data), validate=True)) == orjson.loads(data)
+        return
+    with pytest.raises(InvalidInputError) as caught:
+        decode_input(data)
+    error = caught.value
+    assert error.code is RunErrorCode.INVALID_INPUT
+    assert error.path[0] == "state" and len(error.path) == 8
+    assert f"at most {MAX_DEPTH} levels" in error.message
+    first = "$.state[0]" if nest is lists else "$.state.k"
+    assert error.message.startswith(f"invalid RunAgentInput at {first}")
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        pytest.param(lambda v: {"type": "STATE_SNAPSHOT", "snapshot": v}, id="snapshot"),
+        pytest.param(lambda v: {"type": "CUSTOM", "name": "n", "value": v}, id="custom"),
+        pytest.param(lambda v: {"type": "NOT_YET_KNOWN", "data": v}, id="unknown-type"),
+    ],
+)
+@pytest.mark.parametrize("depth", AROUND)
+def test_decode_event_at_every_depth_around_the_limit(where: Any, depth: int) -> None:
+    doc = where(lists(depth - 1))
+    assert depth_of(doc) == depth
+    data = orjson.dumps(doc)
+    if depth <= MAX_DEPTH:
+        event = decode_event(data)
+        assert orjson.loads(encode_event(event, validate=True)) == doc
+        return
+    with pytest.raises(InvalidEventError) as caught:
+        decode_event(data)
+    assert caught.value.code is RunErrorCode.INVALID_INPUT
+    assert caught.value.path[0] in ("snapshot", "value", "data")
+    assert f"at most {MAX_DEPTH} levels" in caught.value.message
+
+
+@pytest.mark.parametrize("depth", AROUND)
+def test_encoding_with_validate_holds_the_same_limit(depth: int) -> None:
+    event = StateSnapshotEvent(snapshot=lists(depth - 1))
+    run_input = RunAgentInput(thread_id="t", run_id="r", state=lists(depth - 1))
+    if depth <= MAX_DEPTH:
+        encode_event(event, validate=True)
+        encode_input(run_input, validate=True)
+        return
+    with pytest.raises(EncodeError, match=f"deeper than {MAX_DEPTH} levels"):
+        encode_event(event, validate=True)
+    with pytest.raises(EncodeError, match=f"deeper than {MAX_DEPTH} levels"):
+        encode_input(run_input, validate=True)
+    # Without validate, the hot path writes what JSON can hold (up to 254 levels).
+    encode_event(CustomEvent(name="n", value=lists(depth)))
+
+
+@pytest.mark.parametrize("level", [1, 2, 4])
+@pytest.mark.parametrize("fast", [True, False], ids=["orjson", "walk"])
+def test_overnested_at_counts_from_the_level_given(level: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not fast:
+        monkeypatch.setattr(codec, "_WRITABLE_DEPTH", None)
+    fits = MAX_DEPTH - level + 1
+    assert overnested_at(lists(fits), level=level) is None
+    assert overnested_at(objects(fits), level=level) is None
+    assert overnested_at(lists(fits + 1), level=level) == (0,) * min(fits, 8)
+    assert overnested_at({"a": [1, {"b": objects(fits)}]}, level=level) == ("a", 1, "b", *("k",) * min(fits - 3, 5))
+    assert overnested_at("text", level=level) is None
+    assert overnested_at({1, 2}, level=level) is None  # not JSON: encoding's business, not depth's
+
+
+def test_the_first_too_deep_value_in_document_order_is_named() -> None:
+    value = {"a": 1, "b": lists(MAX_DEPTH), "c": lists(MAX_DEPTH + 5)}
+    assert overnested_at(value) == ("b",) + (0,) * 7
+
+
+def test_orjson_writes_what_the_fast_check_assumes() -> None:
+    # If a release of orjson changes its limit the check falls back to the walk; this says so.
+    assert codec._WRITABLE_DEPTH == 254
