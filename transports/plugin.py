@@ -57,10 +57,8 @@ from typing import Final, Protocol, TypeVar, runtime_checkable
 
 import anyio
 import attrs
-import orjson
 
-from agui_core.errors import InvalidInputError
-from agui_core.protocol.codec import input_from_dict
+from agui_core.protocol.codec import MAX_DEPTH, decode_input
 from agui_core.protocol.types import RunAgentInput
 from agui_core.runtime.host import Host
 
@@ -179,40 +177,18 @@ def setting(settings: Mapping[str, str], key: str, parse: Callable[[str], _T], d
         raise ValueError(f"option {key}={raw!r}: {exc}") from None
 
 
-MAX_INPUT_DEPTH: Final = 128
-"""How deeply the JSON of an input may nest (arrays and objects). The host writes what it
-receives back out (records, snapshots) and the encoder writes at most 254 levels, so an
-input must leave room for the wrapping around it."""
-
-# orjson writes at most 254 nested levels; an input wrapped in this many more arrays is
-# writable exactly when it nests no deeper than MAX_INPUT_DEPTH. One C-speed pass.
-_DEPTH_PADDING: Final = 254 - MAX_INPUT_DEPTH
+MAX_INPUT_DEPTH: Final = MAX_DEPTH
+"""How deeply the JSON of an input may nest (arrays and objects): the codec's one limit."""
 
 
 def read_input(frame: bytes | bytearray | memoryview | str) -> RunAgentInput:
     """The ``RunAgentInput`` in one frame; raises :class:`~agui_core.errors.InvalidInputError`.
 
-    As :func:`~agui_core.protocol.codec.decode_input`, and an input nested deeper than
-    :data:`MAX_INPUT_DEPTH` is refused too, before it reaches the host (which could not
-    record it).
+    :func:`~agui_core.protocol.codec.decode_input`, which also refuses JSON nested deeper
+    than :data:`~agui_core.protocol.codec.MAX_DEPTH` (naming the path), so nothing reaches the
+    host that it could not record or announce.
     """
-    try:
-        value = orjson.loads(frame)
-    except orjson.JSONDecodeError as exc:
-        raise InvalidInputError(f"valid JSON ({exc.msg} at position {exc.pos})") from None
-    except (TypeError, RecursionError):
-        raise InvalidInputError("JSON text") from None
-    wrapped = value
-    for _ in range(_DEPTH_PADDING):
-        wrapped = [wrapped]
-    try:
-        orjson.dumps(wrapped)
-    except TypeError:
-        raise InvalidInputError(f"JSON nested at most {MAX_INPUT_DEPTH} levels deep") from None
-    try:
-        return input_from_dict(value)
-    except RecursionError:
-        raise InvalidInputError(f"JSON nested at most {MAX_INPUT_DEPTH} levels deep") from None
+    return decode_input(frame)
 
 
 def bearer_token(authorization: str | None) -> str | None:
