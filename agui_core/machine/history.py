@@ -9,11 +9,11 @@ continuation), but the server is the authority for everything it emitted (SPEC s
 - Messages the thread does not know are the client's own words when they are ``user``,
   ``system`` or ``developer`` messages, or ``tool`` results of calls the agent left to the
   client (a frontend tool: a call of this thread with no result yet): those are appended, in the
-  order the input gives them. A ``tool`` result for a call an interrupt gates is refused: that
-  result is the host's to give, once the resume answers the interrupt.
+  order the input gives them.
 - Anything else the thread does not know is in the agent's voice (``assistant``, ``reasoning``,
-  ``activity``, a result of a call the thread never made): the client may hold it from a run
-  that failed (whose output the thread dropped) or have made it up. It is left out: the
+  ``activity``, a result of a call the thread never made or one an interrupt gates, whose
+  result is the host's to give once the resume answers the interrupt): the client may hold it
+  from a run that failed (whose output the thread dropped) or have made it up. It is left out: the
   agent's words come only from the agent. A thread with no history yet takes any messages (a
   conversation moved from elsewhere).
 - ``state``: absent or ``null`` keeps the thread's state, and so does ``{}`` (what a fresh
@@ -157,7 +157,7 @@ def merge_history(
     """What ``run_input`` adds to a thread holding ``thread_messages`` and ``thread_state``.
 
     ``gated_calls`` are the tool calls an interrupt gates (open or answered): their results
-    are the host's to give. ``host_results`` are tool results the host sent that the thread
+    are the host's to give, and a client's are left out. ``host_results`` are tool results the host sent that the thread
     no longer holds (their run failed and was rolled back; the tool journal keeps them, by
     message id): a client may send them back unchanged, and they are left out.
     Raises ``RemoteProtocolError`` (``HISTORY_CONFLICT``).
@@ -202,14 +202,11 @@ def merge_history(
                 )
             if role == "tool":
                 call_id = data.get("toolCallId")
-                if call_id in gated:
-                    raise RemoteProtocolError(
-                        RunErrorCode.HISTORY_CONFLICT,
-                        f"{where}: tool call {call_id!r} is gated by an interrupt; its result is the "
-                        "host's to give, once the resume answers the interrupt",
-                    )
-                if call_id not in calls or call_id in answered:
-                    continue  # a result of a call the thread never made, or already has: not the client's
+                if call_id in gated or call_id not in calls or call_id in answered:
+                    # Not the client's to give: a gated call's result is the host's (a client may
+                    # still hold one from a run that failed), and the others the thread never
+                    # made or already has.
+                    continue
                 answered.add(call_id)
             elif role not in CLIENT_ROLES:
                 continue  # in the agent's voice: only the agent writes those
