@@ -1,6 +1,6 @@
 """Soak: many clients cycling interrupt -> resume while they drop connections and the host is killed.
 
-A real ``agui serve`` over SQLite serves :mod:`tests.e2e.soak_agent`. Each worker owns one
+A real ``agui serve`` over SQLite serves :mod:`tests.e2e.fleet_agent`. Each worker owns one
 thread and runs cycles on it: a plain input whose run proposes ``act(n)`` and interrupts,
 then the resume that approves it. Some resumes are sent and their connection dropped at once
 (the client comes back and sends the same resume again: a replay, or THREAD_BUSY while the
@@ -79,7 +79,7 @@ class Fleet:
         self.url = f"ws://127.0.0.1:{port}"
         self.store = store
         self.stderr = stderr
-        self.env = {**os.environ, "AGUI_SOAK_LOG": str(log)}
+        self.env = {**os.environ, "AGUI_FLEET_LOG": str(log)}
         self.process: subprocess.Popen[bytes] | None = None
         self.completed = 0
         self.outcomes: dict[int, str] = {}  # n -> what became of act(n), as the resumed run said
@@ -87,7 +87,7 @@ class Fleet:
 
     def start(self) -> None:
         command = [
-            sys.executable, "-m", "agui_core.cli", "serve", "tests.e2e.soak_agent:agent",
+            sys.executable, "-m", "agui_core.cli", "serve", "tests.e2e.fleet_agent:agent",
             "--ws", f"127.0.0.1:{self.port}", "--store", f"sqlite:{self.store}",
             "--lease", str(LEASE), "--lease-renew", str(LEASE / 5), "--log-level", "WARNING",
         ]  # fmt: skip
@@ -161,7 +161,7 @@ async def worker(fleet: Fleet, w: int) -> None:
     thread = f"soak-{w}"
     for cycle in range(CYCLES):
         n = w * 100_000 + cycle
-        base = {"threadId": thread, "tools": [], "context": [], "forwardedProps": {"n": n}}
+        base = {"threadId": thread, "tools": [], "context": [], "forwardedProps": {"n": n, "pause": 0.01}}
         start = {
             **base,
             "runId": f"{thread}-{cycle}-a",
