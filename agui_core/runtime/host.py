@@ -344,7 +344,6 @@ class Host:
         """Start renewing the lease of ``machine``'s run in progress; ``on_lost`` if another host closes it."""
         run_id = machine.run_id
         assert self._group is not None and run_id is not None
-        received = machine.run_received_at
         keeper = LeaseKeeper(
             self.store,
             machine.thread_id,
@@ -352,8 +351,9 @@ class Host:
             clock=self.clock,
             lease=self.lease,
             renew_every=self.lease_renew,
-            deadline=received + timedelta(seconds=self.run_timeout)
-            if received is not None and math.isfinite(self.run_timeout)
+            # The run's own time, and the longest its last, shielded step may wait on a caller.
+            deadline=self.clock() + timedelta(seconds=self.run_timeout + self.send_timeout)
+            if math.isfinite(self.run_timeout + self.send_timeout)
             else None,
             running=lambda: machine.run_id == run_id,
             on_lost=on_lost,
@@ -400,51 +400,58 @@ class Host:
         lost = anyio.CancelScope()  # cancelled if another host closes the run
         keeper = self._keep_lease(machine, lost.cancel)
         failure: str | None = None
+        # The lease is kept until the run's last save: its RUN_ERROR included.
         try:
-            with anyio.move_on_after(self.run_timeout if math.isfinite(self.run_timeout) else None) as deadline, lost:
-                outcomes = await self._carry_out_decisions(machine, answers, carry)
-                ctx = RunContext(
-                    machine=machine,
-                    run_input=run_input,
-                    answers=answers,
-                    tools=self.tools,
-                    tool_outcomes=outcomes,
-                    carry=carry,
-                    new_id=self.new_id,
-                    now=self.clock,
+            try:
+                with (
+                    anyio.move_on_after(self.run_timeout if math.isfinite(self.run_timeout) else None) as deadline,
+                    lost,
+                ):
+                    outcomes = await self._carry_out_decisions(machine, answers, carry)
+                    ctx = RunContext(
+                        machine=machine,
+                        run_input=run_input,
+                        answers=answers,
+                        tools=self.tools,
+                        tool_outcomes=outcomes,
+                        carry=carry,
+                        new_id=self.new_id,
+                        now=self.clock,
+                    )
+                    result = await self.agent(ctx)
+                    if not ctx.ended:
+                        await ctx.finish(result)
+                if keeper.lost:
+                    failure = "another host closed this run: its host's lease on the thread ran out"
+                elif deadline.cancelled_caught:
+                    failure = f"the run took longer than {self.run_timeout:g} s"
+            except VersionConflict:
+                raise
+            except StoreError as exc:
+                # The store's message may name files and hosts: it goes to the log only.
+                log.error(
+                    "the thread store failed in run %r of thread %r: %s", run_input.run_id, run_input.thread_id, exc
                 )
-                result = await self.agent(ctx)
-                if not ctx.ended:
-                    await ctx.finish(result)
-            if keeper.lost:
-                failure = "another host closed this run: its host's lease on the thread ran out"
-            elif deadline.cancelled_caught:
-                failure = f"the run took longer than {self.run_timeout:g} s"
-        except VersionConflict:
-            raise
-        except StoreError as exc:
-            # The store's message may name files and hosts: it goes to the log only.
-            log.error("the thread store failed in run %r of thread %r: %s", run_input.run_id, run_input.thread_id, exc)
-            failure = "the thread store failed during the run; the host's log has the details"
-        except LocalProtocolError as exc:
-            log.warning("agent broke a protocol rule in run %r: %s", run_input.run_id, exc.message)
-            failure = f"the agent broke a protocol rule: {exc.message}"
-        except AguiError as exc:
-            log.warning("agent error in run %r: %s", run_input.run_id, exc.message)
-            failure = exc.message
-        except Exception as exc:
-            log.exception("the agent failed in run %r of thread %r", run_input.run_id, run_input.thread_id)
-            failure = f"the agent failed ({type(exc).__name__}); the host's log has the details"
-        except anyio.get_cancelled_exc_class():
-            # The host is shutting down: close the run now rather than leave the thread busy
-            # until its time is up; the interrupts it answered are open again.
-            with anyio.CancelScope(shield=True):
-                await self._fail(machine.thread_id, run, "the host stopped during the run", out)
-            raise
+                failure = "the thread store failed during the run; the host's log has the details"
+            except LocalProtocolError as exc:
+                log.warning("agent broke a protocol rule in run %r: %s", run_input.run_id, exc.message)
+                failure = f"the agent broke a protocol rule: {exc.message}"
+            except AguiError as exc:
+                log.warning("agent error in run %r: %s", run_input.run_id, exc.message)
+                failure = exc.message
+            except Exception as exc:
+                log.exception("the agent failed in run %r of thread %r", run_input.run_id, run_input.thread_id)
+                failure = f"the agent failed ({type(exc).__name__}); the host's log has the details"
+            except anyio.get_cancelled_exc_class():
+                # The host is shutting down: close the run now rather than leave the thread busy
+                # until its time is up; the interrupts it answered are open again.
+                with anyio.CancelScope(shield=True):
+                    await self._fail(machine.thread_id, run, "the host stopped during the run", out)
+                raise
+            if failure is not None:
+                await self._fail(machine.thread_id, run, failure, out)
         finally:
             keeper.stop()
-        if failure is not None:
-            await self._fail(machine.thread_id, run, failure, out)
 
     async def _fail(self, thread_id: str, run: tuple[str | None, datetime | None], message: str, out: _Outlet) -> None:
         """End the run ``run`` (its id and when it was received) with ``RUN_ERROR``.

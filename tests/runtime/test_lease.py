@@ -164,16 +164,18 @@ async def _true(value: bool) -> bool:
 
 async def test_a_run_past_its_run_timeout_is_no_longer_renewed(store: ThreadStore) -> None:
     clock, sent = Clock(), []
-    # The run's real deadline is far away; by the host's clock it passes: the renewals stop there.
+    # The run's real deadline is far away; by the host's clock it passes: the renewals stop
+    # there, once the run's time and the longest its last step may wait on a caller are up
+    # (run_timeout 60 + the default send_timeout 10).
     async with stuck_run(store, clock, sent, lease_renew=0.01, run_timeout=60) as (_, _stream):
-        clock.advance(seconds=59)
-        await eventually(lambda: _is(lease_of(store), NOW + timedelta(seconds=59 + LEASE)))
+        clock.advance(seconds=69)
+        await eventually(lambda: _is(lease_of(store), NOW + timedelta(seconds=69 + LEASE)))
         before = await store.load("t")
         clock.advance(seconds=1)
         for _ in range(20):  # twenty renewal periods: none renews
             await anyio.sleep(0.01)
         assert same_thread(await store.load("t"), before)
-        assert await lease_of(store) == NOW + timedelta(seconds=59 + LEASE)
+        assert await lease_of(store) == NOW + timedelta(seconds=69 + LEASE)
 
 
 async def test_a_refused_renewal_is_a_loss_only_while_the_run_goes_on_here() -> None:
