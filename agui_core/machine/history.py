@@ -113,10 +113,8 @@ def check_input_depth(run_input: RunAgentInput) -> None:
 
 
 def _canonical(value: JSON) -> bytes:
-    try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    except orjson.JSONEncodeError as exc:  # nested past what JSON encoding allows: the client's doing
-        raise RemoteProtocolError(RunErrorCode.INVALID_INPUT, f"invalid RunAgentInput: {exc}") from None
+    # check_input_depth has already refused anything nested past what JSON encoding allows.
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
 _COMPARED = ("role", "content", "toolCalls", "toolCallId")

@@ -7,7 +7,7 @@ back, bit for bit, so any store that can keep a JSON document can keep a thread.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -30,6 +30,7 @@ __all__ = [
     "payload_digest",
     "record_from_dict",
     "record_to_dict",
+    "resolved_from_dicts",
 ]
 
 
@@ -433,3 +434,14 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
             lease_until=run.get("leaseUntil"),
         ),
     )
+
+
+def resolved_from_dicts(entries: Sequence[Mapping[str, Any]]) -> tuple[ResolvedInterrupt, ...]:
+    """Audit entries as :func:`record_to_dict` writes them under ``resolved`` (a store's audit rows).
+
+    :func:`record_from_dict` stays the one reader of an entry's JSON: the entries are read
+    inside an empty record's, so a field added to an entry is read here too.
+    """
+    shell = record_to_dict(ThreadRecord(thread_id=""))
+    shell["resolved"] = list(entries)
+    return record_from_dict(shell).resolved

@@ -64,6 +64,7 @@ from agui_core.machine.record import (
     ThreadRecord,
     record_from_dict,
     record_to_dict,
+    resolved_from_dicts,
 )
 from agui_core.store.base import StoreError, VersionConflict, extend_lease
 
@@ -264,14 +265,6 @@ _CONNECTION_LOST: tuple[type[BaseException], ...] = (
 )
 
 
-def _resolved_from_dicts(thread_id: str, entries: list[Any]) -> tuple[ResolvedInterrupt, ...]:
-    # record_from_dict is the one reader of a resolved entry's JSON; an empty record's JSON
-    # around the entries reuses it, so a field added to the record or the entry is read too.
-    shell = record_to_dict(ThreadRecord(thread_id=thread_id))
-    shell["resolved"] = entries
-    return record_from_dict(shell).resolved
-
-
 def _split_schema(dsn: str) -> tuple[str, str | None]:
     """``dsn`` without its ``schema`` query parameter, and that parameter (``None``: absent)."""
     parts = urlsplit(dsn)
@@ -337,9 +330,7 @@ class PostgresThreadStore:
             f" LEFT JOIN {s}.leases AS l USING (thread_id) WHERE t.thread_id = $1"
         )
         self._save_sql = f"SELECT saved, stored FROM {s}.save_thread($1, $2, $3, $4, $5, $6, $7, $8, $9)"
-        self._renew_sql = (
-            f"UPDATE {s}.leases SET until = greatest(until, $3) WHERE thread_id = $1 AND run_id = $2"
-        )
+        self._renew_sql = f"UPDATE {s}.leases SET until = greatest(until, $3) WHERE thread_id = $1 AND run_id = $2"
         self._interrupt_sql = f"SELECT thread_id FROM {s}.interrupts WHERE interrupt_id = $1"
         self._audit_sql = f"SELECT entry FROM {s}.audit WHERE thread_id = $1 ORDER BY seq"
 
@@ -527,7 +518,7 @@ class PostgresThreadStore:
         """Every interrupt closed on ``thread_id`` and how, in the order they were closed."""
         rows = await self._read(f"read the audit trail of thread {thread_id!r}", "fetch", self._audit_sql, thread_id)
         try:
-            return _resolved_from_dicts(thread_id, [orjson.loads(entry) for (entry,) in rows])
+            return resolved_from_dicts([orjson.loads(entry) for (entry,) in rows])
         except Exception as exc:
             raise StoreError(f"the audit trail of thread {thread_id!r} is corrupt: {exc!r}") from exc
 

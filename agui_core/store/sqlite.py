@@ -65,6 +65,7 @@ from agui_core.machine.record import (
     ThreadRecord,
     record_from_dict,
     record_to_dict,
+    resolved_from_dicts,
 )
 from agui_core.protocol.codec import converter
 from agui_core.protocol.types import Message
@@ -129,14 +130,6 @@ def _resolved_to_dicts(thread_id: str, entries: Sequence[ResolvedInterrupt]) -> 
     # record_to_dict is the one writer of a resolved entry's JSON (as above, for the reader).
     resolved: list[Any] = record_to_dict(ThreadRecord(thread_id=thread_id, resolved=tuple(entries)))["resolved"]
     return resolved
-
-
-def _resolved_from_dicts(thread_id: str, entries: list[Any]) -> tuple[ResolvedInterrupt, ...]:
-    # record_from_dict is the one reader of a resolved entry's JSON; an empty record's JSON
-    # around the entries reuses it, so a field added to the record or the entry is read too.
-    shell = record_to_dict(ThreadRecord(thread_id=thread_id))
-    shell["resolved"] = entries
-    return record_from_dict(shell).resolved
 
 
 def _digest(text: bytes) -> bytes:
@@ -582,6 +575,6 @@ class SqliteThreadStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the audit trail of thread {thread_id!r}: {exc}") from exc
         try:
-            return _resolved_from_dicts(thread_id, [orjson.loads(entry) for (entry,) in rows])
+            return resolved_from_dicts([orjson.loads(entry) for (entry,) in rows])
         except Exception as exc:
             raise StoreError(f"the audit trail of thread {thread_id!r} is corrupt: {exc!r}") from exc
