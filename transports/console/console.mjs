@@ -401,7 +401,13 @@ function proposalsFromMessages(messages) {
 function choices(name, options, onchange) {
   const group = el("fieldset", { class: "choices" }, el("legend", { text: "Your decision" }));
   for (const [value, label] of options) {
-    const input = el("input", { type: "radio", name, value, onchange: () => onchange(value) });
+    const chosen = () => {
+      // A decision made: the reminders to make one are answered.
+      group.closest(".card")?.querySelector(":scope > .error")?.replaceChildren();
+      group.closest("form")?.querySelector(".actions > .error")?.replaceChildren();
+      onchange(value);
+    };
+    const input = el("input", { type: "radio", name, value, onchange: chosen });
     group.append(el("label", {}, input, label));
   }
   return group;
@@ -830,17 +836,18 @@ async function showAudit(threadId) {
   const section = $("audit");
   section.hidden = false;
   const heading = el("h3", { id: "audit-title", tabindex: "-1", text: "Audit trail" });
-  section.replaceChildren(heading, el("p", { class: "hint", text: "Loading…" }));
+  const body = el("div", {}, el("p", { class: "hint", text: "Loading…" }));
+  section.replaceChildren(heading, body);
   heading.focus();
   let trail;
   try {
     trail = await getJson(`audit/${encodeURIComponent(threadId)}`);
   } catch (error) {
-    section.replaceChildren(heading, el("p", { class: "refusal", text: `The audit trail could not be read (${error.message}).` }));
+    body.replaceChildren(el("p", { class: "refusal", text: `The audit trail could not be read (${error.message}).` }));
     return;
   }
   if (!trail.entries.length) {
-    section.replaceChildren(heading, el("p", { class: "hint", text: "No request of this thread has been answered yet." }));
+    body.replaceChildren(el("p", { class: "hint", text: "No request of this thread has been answered yet." }));
     return;
   }
   const list = el("ol");
@@ -858,7 +865,7 @@ async function showAudit(threadId) {
     if (entry.result !== undefined) item.append(el("p", {}, "Result: ", el("code", { text: pretty(entry.result) })));
     list.append(item);
   }
-  section.replaceChildren(heading, list);
+  body.replaceChildren(list);
 }
 
 // --- start -------------------------------------------------------------------------------------
