@@ -73,7 +73,7 @@ from agui_core.runtime.auth import AuthenticationError, Authenticator, Credentia
 from agui_core.runtime.context import RunContext
 from agui_core.runtime.lease import LeaseKeeper
 from agui_core.runtime.tools import NO_EDITS, Tool, ToolOutcome
-from agui_core.runtime.watch import ThreadChange, ThreadChanges
+from agui_core.runtime.watch import ThreadChanges
 from agui_core.store.base import StoreError, ThreadStore, VersionConflict, WaitingThread
 from agui_core.store.memory import MemoryThreadStore
 
@@ -291,7 +291,7 @@ class Host:
 
     async def _save(self, effect: Persist) -> None:
         await self.store.save(effect.record)
-        self.changes.publish(ThreadChange.of(effect.record))
+        self.changes.saved(effect.record)
 
     async def _handle(self, run_input: RunAgentInput, principal: str, out: _Outlet) -> None:
         thread_id = run_input.thread_id

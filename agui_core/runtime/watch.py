@@ -52,35 +52,42 @@ class ThreadChanges:
 
     def __init__(self, buffer: int = 64) -> None:
         self._buffer = buffer
-        self._watchers: dict[MemoryObjectSendStream[ThreadChange], str] = {}
+        # principal -> the send sides of its watchers' streams: a save costs one lookup when
+        # nobody watches its owner, however many watch others.
+        self._watchers: dict[str | None, set[MemoryObjectSendStream[ThreadChange]]] = {}
 
     def __len__(self) -> int:
         """How many watchers there are."""
-        return len(self._watchers)
+        return sum(len(watching) for watching in self._watchers.values())
+
+    def saved(self, record: ThreadRecord) -> None:
+        """Publish the save of ``record``, if anyone watches its owner's threads."""
+        if record.owner in self._watchers:
+            self.publish(ThreadChange.of(record))
 
     def publish(self, change: ThreadChange) -> None:
         """Hand ``change`` to every watcher of ``change.owner``; drop those that are full."""
-        for send, principal in list(self._watchers.items()):
-            if principal != change.owner:
-                continue
+        for send in list(self._watchers.get(change.owner, ())):
             try:
                 send.send_nowait(change)
-            except anyio.WouldBlock:
-                self._drop(send)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self._drop(send)
+            except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._drop(change.owner, send)
 
     @contextmanager
     def watch(self, principal: str) -> Iterator[MemoryObjectReceiveStream[ThreadChange]]:
         """The changes of ``principal``'s threads from now on, for as long as the block lasts."""
         send, receive = anyio.create_memory_object_stream[ThreadChange](self._buffer)
-        self._watchers[send] = principal
+        self._watchers.setdefault(principal, set()).add(send)
         try:
             with receive:
                 yield receive
         finally:
-            self._drop(send)
+            self._drop(principal, send)
 
-    def _drop(self, send: MemoryObjectSendStream[ThreadChange]) -> None:
-        self._watchers.pop(send, None)
+    def _drop(self, principal: str | None, send: MemoryObjectSendStream[ThreadChange]) -> None:
+        watching = self._watchers.get(principal)
+        if watching is not None:
+            watching.discard(send)
+            if not watching:
+                del self._watchers[principal]
         send.close()
