@@ -300,3 +300,65 @@ def test_another_principal_sees_nothing_of_the_first_ones_threads(served: Served
     assert served.get("/audit/private-1", who="bob").status_code == 403
     assert served.get("/threads/private-1", who="bob").status_code == 403
     assert any(t["threadId"] == "private-1" for t in served.get("/inbox").json()["threads"])
+
+
+def test_reasons_the_console_does_not_know_are_shown_from_message_schema_and_metadata(
+    served: Served, ann: Session
+) -> None:
+    page = ann.page
+    review, note = interrupts_of(served.run("review-1", "review"))
+    ann.open("review-1")
+    card = ann.card("Review the draft contract.")
+    expect(card.locator(".reason")).to_have_text("acme:review")
+    expect(card).to_contain_text('"document": "contract-7.pdf"')  # its metadata
+    card.get_by_text("The answer it expects (responseSchema)").click()
+    expect(card.locator("details pre")).to_contain_text('"format": "email"')
+    card.get_by_label("verdict (required)").select_option(label="sign")
+    expect(card.locator("fieldset.group legend")).to_have_text("Reviewer")  # the nested object
+    card.get_by_label("name (required)").fill("Ann")
+    email = card.get_by_label("email (required)")
+    email.fill("ann")
+    free = ann.card("Anything to add?")
+    answer = free.get_by_label("Your answer (JSON)")
+    answer.fill("Looks fine")  # text must be quoted to be JSON
+    page.get_by_role("button", name="Send all answers").click()
+    expect(card).to_contain_text("Must be an email address")
+    expect(free).to_contain_text("Is not JSON")
+    assert ann.posts == []
+
+    email.fill("ann@example.com")
+    answer.fill('"Looks fine"')
+    page.get_by_role("button", name="Send all answers").click()
+    expect(ann.run_log).to_contain_text(
+        "Noted: acme:review resolved {'verdict': 'sign', 'reviewer': {'name': 'Ann', 'email': 'ann@example.com'}};"
+        " acme:note resolved 'Looks fine'."
+    )
+    assert ann.posts[0]["resume"] == [
+        {
+            "interruptId": review["id"],
+            "status": "resolved",
+            "payload": {"verdict": "sign", "reviewer": {"name": "Ann", "email": "ann@example.com"}},
+        },
+        {"interruptId": note["id"], "status": "resolved", "payload": "Looks fine"},
+    ]
+
+
+def test_a_second_window_that_answers_differently_is_told_so_in_plain_words(
+    served: Served, ann: Session, new_session: Any
+) -> None:
+    served.run("twice-1", "email")
+    ann.open("twice-1")
+    other = new_session()
+    other.sign_in(served, "ann")
+    other.open("twice-1")
+    ann.card("Send the email").get_by_label("Approve", exact=True).check()
+    ann.page.get_by_role("button", name="Send answer").click()
+    expect(ann.run_log).to_contain_text("The email was sent to bob@example.com.")
+    expect(other.page.locator('button.thread[data-thread="twice-1"]')).to_have_count(0)  # its inbox follows
+
+    other.card("Send the email").get_by_label("Deny").check()
+    other.page.get_by_role("button", name="Send answer").click()
+    refusal = other.run_log.locator('[data-code="INTERRUPT_ALREADY_RESOLVED"]')
+    expect(refusal).to_contain_text("These requests were already answered differently")
+    (entry,) = served.get("/audit/twice-1").json()["entries"]
+    assert entry["payload"] == {"approved": True} and entry["ran"]["name"] == "sendEmail"
