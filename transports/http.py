@@ -242,6 +242,8 @@ class HttpApp:
             streaming=True, websocket=websocket, http_binary=False, push_notifications=False, resumable=False
         )
         self._capabilities: bytes | None = None
+        self.console = console
+        """Whether the approval console is served (at ``/console/``)."""
         self._console = _console_files() if console else None
         self._closing = anyio.Event()
 
@@ -652,7 +654,7 @@ class HttpTransport:
                 scheme = "http" if options.ssl is None else "https"
                 url = f"{scheme}://{shown}:{listener.getsockname()[1]}"
                 options.ready(url)
-                if app._console is not None:
+                if app.console:
                     log.info("the approval console: %s/console/", url)
             try:
                 await server.serve(sockets=[listener])
