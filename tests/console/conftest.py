@@ -27,6 +27,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 TOKENS = {"ann": "ann-console-token-0001", "bob": "bob-console-token-0002"}
 START_TIMEOUT = 30.0
+EXPECT_TIMEOUT = 15_000
+"""Milliseconds a page has to show what a test expects: generous, for a loaded machine."""
 
 
 @attrs.frozen
@@ -113,8 +115,9 @@ def chromium_path() -> str:
 
 @pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=EXPECT_TIMEOUT)
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=chromium_path(), headless=True)
         try:
