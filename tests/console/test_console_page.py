@@ -355,6 +355,8 @@ def test_a_second_window_that_answers_differently_is_told_so_in_plain_words(
     ann.page.get_by_role("button", name="Send answer").click()
     expect(ann.run_log).to_contain_text("The email was sent to bob@example.com.")
     expect(other.page.locator('button.thread[data-thread="twice-1"]')).to_have_count(0)  # its inbox follows
+    expect(other.page.locator("#stale")).to_contain_text("These requests were answered or changed elsewhere")
+    expect(ann.page.locator("#stale")).to_have_count(0)  # the window that answered is not told so
 
     other.card("Send the email").get_by_label("Deny").check()
     other.page.get_by_role("button", name="Send answer").click()
@@ -362,3 +364,5 @@ def test_a_second_window_that_answers_differently_is_told_so_in_plain_words(
     expect(refusal).to_contain_text("These requests were already answered differently")
     (entry,) = served.get("/audit/twice-1").json()["entries"]
     assert entry["payload"] == {"approved": True} and entry["ran"]["name"] == "sendEmail"
+    other.page.get_by_role("button", name="Show what is open now").click()
+    expect(other.page.locator("#answers")).to_have_text("Nothing on this thread waits for an answer.")

@@ -213,6 +213,7 @@ function renderInbox(threads) {
   $("empty").hidden = threads.length > 0;
   if (focused) list.querySelector(`[data-thread="${CSS.escape(focused)}"]`)?.focus();
   tick();
+  checkStillOpen();
 }
 
 function ago(instant) {
@@ -751,6 +752,7 @@ async function submit(threadId, problem, button, toolCalls) {
       body: JSON.stringify(input),
     });
     if (response.status === 401) {
+      session.sending = false;
       signOut();
       return;
     }
@@ -803,18 +805,45 @@ async function submit(threadId, problem, button, toolCalls) {
   } catch (error) {
     say(el("p", { class: "refusal", role: "alert", text: `The answers could not be sent (${error.message}).` }));
   } finally {
-    session.sending = false;
     button.disabled = false;
   }
-  await refreshInbox();
-  if (session.selected !== threadId) return;
-  if (outcome === "error") {
-    // Nothing changed on the host (a refused input changes nothing): keep the answers on screen,
-    // unless the requests themselves changed.
-    const code = log.querySelector("[data-code]")?.dataset.code;
-    if (!["PARTIAL_RESUME", "UNKNOWN_INTERRUPT_ID", "PENDING_INTERRUPTS"].includes(code)) return;
+  try {
+    await refreshInbox();
+    if (session.selected !== threadId) return;
+    if (outcome === "error") {
+      // Nothing changed on the host (a refused input changes nothing): keep the answers on
+      // screen, unless the requests themselves changed.
+      const code = log.querySelector("[data-code]")?.dataset.code;
+      if (!["PARTIAL_RESUME", "UNKNOWN_INTERRUPT_ID", "PENDING_INTERRUPTS"].includes(code)) return;
+    }
+    await rerenderAnswers(threadId);
+  } finally {
+    // Until the page shows what this run left open, its own saves are not news from elsewhere.
+    session.sending = false;
+    checkStillOpen();
   }
-  await rerenderAnswers(threadId);
+}
+
+// Say so when the requests on screen are no longer open (answered from another window, say).
+function checkStillOpen() {
+  const notice = document.getElementById("stale");
+  if (session.sending || !session.cards.length || session.selected === null) return;
+  const entry = session.threads.find((t) => t.threadId === session.selected);
+  const open = new Set((entry?.interrupts ?? []).map((i) => i.id));
+  if (session.cards.every((card) => open.has(card.interrupt.id))) {
+    notice?.remove();
+    return;
+  }
+  if (notice) return;
+  const threadId = session.selected;
+  $("answers").prepend(
+    el(
+      "div",
+      { id: "stale", class: "refusal", role: "status" },
+      el("p", { text: "These requests were answered or changed elsewhere since the page showed them." }),
+      el("button", { type: "button", onclick: () => rerenderAnswers(threadId) }, "Show what is open now"),
+    ),
+  );
 }
 
 async function rerenderAnswers(threadId) {
