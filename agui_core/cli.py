@@ -39,7 +39,8 @@ a pipe is local, and runs as the anonymous principal.
 ``agui demo [--auto] [--store PATH] [--port PORT] [--transport ws|http]`` plays the main job: a
 WebSocket (or HTTP) host on localhost over a SQLite file (default ``agui-demo.sqlite3``) serving the example agents, and
 a terminal client that answers their interrupts (you, or the demo itself with ``--auto``);
-see :mod:`agui_core.demo`. It exits with 0 when every scenario ended as expected.
+see :mod:`agui_core.demo`. It exits with 0 when every scenario ended as expected. ``agui demo
+--console`` serves the approval console instead, with a thread of each scenario waiting there.
 
 ``agui bench [--quick] [--out PATH] [--only NAME]`` runs the benchmark suite (the
 ``benchmarks`` package, as ``python -m benchmarks`` does) against the reference SDK, which
@@ -434,6 +435,11 @@ def _parser() -> argparse.ArgumentParser:
         default="ws",
         help="WebSocket (the default) or HTTP + Server-Sent Events (needs agui-core[http])",
     )
+    demo.add_argument(
+        "--console",
+        action="store_true",
+        help="serve the approval console (a web page) with a thread of each scenario waiting, until Ctrl-C",
+    )
 
     bench = commands.add_parser("bench", help="run the benchmarks against the reference SDK (needs agui-core[bench])")
     bench.add_argument("--quick", action="store_true", help="a run of seconds, for CI; ratios are indicative only")
@@ -606,6 +612,10 @@ def main(argv: list[str] | None = None) -> int:
 
         if not 0 <= args.port <= 65535:
             parser.error(f"--port {args.port} is outside 0-65535")
+        if args.console:
+            from agui_core.demo import run_console
+
+            return run_console(store=args.store, port=args.port)
         return run_demo(auto=args.auto, store=args.store, port=args.port, transport=args.transport)
     if args.command == "bench":
         return _bench(args)

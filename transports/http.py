@@ -14,7 +14,17 @@ HttpApp(host))``); its routes are relative to where it is mounted:
 - ``GET /threads/{threadId}``: for the thread's owner only, its open interrupts and the
   snapshots needed to answer them (a page reloaded while interrupts were pending finds them
   here): ``{"threadId", "state", "interrupts", "messages", "agentState", "runId"}`` in wire
-  camelCase, ``runId`` left out when there is none.
+  camelCase, ``runId`` left out when there is none;
+- ``GET /inbox``: the signed-in principal's threads with open interrupts, newest first, and
+  ``GET /audit/{threadId}``: a thread's audit trail, for its owner
+  (:mod:`agui_core.runtime.console` describes both documents);
+- ``GET /inbox/events``: Server-Sent Events, one ``{"type": "changed", "threadId", "state"}``
+  each time this host saves one of the principal's threads (after a first ``{"type":
+  "ready"}``, and a comment line every 15 s while nothing happens). It carries this host's saves
+  only; see :mod:`agui_core.runtime.watch`;
+- ``GET /console/``: the approval console, a page (static files shipped in the package, no
+  other origin contacted) where the principal answers its interrupts (``console=False``
+  leaves it out). The page calls the routes above with the token its user signs in with.
 
 HTTP errors are for what is not a run, each with a JSON body ``{"error", "message"}``: an
 unknown path (404), a wrong method (405), a body that is not ``application/json`` (415) or
@@ -25,7 +35,11 @@ read on every request), a request from a browser ``Origin`` not on the allow-lis
 another principal's thread (403, naming nothing of it), a thread never saved (404).
 
 Browsers: ``allow_origins`` (empty by default) lists the origins whose pages may call the
-host. A request carrying any other ``Origin`` is refused whatever it asks; preflight
+host. With the console on, the host's own origin (the request's scheme and ``Host``) is allowed
+too, so that the console's page may call it, but only where that cannot be abused: when the
+host has an authenticator (a page of another site that reached the host through a rebound
+name has no token), or when the ``Host`` is a loopback address or ``localhost``. A request
+carrying any other ``Origin`` is refused whatever it asks; preflight
 ``OPTIONS`` requests are answered for allowed origins only, and only their responses carry
 ``Access-Control-Allow-Origin`` (the origin echoed, never ``*``). Clients that are not
 browsers send no ``Origin`` and are not concerned.
@@ -51,10 +65,12 @@ is logged in one line at most, never with a traceback.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import socket
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, MutableMapping
 from contextlib import aclosing
+from importlib import resources
 from typing import Any, Final
 
 import anyio
@@ -77,6 +93,7 @@ from agui_core.protocol.framing import SSE_CONTENT_TYPE, sse_frame
 from agui_core.protocol.types import RunAgentInput
 from agui_core.runtime.auth import AuthenticationError, Credentials
 from agui_core.runtime.capabilities import capabilities_json
+from agui_core.runtime.console import audit_document, inbox_document
 from agui_core.runtime.host import Host, refusal
 
 __all__ = [
@@ -103,6 +120,25 @@ DEFAULT_BODY_TIMEOUT: Final = 30.0
 DEFAULT_PORT: Final = 8000
 
 _THREADS: Final = "/threads/"
+_AUDIT: Final = "/audit/"
+_CONSOLE: Final = "/console/"
+_FEED_HEARTBEAT: Final = 15.0  # seconds between comment lines on an idle feed: proxies and browsers see it alive
+_CONSOLE_TYPES: Final = {
+    ".html": b"text/html; charset=utf-8",
+    ".mjs": b"text/javascript; charset=utf-8",
+    ".css": b"text/css; charset=utf-8",
+}
+_CONSOLE_HEADERS: Final = [
+    # The page loads its own files and calls its own host; nothing else, nothing inline.
+    (
+        b"content-security-policy",
+        b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self';"
+        b" base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    ),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cache-control", b"no-cache"),
+]
 _CORS_METHODS: Final = b"GET, POST, OPTIONS"
 _CORS_HEADERS: Final = b"authorization, content-type, accept, last-event-id"
 _CORS_MAX_AGE: Final = b"600"
@@ -193,9 +229,10 @@ class HttpApp:
         allow_origins: Collection[str] = (),
         websocket: bool = False,
         send_timeout: float = DEFAULT_SEND_TIMEOUT,
+        console: bool = True,
     ) -> None:
         """``websocket`` says whether the same host is also served over WebSocket (for the
-        capabilities document)."""
+        capabilities document); ``console`` whether to serve the approval console."""
         self.host = host
         self.max_body = max_body
         self.body_timeout = body_timeout
@@ -205,6 +242,14 @@ class HttpApp:
             streaming=True, websocket=websocket, http_binary=False, push_notifications=False, resumable=False
         )
         self._capabilities: bytes | None = None
+        self.console = console
+        """Whether the approval console is served (at ``/console/``)."""
+        self._console = _console_files() if console else None
+        self._closing = anyio.Event()
+
+    def close_feeds(self) -> None:
+        """End the inbox feeds (the server is stopping): they would never end by themselves."""
+        self._closing.set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -222,15 +267,17 @@ class HttpApp:
         origin = headers.get("origin")
         cors: list[tuple[bytes, bytes]] = []
         try:
-            if origin is not None:
+            if origin is not None and not self._own_origin(scope, headers, origin):
                 if not origin_allowed(origin, self.allow_origins):
                     raise _Refused(403, "origin_not_allowed", f"requests from origin {origin!r} are not allowed")
                 cors = [(b"access-control-allow-origin", origin.encode("latin-1")), (b"vary", b"origin")]
             if path in ("", "/"):
                 allowed = "POST"
-            elif path == "/capabilities":
+            elif path in ("/capabilities", "/inbox", "/inbox/events"):
                 allowed = "GET"
-            elif path.startswith(_THREADS) and len(path) > len(_THREADS):
+            elif path.startswith((_THREADS, _AUDIT)) and len(path) > path.index("/", 1) + 1:
+                allowed = "GET"
+            elif self._console is not None and (path == "/console" or path.startswith(_CONSOLE)):
                 allowed = "GET"
             else:
                 raise _Refused(404, "not_found", f"no such path {path!r}: POST a run to /")
@@ -243,8 +290,16 @@ class HttpApp:
                 await self._run(headers, receive, send, cors)
             elif path == "/capabilities":
                 await _send_json(send, 200, self._capabilities_document(), cors)
-            else:
+            elif path == "/inbox":
+                await self._inbox(headers, send, cors)
+            elif path == "/inbox/events":
+                await self._feed(headers, receive, send, cors)
+            elif path.startswith(_AUDIT):
+                await self._audit(path[len(_AUDIT) :], headers, send, cors)
+            elif path.startswith(_THREADS):
                 await self._thread(path[len(_THREADS) :], headers, send, cors)
+            else:
+                await self._console_file(scope, path, send)
         except _Refused as refused:
             body = orjson.dumps({"error": refused.error, "message": refused.message})
             await _send_json(send, refused.status, body, [*refused.headers, *cors])
@@ -371,6 +426,100 @@ class HttpApp:
             raise _Refused(404, "not_found", "no such thread")
         await _send_json(send, 200, orjson.dumps(view.to_wire()), [(b"cache-control", b"no-store"), *cors])
 
+    def _own_origin(self, scope: Scope, headers: Mapping[str, str], origin: str) -> bool:
+        """Whether ``origin`` is this host's own, and may call it (see the module docstring)."""
+        if self._console is None or "host" not in headers:
+            return False
+        scheme = "https" if scope.get("scheme") in ("https", "wss") else "http"
+        if origin.strip().rstrip("/").lower() != f"{scheme}://{headers['host']}".lower():
+            return False
+        return self.host.authenticator is not None or _loopback_name(headers["host"])
+
+    async def _inbox(self, headers: Mapping[str, str], send: Send, cors: list[tuple[bytes, bytes]]) -> None:
+        principal = await self._principal(headers)
+        document = inbox_document(principal, await self.host.inbox(principal))
+        await _send_json(send, 200, orjson.dumps(document), [(b"cache-control", b"no-store"), *cors])
+
+    async def _audit(
+        self, thread_id: str, headers: Mapping[str, str], send: Send, cors: list[tuple[bytes, bytes]]
+    ) -> None:
+        principal = await self._principal(headers)
+        try:
+            found = await self.host.audit(thread_id, principal)
+        except RemoteProtocolError as exc:
+            raise _Refused(403, "forbidden", exc.message) from None
+        if found is None:
+            raise _Refused(404, "not_found", "no such thread")
+        document = audit_document(*found)
+        await _send_json(send, 200, orjson.dumps(document), [(b"cache-control", b"no-store"), *cors])
+
+    async def _feed(
+        self, headers: Mapping[str, str], receive: Receive, send: Send, cors: list[tuple[bytes, bytes]]
+    ) -> None:
+        """The principal's changes as Server-Sent Events, until the client leaves or the server stops.
+
+        A feed that falls behind is ended (the host drops its watcher): the page reads its
+        inbox again when it reconnects, so nothing is missed, only read once more.
+        """
+        principal = await self._principal(headers)
+        await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]})
+        complete = True
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                nonlocal complete
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                complete = False
+                group.cancel_scope.cancel()
+
+            async def closing() -> None:
+                await self._closing.wait()
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            group.start_soon(closing)
+            with self.host.changes.watch(principal) as changes:
+                frame = b'data: {"type":"ready"}\n\n'
+                while frame:
+                    with anyio.move_on_after(self.send_timeout) as late:
+                        try:
+                            await send({"type": "http.response.body", "body": frame, "more_body": True})
+                        except OSError:
+                            late.cancel()
+                    if late.cancel_called:
+                        complete = False  # a client that reads nothing: leave the response unfinished
+                        break
+                    frame = b": still here\n\n"
+                    with anyio.move_on_after(_FEED_HEARTBEAT):
+                        try:
+                            change = await changes.receive()
+                        except anyio.EndOfStream:
+                            frame = b""
+                        else:
+                            event = {"type": "changed", "threadId": change.thread_id, "state": change.state}
+                            frame = b"data: " + orjson.dumps(event) + b"\n\n"
+            group.cancel_scope.cancel()
+        if complete:
+            with contextlib.suppress(OSError):
+                await send({"type": "http.response.body", "body": b""})
+
+    async def _console_file(self, scope: Scope, path: str, send: Send) -> None:
+        assert self._console is not None
+        if path == "/console":  # the page's relative addresses need the trailing slash
+            location = (scope.get("root_path", "") + _CONSOLE).encode("latin-1")
+            await send({"type": "http.response.start", "status": 308, "headers": [(b"location", location)]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        name = path[len(_CONSOLE) :] or "index.html"
+        found = self._console.get(name)
+        if found is None:
+            raise _Refused(404, "not_found", f"the console has no file {name!r}")
+        body, content_type = found
+        start = [(b"content-type", content_type), (b"content-length", str(len(body)).encode()), *_CONSOLE_HEADERS]
+        await send({"type": "http.response.start", "status": 200, "headers": start})
+        await send({"type": "http.response.body", "body": body})
+
     def _capabilities_document(self) -> bytes:
         if self._capabilities is None:  # the host's agent and tools do not change: encode once
             self._capabilities = capabilities_json(self.host, transport=self._transport)
@@ -384,6 +533,29 @@ def _headers(scope: Scope) -> dict[str, str]:
         name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
         found[name] = f"{found[name]}, {value}" if name in found else value
     return found
+
+
+def _console_files() -> dict[str, tuple[bytes, bytes]]:
+    """The console's files shipped in the package, by name, with their content types."""
+    folder = resources.files("agui_transports") / "console"
+    files: dict[str, tuple[bytes, bytes]] = {}
+    for item in folder.iterdir():
+        suffix = item.name[item.name.rfind(".") :]
+        if item.is_file() and suffix in _CONSOLE_TYPES:
+            files[item.name] = (item.read_bytes(), _CONSOLE_TYPES[suffix])
+    return files
+
+
+def _loopback_name(host_header: str) -> bool:
+    """Whether a ``Host`` header names this machine by a loopback address or ``localhost``."""
+    name = host_header.rpartition(":")[0] if not host_header.endswith("]") else host_header
+    name = (name or host_header).strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 def _route(scope: Scope) -> str:
@@ -438,13 +610,14 @@ class HttpTransport:
     async def serve(self, host: Host, options: ServeOptions) -> None:
         import uvicorn  # an optional dependency: imported only by those who serve HTTP
 
-        known = {"max_body", "body_timeout", "keep_alive", "send_timeout"}
+        known = {"max_body", "body_timeout", "keep_alive", "send_timeout", "console"}
         unknown = set(options.settings) - known
         if unknown:
             raise ValueError(f"the http transport has no option {', '.join(sorted(unknown))}")
         s = options.settings
         app = HttpApp(
             host,
+            console=setting(s, "console", _yes, True),
             max_body=setting(s, "max_body", int, DEFAULT_MAX_BODY),
             body_timeout=setting(s, "body_timeout", float, DEFAULT_BODY_TIMEOUT),
             allow_origins=options.allow_origins,
@@ -472,13 +645,17 @@ class HttpTransport:
 
             async def stop_on_request() -> None:
                 await options.stop.wait()
+                app.close_feeds()
                 server.should_exit = True
 
             group.start_soon(stop_on_request)
             if options.ready is not None:
                 shown = f"[{address}]" if ":" in address else address
                 scheme = "http" if options.ssl is None else "https"
-                options.ready(f"{scheme}://{shown}:{listener.getsockname()[1]}")
+                url = f"{scheme}://{shown}:{listener.getsockname()[1]}"
+                options.ready(url)
+                if app.console:
+                    log.info("the approval console: %s/console/", url)
             try:
                 await server.serve(sockets=[listener])
             except BaseException:
@@ -490,6 +667,14 @@ class HttpTransport:
             finally:
                 listener.close()
             group.cancel_scope.cancel()
+
+
+def _yes(value: str) -> bool:
+    if value.lower() in ("1", "yes", "true", "on"):
+        return True
+    if value.lower() in ("0", "no", "false", "off"):
+        return False
+    raise ValueError(f"{value!r} is not yes or no")
 
 
 def _uvicorn_server(config: Any) -> Any:

@@ -63,7 +63,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from agui_core.errors import AguiError, LocalProtocolError, PayloadError, RemoteProtocolError, RunErrorCode
 from agui_core.machine.effects import Answer, Effect, Emit, Persist, StartAgent
-from agui_core.machine.record import ANONYMOUS, OpenInterrupt, Proposal
+from agui_core.machine.record import ANONYMOUS, OpenInterrupt, Proposal, ResolvedInterrupt, ThreadRecord
 from agui_core.machine.thread import MAX_INTERRUPTS, ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import converter
@@ -73,7 +73,8 @@ from agui_core.runtime.auth import AuthenticationError, Authenticator, Credentia
 from agui_core.runtime.context import RunContext
 from agui_core.runtime.lease import LeaseKeeper
 from agui_core.runtime.tools import NO_EDITS, Tool, ToolOutcome
-from agui_core.store.base import StoreError, ThreadStore, VersionConflict
+from agui_core.runtime.watch import ThreadChanges
+from agui_core.store.base import StoreError, ThreadStore, VersionConflict, WaitingThread
 from agui_core.store.memory import MemoryThreadStore
 
 __all__ = ["Agent", "Host", "ThreadView", "refusal"]
@@ -164,6 +165,8 @@ class Host:
         self.authenticator = authenticator
         self._busy: set[str] = set()
         self._group: anyio.abc.TaskGroup | None = None
+        self.changes = ThreadChanges()
+        """Every thread record this host saves, for whoever watches (the approval console's feed)."""
 
     async def authenticate(self, credentials: Credentials) -> str:
         """The principal ``credentials`` stand for (:data:`ANONYMOUS` without an authenticator).
@@ -200,6 +203,23 @@ class Host:
             agent_state=record.agent_state,
             run_id=run.run_id if run is not None else (opened[0].run_id if opened else None),
         )
+
+    async def inbox(self, principal: str, *, limit: int = 100) -> Sequence[WaitingThread]:
+        """``principal``'s threads with open interrupts, newest first (the store's :meth:`waiting`)."""
+        return await self.store.waiting(principal, limit=limit)
+
+    async def audit(self, thread_id: str, principal: str) -> tuple[ThreadRecord, Sequence[ResolvedInterrupt]] | None:
+        """The record of ``thread_id`` and its audit trail, for its owner.
+
+        ``None`` for a thread never saved; :class:`~agui_core.errors.RemoteProtocolError`
+        ``FORBIDDEN`` for another principal's thread (the error names nothing of it).
+        """
+        record = await self.store.load(thread_id)
+        if record is None:
+            return None
+        if record.owner != principal:
+            raise RemoteProtocolError(RunErrorCode.FORBIDDEN, "this thread belongs to another principal")
+        return record, await self.store.audit(thread_id)
 
     async def __aenter__(self) -> Host:
         self._group = anyio.create_task_group()
@@ -271,6 +291,7 @@ class Host:
 
     async def _save(self, effect: Persist) -> None:
         await self.store.save(effect.record)
+        self.changes.saved(effect.record)
 
     async def _handle(self, run_input: RunAgentInput, principal: str, out: _Outlet) -> None:
         thread_id = run_input.thread_id

@@ -19,14 +19,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
 from agui_core.errors import AguiError, RunErrorCode
-from agui_core.machine.record import ResolvedInterrupt, ThreadRecord
+from agui_core.machine.record import OpenInterrupt, ResolvedInterrupt, ThreadRecord, record_from_dict, record_to_dict
 
-__all__ = ["StoreError", "ThreadStore", "VersionConflict", "extend_lease"]
+__all__ = [
+    "StoreError",
+    "ThreadStore",
+    "VersionConflict",
+    "WaitingThread",
+    "extend_lease",
+    "newest_first",
+    "waiting_from_json",
+]
 
 
 class StoreError(AguiError):
@@ -47,6 +55,19 @@ class VersionConflict(StoreError):
         super().__init__(
             f"thread {thread_id!r} was saved by someone else: expected version {expected}, found {found}"
         )
+
+
+@attrs.frozen(kw_only=True)
+class WaitingThread:
+    """A thread waiting for its owner: its open interrupts, as :meth:`ThreadStore.waiting` finds it."""
+
+    thread_id: str
+    interrupts: tuple[OpenInterrupt, ...]
+
+    @property
+    def raised_at(self) -> str | None:
+        """When the run that raised the open interrupts raised the first of them (RFC 3339), if known."""
+        return self.interrupts[0].raised_at if self.interrupts else None
 
 
 @runtime_checkable
@@ -80,6 +101,13 @@ class ThreadStore(Protocol):
     async def audit(self, thread_id: str) -> Sequence[ResolvedInterrupt]:
         """The audit trail of ``thread_id``: every closed interrupt and how, in order."""
 
+    async def waiting(self, owner: str, *, limit: int = 100) -> Sequence[WaitingThread]:
+        """The threads of ``owner`` with open interrupts, newest first, ``limit`` at most.
+
+        Newest is by when the first open interrupt was raised; interrupts whose ``expiresAt``
+        has passed are still open here (a thread closes them at its next input).
+        """
+
     async def aclose(self) -> None:
         """Release what the store holds (connections, files)."""
 
@@ -96,3 +124,18 @@ def extend_lease(record: ThreadRecord, until: str | None) -> ThreadRecord:
     if run.lease_until is not None and datetime.fromisoformat(until) <= datetime.fromisoformat(run.lease_until):
         return record
     return attrs.evolve(record, active_run=attrs.evolve(run, lease_until=until))
+
+
+def waiting_from_json(thread_id: str, open_interrupts: Sequence[Any]) -> WaitingThread:
+    """A :class:`WaitingThread` from a record's ``open`` list as :func:`record_to_dict` writes it.
+
+    The record reader stays the one reader of that JSON: the list is read inside an empty record's.
+    """
+    shell = record_to_dict(ThreadRecord(thread_id=thread_id))
+    shell["open"] = list(open_interrupts)
+    return WaitingThread(thread_id=thread_id, interrupts=record_from_dict(shell).open_interrupts)
+
+
+def newest_first(threads: Sequence[WaitingThread]) -> list[WaitingThread]:
+    """``threads`` newest first (by :attr:`WaitingThread.raised_at`; unknown times last)."""
+    return sorted(threads, key=lambda w: (w.raised_at is not None, w.raised_at or "", w.thread_id), reverse=True)

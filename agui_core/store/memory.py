@@ -19,7 +19,8 @@ from typing import Self
 from anyio.lowlevel import checkpoint
 
 from agui_core.machine.record import ResolvedInterrupt, ThreadRecord
-from agui_core.store.base import StoreError, VersionConflict, extend_lease
+from agui_core.machine.transitions import ThreadState
+from agui_core.store.base import StoreError, VersionConflict, WaitingThread, extend_lease, newest_first
 
 __all__ = ["MemoryThreadStore"]
 
@@ -108,6 +109,17 @@ class MemoryThreadStore:
         self._check_open()
         record = self._records.get(thread_id)
         return () if record is None else record.resolved
+
+    async def waiting(self, owner: str, *, limit: int = 100) -> Sequence[WaitingThread]:
+        """The threads of ``owner`` with open interrupts, newest first (a walk over every thread)."""
+        await checkpoint()
+        self._check_open()
+        found = [
+            WaitingThread(thread_id=r.thread_id, interrupts=r.open_interrupts)
+            for r in self._records.values()
+            if r.owner == owner and r.state is ThreadState.INTERRUPTED and r.open_interrupts
+        ]
+        return newest_first(found)[:limit]
 
     async def aclose(self) -> None:
         """Let go of every thread; any later call raises ``StoreError``."""

@@ -66,7 +66,7 @@ from agui_core.machine.record import (
     record_to_dict,
     resolved_from_dicts,
 )
-from agui_core.store.base import StoreError, VersionConflict, extend_lease
+from agui_core.store.base import StoreError, VersionConflict, WaitingThread, extend_lease, waiting_from_json
 
 try:
     import asyncpg
@@ -333,6 +333,10 @@ class PostgresThreadStore:
         self._renew_sql = f"UPDATE {s}.leases SET until = greatest(until, $3) WHERE thread_id = $1 AND run_id = $2"
         self._interrupt_sql = f"SELECT thread_id FROM {s}.interrupts WHERE interrupt_id = $1"
         self._audit_sql = f"SELECT entry FROM {s}.audit WHERE thread_id = $1 ORDER BY seq"
+        self._waiting_sql = (
+            f"SELECT thread_id, record->'open' FROM {s}.threads WHERE owner = $1 AND state = 'INTERRUPTED'"
+            " ORDER BY record->'open'->0->>'raisedAt' DESC NULLS LAST, thread_id DESC LIMIT $2"
+        )
 
     @property
     def schema(self) -> str:
@@ -521,6 +525,20 @@ class PostgresThreadStore:
             return resolved_from_dicts([orjson.loads(entry) for (entry,) in rows])
         except Exception as exc:
             raise StoreError(f"the audit trail of thread {thread_id!r} is corrupt: {exc!r}") from exc
+
+    async def waiting(self, owner: str, *, limit: int = 100) -> Sequence[WaitingThread]:
+        """The threads of ``owner`` with open interrupts, newest first (one query, no index of its own:
+        it reads the owner's interrupted rows)."""
+        rows = await self._read(f"list the waiting threads of {owner!r}", "fetch", self._waiting_sql, owner, limit)
+        found = []
+        for thread_id, text in rows:
+            try:
+                waiting = waiting_from_json(thread_id, orjson.loads(text))
+            except Exception as exc:
+                raise StoreError(f"the stored record of thread {thread_id!r} is corrupt: {exc!r}") from exc
+            if waiting.interrupts:
+                found.append(waiting)
+        return found
 
     async def aclose(self) -> None:
         """Close the pool; any later call raises ``StoreError``. Closing twice is fine.

@@ -23,6 +23,10 @@ The file holds four tables:
     thread (UTC, RFC 3339 to the microsecond, so that text order is time order). Each save
     writes it in its transaction; a renewal updates this small row alone, never the record.
 
+The index ``threads_waiting`` (the owner and first interrupt's time of interrupted threads, read
+from their records) serves :meth:`SqliteThreadStore.waiting`, the approval console's inbox. It
+is built by the first such query on a file, so a file nobody asks that of never pays for it.
+
 Durability. The file is in WAL mode. ``synchronous`` is ``FULL`` by default: every commit is
 on disk before :meth:`SqliteThreadStore.save` returns, so an interrupt that a host announced
 after saving it survives a crash of the process *and* of the machine (power loss). ``NORMAL``
@@ -69,7 +73,7 @@ from agui_core.machine.record import (
 )
 from agui_core.protocol.codec import converter
 from agui_core.protocol.types import Message
-from agui_core.store.base import StoreError, VersionConflict, extend_lease
+from agui_core.store.base import StoreError, VersionConflict, WaitingThread, extend_lease, waiting_from_json
 
 __all__ = ["SCHEMA_VERSION", "SqliteThreadStore"]
 
@@ -122,6 +126,19 @@ CREATE TABLE IF NOT EXISTS leases (
     until TEXT
 );
 """
+# The inbox of the approval console (waiting): built on first use, see the module docstring.
+# The query must repeat these expressions exactly for SQLite to use the index.
+_WAITING_INDEX = (
+    "CREATE INDEX IF NOT EXISTS threads_waiting ON threads"
+    " (json_extract(record, '$.owner'), json_extract(record, '$.open[0].raisedAt'))"
+    " WHERE state = 'INTERRUPTED'"
+)
+_WAITING = (
+    "SELECT thread_id, json_extract(record, '$.open') FROM threads"
+    " WHERE state = 'INTERRUPTED' AND json_extract(record, '$.owner') = ?"
+    " ORDER BY json_extract(record, '$.open[0].raisedAt') DESC, thread_id DESC LIMIT ?"
+)
+
 # Version 2 added the leases table: opening a version 1 file creates it. Version 3 moved
 # messages out of the records (see _move_messages_out).
 
@@ -189,6 +206,7 @@ class SqliteThreadStore:
         # is saved once (compare-and-set), so while the file holds that version it holds that
         # record: a load reads the version only, and a save compares messages without reading.
         self._stored: OrderedDict[str, tuple[ThreadRecord, tuple[bytes, ...]]] = OrderedDict()
+        self._waiting_indexed = False
 
     @property
     def path(self) -> str:
@@ -230,6 +248,10 @@ class SqliteThreadStore:
     async def audit(self, thread_id: str) -> Sequence[ResolvedInterrupt]:
         """Every interrupt closed on ``thread_id`` and how, in the order they were closed."""
         return await self._call(self._audit, thread_id)
+
+    async def waiting(self, owner: str, *, limit: int = 100) -> Sequence[WaitingThread]:
+        """The threads of ``owner`` with open interrupts, newest first (one indexed query)."""
+        return await self._call(self._waiting, owner, limit)
 
     async def aclose(self) -> None:
         """Close the connection; any later call raises ``StoreError``. Closing twice is fine."""
@@ -578,3 +600,26 @@ class SqliteThreadStore:
             return resolved_from_dicts([orjson.loads(entry) for (entry,) in rows])
         except Exception as exc:
             raise StoreError(f"the audit trail of thread {thread_id!r} is corrupt: {exc!r}") from exc
+
+    def _waiting(self, owner: str, limit: int) -> list[WaitingThread]:
+        connection = self._connect()
+        try:
+            if not self._waiting_indexed:
+                exists = connection.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'threads_waiting'"
+                ).fetchone()
+                if exists is None:  # only the first query on a file writes: the index
+                    connection.execute(_WAITING_INDEX)
+                self._waiting_indexed = True
+            rows = connection.execute(_WAITING, (owner, limit)).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot list the waiting threads of {owner!r}: {exc}") from exc
+        found = []
+        for thread_id, text in rows:
+            try:
+                waiting = waiting_from_json(thread_id, orjson.loads(text))
+            except Exception as exc:
+                raise StoreError(f"the stored record of thread {thread_id!r} is corrupt: {exc!r}") from exc
+            if waiting.interrupts:
+                found.append(waiting)
+        return found

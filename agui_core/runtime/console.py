@@ -1,0 +1,82 @@
+"""The documents of the approval console: a principal's inbox and a thread's audit trail, as JSON.
+
+The console (served by the HTTP transport at ``/console``) reads these; any other front end may
+too. Both are in wire camelCase; interrupts are as they were announced. What the host keeps for
+itself (an interrupt's continuation, a tool's parameter schema) is never in them.
+
+Inbox: ``{"principal", "threads": [{"threadId", "runId", "raisedAt"?, "interrupts": [...],
+"toolCalls": {toolCallId: {"name", "arguments"}}}]}``, newest first. ``toolCalls`` are the
+proposals the open ``tool_call`` interrupts gate, as the server bound them (what runs on approval).
+
+Audit trail: ``{"threadId", "owner", "entries": [...]}``, one entry per closed interrupt in the
+order they were closed: ``interruptId``, ``reason``, ``message``?, ``raisedIn``, ``raisedAt``?,
+``status`` (``resolved``, ``cancelled`` or ``expired``), ``payload``?, ``decidedBy``?,
+``answeredIn``?, ``answeredAt``?, ``outcome``?, ``proposed``? and ``ran``? (``{"name",
+"arguments"}``), ``result``? (what the tool that ran returned, as the thread's messages hold it).
+``decidedBy`` is the thread's owner, the one principal whose answers a host accepts on it; an
+expired interrupt was decided by nobody.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agui_core.machine.record import Proposal, ResolvedInterrupt, ThreadRecord
+from agui_core.protocol.codec import converter
+from agui_core.protocol.types import Interrupt, ToolMessage
+from agui_core.store.base import WaitingThread
+
+__all__ = ["audit_document", "inbox_document"]
+
+
+def _call(proposal: Proposal) -> dict[str, Any]:
+    return {"name": proposal.name, "arguments": proposal.args}
+
+
+def inbox_document(principal: str, threads: Sequence[WaitingThread]) -> dict[str, Any]:
+    """``principal``'s inbox (see the module docstring)."""
+    listed = []
+    for waiting in threads:
+        entry: dict[str, Any] = {
+            "threadId": waiting.thread_id,
+            "runId": waiting.interrupts[0].run_id,
+            "interrupts": [converter.unstructure(o.interrupt, Interrupt) for o in waiting.interrupts],
+            "toolCalls": {o.proposal.tool_call_id: _call(o.proposal) for o in waiting.interrupts if o.proposal},
+        }
+        if waiting.raised_at is not None:
+            entry["raisedAt"] = waiting.raised_at
+        listed.append(entry)
+    return {"principal": principal, "threads": listed}
+
+
+def audit_document(record: ThreadRecord, entries: Sequence[ResolvedInterrupt]) -> dict[str, Any]:
+    """The audit trail of ``record``'s thread (see the module docstring)."""
+    results = {m.tool_call_id: m.content for m in record.messages if isinstance(m, ToolMessage)}
+    listed = []
+    for item in entries:
+        interrupt = item.interrupt
+        entry: dict[str, Any] = {
+            "interruptId": interrupt.id,
+            "reason": interrupt.reason,
+            "raisedIn": item.run_id,
+            "status": item.status,
+        }
+        optional: dict[str, Any] = {
+            "message": interrupt.message,
+            "raisedAt": item.raised_at,
+            "answeredIn": item.answered_in,
+            "answeredAt": item.answered_at,
+            "outcome": item.outcome,
+            "decidedBy": record.owner if item.status != "expired" else None,
+            "proposed": _call(item.proposal) if item.proposal is not None else None,
+            "ran": _call(item.ran) if item.ran is not None else None,
+        }
+        entry.update((key, value) for key, value in optional.items() if value is not None)
+        if item.status == "resolved":
+            entry["payload"] = item.payload
+        if item.ran is not None and item.ran.tool_call_id in results:
+            result = results[item.ran.tool_call_id]
+            entry["result"] = result if isinstance(result, str) else converter.unstructure(result)
+        listed.append(entry)
+    return {"threadId": record.thread_id, "owner": record.owner, "entries": listed}

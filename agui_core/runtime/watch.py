@@ -1,0 +1,93 @@
+"""What a host tells its watchers: a line for every thread record it saves.
+
+The approval console's live inbox is fed from here: :meth:`ThreadChanges.watch` hands a stream
+of :class:`ThreadChange` for one principal's threads, and the host publishes each save it makes
+(:meth:`ThreadChanges.publish`), after the save. A change names the thread, not what changed:
+a watcher that wants the details reads them from the store, once per change it cares about,
+instead of asking the store over and over whether anything changed.
+
+A host knows its own saves only. Hosts sharing a store (PostgreSQL) do not hear of each other's:
+a watcher of one host learns of a thread another host interrupted the next time it reads the
+store for any reason (the console reads its inbox again when its feed reconnects and every few
+minutes).
+
+A watcher that does not keep up (``buffer`` changes waiting) is dropped: its stream ends, and
+it is up to it to read the store afresh and watch again. Publishing never waits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import anyio
+import attrs
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from agui_core.machine.record import ThreadRecord
+
+__all__ = ["ThreadChange", "ThreadChanges"]
+
+
+@attrs.frozen(kw_only=True)
+class ThreadChange:
+    """A thread record saved: which thread, whose, its state and version after the save."""
+
+    thread_id: str
+    owner: str | None
+    state: str
+    """The thread machine's state after the save: ``idle``, ``running``, ``interrupted`` or ``resumed``."""
+    version: int
+
+    @classmethod
+    def of(cls, record: ThreadRecord) -> ThreadChange:
+        state = record.state.name.lower()
+        return cls(thread_id=record.thread_id, owner=record.owner, state=state, version=record.version)
+
+
+class ThreadChanges:
+    """Hands each published change to the watchers of its thread's owner (see the module docstring)."""
+
+    __slots__ = ("_buffer", "_watchers")
+
+    def __init__(self, buffer: int = 64) -> None:
+        self._buffer = buffer
+        # principal -> the send sides of its watchers' streams: a save costs one lookup when
+        # nobody watches its owner, however many watch others.
+        self._watchers: dict[str | None, set[MemoryObjectSendStream[ThreadChange]]] = {}
+
+    def __len__(self) -> int:
+        """How many watchers there are."""
+        return sum(len(watching) for watching in self._watchers.values())
+
+    def saved(self, record: ThreadRecord) -> None:
+        """Publish the save of ``record``, if anyone watches its owner's threads."""
+        if record.owner in self._watchers:
+            self.publish(ThreadChange.of(record))
+
+    def publish(self, change: ThreadChange) -> None:
+        """Hand ``change`` to every watcher of ``change.owner``; drop those that are full."""
+        for send in list(self._watchers.get(change.owner, ())):
+            try:
+                send.send_nowait(change)
+            except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._drop(change.owner, send)
+
+    @contextmanager
+    def watch(self, principal: str) -> Iterator[MemoryObjectReceiveStream[ThreadChange]]:
+        """The changes of ``principal``'s threads from now on, for as long as the block lasts."""
+        send, receive = anyio.create_memory_object_stream[ThreadChange](self._buffer)
+        self._watchers.setdefault(principal, set()).add(send)
+        try:
+            with receive:
+                yield receive
+        finally:
+            self._drop(principal, send)
+
+    def _drop(self, principal: str | None, send: MemoryObjectSendStream[ThreadChange]) -> None:
+        watching = self._watchers.get(principal)
+        if watching is not None:
+            watching.discard(send)
+            if not watching:
+                del self._watchers[principal]
+        send.close()

@@ -1,0 +1,79 @@
+"""The agent the console's tests serve: the shipped examples, plus a form that expires soon.
+
+``forwardedProps.scenario`` picks the example (``email``, ``filing``, ``parallel``) as in
+:mod:`agui_core.examples.assistant`; ``expiring`` asks for the quarterly form with an
+``expiresAt`` :data:`EXPIRES_IN` ahead, for the tests of expiry; ``review`` raises two
+interrupts of reasons no client knows (:data:`REVIEW_SCHEMA`, a nested form, and a free answer).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, timedelta
+
+from agui_core.examples import QUARTERLY_FILING_SCHEMA, TOOLS, assistant
+from agui_core.protocol.types import JSON, Interrupt
+from agui_core.runtime.context import RunContext
+
+__all__ = ["EXPIRES_IN", "REVIEW_SCHEMA", "TOOLS", "agent"]
+
+EXPIRES_IN = timedelta(seconds=4)
+
+REVIEW_SCHEMA: dict[str, JSON] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": ["sign", "revise"]},
+        "reviewer": {
+            "type": "object",
+            "title": "Reviewer",
+            "properties": {"name": {"type": "string", "minLength": 1}, "email": {"type": "string", "format": "email"}},
+            "required": ["name", "email"],
+        },
+    },
+    "required": ["verdict", "reviewer"],
+}
+
+
+async def review(ctx: RunContext) -> JSON:
+    if ctx.resumed:
+        said = "; ".join(f"{a.interrupt.reason} {a.entry.status} {a.entry.payload!r}" for a in ctx.answers)
+        await ctx.text(f"Noted: {said}.")
+        return None
+    ctx.continuation = {"review": True}
+    await ctx.interrupt(
+        Interrupt(
+            id=ctx.new_id("review"),
+            reason="acme:review",
+            message="Review the draft contract.",
+            response_schema=REVIEW_SCHEMA,
+            metadata={"document": "contract-7.pdf", "pages": 12},
+        ),
+        Interrupt(id=ctx.new_id("note"), reason="acme:note", message="Anything to add?"),
+    )
+    return None
+
+
+async def agent(ctx: RunContext) -> JSON:
+    props = ctx.input.forwarded_props
+    kept = ctx.continuation if ctx.resumed else None
+    if (isinstance(props, dict) and props.get("scenario") == "review") or (
+        isinstance(kept, dict) and kept.get("review")
+    ):
+        return await review(ctx)
+    expiring = isinstance(props, dict) and props.get("scenario") == "expiring"
+    if ctx.resumed and isinstance(ctx.continuation, dict) and ctx.continuation.get("expiring"):
+        entry = ctx.answers[0].entry if ctx.answers else None
+        said = "Nothing was filed." if entry is None or entry.status != "resolved" else f"Filed {entry.payload}."
+        await ctx.text(said)
+        return {"filed": entry is not None and entry.status == "resolved"}
+    if not ctx.resumed and not (isinstance(props, dict) and props.get("scenario")):
+        # The console's input that only dismisses expired requests answers nothing: the run
+        # is a plain one, and this agent has nothing new to ask.
+        await ctx.text("Nothing is waiting any more.")
+        return None
+    if expiring and not ctx.resumed:
+        ctx.continuation = {"expiring": True}
+        expires_at = (ctx.now().astimezone(UTC) + EXPIRES_IN).isoformat(timespec="milliseconds")
+        asked = ctx.ask("Quick: the quarterly numbers, please.", QUARTERLY_FILING_SCHEMA, expires_at=expires_at)
+        await ctx.interrupt(asked)
+        return None
+    return await assistant(ctx)

@@ -1,0 +1,49 @@
+"""``agui demo --console`` (what ``bash scripts/demo --console`` runs): the console's address
+printed, a thread of each scenario waiting in its inbox, Ctrl-C to stop."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+from tests.console.conftest import ROOT
+
+
+def test_the_demo_serves_the_console_with_a_thread_of_each_scenario_waiting(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agui_core.cli", "demo", "--console", "--store", str(tmp_path / "demo.sqlite3")],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        found = re.fullmatch(r"agui demo: the approval console: (http://127\.0\.0\.1:\d+)/console/\n", first)
+        assert found, first + (process.stderr.read() if process.poll() is not None and process.stderr else "")
+        url = found.group(1)
+        assert "3 threads wait there for you" in process.stdout.readline()
+        page = httpx.get(url + "/console/", timeout=10)
+        assert page.status_code == 200 and "<title>Approvals" in page.text
+        inbox = httpx.get(url + "/inbox", timeout=10).json()  # no authenticator: anonymous, on loopback
+        assert inbox["principal"] == "anonymous"
+        reasons = sorted(
+            (t["threadId"].split("-")[1], [i["reason"] for i in t["interrupts"]]) for t in inbox["threads"]
+        )
+        assert reasons == [
+            ("email", ["tool_call"]),
+            ("filing", ["input_required"]),
+            ("parallel", ["tool_call", "tool_call", "tool_call"]),
+        ]
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=20)
+    assert process.returncode == 0, err
+    assert out.endswith("agui demo: stopped\n") and err == ""
