@@ -1,0 +1,189 @@
+"""LangGraph graphs for the adapter tests: plain Python nodes and a scripted chat model, no LLM.
+
+The state is a ``typing.TypedDict`` (not ``typing_extensions``'): ag-ui-langgraph 0.0.47 fails
+on the first run of such a graph on Python 3.11, the adapter must not. This module has no
+``from __future__ import annotations``, so LangGraph can read the annotations of the state.
+
+``RAN`` logs every side effect a node really carried out, so a test can tell a replay from a
+second execution, and a cancelled branch from one that ran.
+"""
+
+import operator
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.types import interrupt
+
+__all__ = [
+    "APPROVE_WITH_EDITS",
+    "FILING_SCHEMA",
+    "RAN",
+    "approval_graph",
+    "chained_graph",
+    "chat_graph",
+    "form_graph",
+    "parallel_graph",
+]
+
+RAN: list[tuple[str, Any]] = []
+
+APPROVE_WITH_EDITS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "approved": {"type": "boolean"},
+        "editedArgs": {
+            "type": "object",
+            "properties": {"to": {"type": "string"}, "subject": {"type": "string"}},
+            "required": ["to", "subject"],
+            "additionalProperties": False,
+        },
+    },
+    "required": ["approved"],
+}
+
+FILING_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "quarter": {"type": "string", "enum": ["Q1", "Q2", "Q3", "Q4"]},
+        "year": {"type": "integer", "minimum": 2000},
+        "revenue": {"type": "number"},
+    },
+    "required": ["quarter", "year", "revenue"],
+}
+
+FORM_TTL = [timedelta(minutes=10)]
+"""How long the form stays answerable (a test shortens it to see it expire)."""
+
+
+class Chat(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], add_messages]
+    sent: Annotated[list[str], operator.add]
+    filing: dict[str, Any]
+
+
+def _propose(state: Chat) -> dict[str, Any]:
+    call = {"name": "send_email", "args": {"to": "bob@example.com", "subject": "hi"}, "id": "call-email"}
+    return {"messages": [AIMessage(content="I will email Bob.", tool_calls=[call])]}
+
+
+def _review(state: Chat) -> dict[str, Any]:
+    call = state["messages"][-1].tool_calls[0]
+    answer = interrupt(
+        {
+            "reason": "tool_call",
+            "toolCallId": call["id"],
+            "message": f"Send an email to {call['args']['to']}?",
+            "responseSchema": APPROVE_WITH_EDITS,
+        }
+    )
+    if answer and answer.get("approved") is True:
+        args = answer.get("editedArgs") or call["args"]
+        RAN.append(("send_email", args))
+        content = f"sent to {args['to']}: {args['subject']}"
+    else:
+        content = "not sent"
+    return {"messages": [ToolMessage(content=content, tool_call_id=call["id"])], "sent": [content]}
+
+
+def approval_graph() -> Any:
+    """Proposes ``send_email``, asks for approval (edits allowed), then sends or not."""
+    builder = StateGraph(Chat)
+    builder.add_node("propose", _propose)
+    builder.add_node("review", _review)
+    builder.add_edge(START, "propose")
+    builder.add_edge("propose", "review")
+    builder.add_edge("review", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def _form(state: Chat) -> dict[str, Any]:
+    expires = (datetime.now(UTC) + FORM_TTL[0]).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    answer = interrupt(
+        {"message": "The quarterly filing, please.", "responseSchema": FILING_SCHEMA, "expiresAt": expires}
+    )
+    if answer is None:
+        return {"messages": [AIMessage(content="Nothing filed.")]}
+    RAN.append(("file", answer))
+    return {"filing": answer, "messages": [AIMessage(content=f"Filed {answer['quarter']} {answer['year']}.")]}
+
+
+def form_graph() -> Any:
+    """An ``input_required`` form with the seed's schema and an expiry."""
+    builder = StateGraph(Chat)
+    builder.add_node("form", _form)
+    builder.add_edge(START, "form")
+    builder.add_edge("form", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def _branch(name: str) -> Any:
+    def node(state: Chat) -> dict[str, Any]:
+        answer = interrupt({"reason": "confirmation", "message": f"Run {name}?"})
+        if answer:
+            RAN.append((name, answer))
+            return {"sent": [name]}
+        return {}
+
+    return node
+
+
+def _join(state: Chat) -> dict[str, Any]:
+    done = ", ".join(sorted(state.get("sent", []))) or "nothing"
+    return {"messages": [AIMessage(content=f"Done: {done}.")]}
+
+
+def parallel_graph() -> Any:
+    """Two branches from START, each asking a confirmation, joined afterwards."""
+    builder = StateGraph(Chat)
+    builder.add_node("alpha", _branch("alpha"))
+    builder.add_node("beta", _branch("beta"))
+    builder.add_node("join", _join)
+    builder.add_edge(START, "alpha")
+    builder.add_edge(START, "beta")
+    builder.add_edge(["alpha", "beta"], "join")
+    builder.add_edge("join", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def _chained(state: Chat) -> dict[str, Any]:
+    # One node, two interrupts: LangGraph gives both the same interrupt id.
+    name = interrupt({"message": "Whose name?", "responseSchema": {"type": "string", "minLength": 1}})
+    sure = interrupt({"reason": "confirmation", "message": f"Greet {name}?"})
+    if sure is True:
+        RAN.append(("greet", name))
+        return {"messages": [AIMessage(content=f"Hello, {name}!")]}
+    return {"messages": [AIMessage(content="No greeting.")]}
+
+
+def chained_graph() -> Any:
+    """A node that asks a question, then a confirmation chained after the answer."""
+    builder = StateGraph(Chat)
+    builder.add_node("greet", _chained)
+    builder.add_edge(START, "greet")
+    builder.add_edge("greet", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def chat_graph() -> Any:
+    """A scripted chat model (token streaming), then a confirmation."""
+    model = GenericFakeChatModel(messages=iter([AIMessage(content="Hello there, how can I help?")] * 1000))
+
+    async def chat(state: Chat) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    def confirm(state: Chat) -> dict[str, Any]:
+        answer = interrupt({"reason": "confirmation", "message": "Was that helpful?"})
+        return {"sent": ["yes" if answer else "no"]}
+
+    builder = StateGraph(Chat)
+    builder.add_node("chat", chat)
+    builder.add_node("confirm", confirm)
+    builder.add_edge(START, "chat")
+    builder.add_edge("chat", "confirm")
+    builder.add_edge("confirm", END)
+    return builder.compile(checkpointer=InMemorySaver())
