@@ -22,10 +22,15 @@ from langgraph.types import interrupt
 __all__ = [
     "APPROVE_WITH_EDITS",
     "FILING_SCHEMA",
+    "FORM_TTL",
+    "Chat",
+    "Failure",
     "RAN",
     "approval_graph",
+    "blocking_graph",
     "chained_graph",
     "chat_graph",
+    "failing_graph",
     "form_graph",
     "parallel_graph",
 ]
@@ -185,5 +190,38 @@ def chat_graph() -> Any:
     builder.add_node("confirm", confirm)
     builder.add_edge(START, "chat")
     builder.add_edge("chat", "confirm")
+    builder.add_edge("confirm", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+class Failure(Exception):
+    """What the failing node raises."""
+
+
+def failing_graph() -> Any:
+    """A node that raises: the run ends in ``AGENT_ERROR``."""
+
+    def boom(state: Chat) -> dict[str, Any]:
+        raise Failure("the node failed")
+
+    builder = StateGraph(Chat)
+    builder.add_node("boom", boom)
+    builder.add_edge(START, "boom")
+    builder.add_edge("boom", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def blocking_graph(gate: Any) -> Any:
+    """A node that waits for ``gate`` (an ``anyio.Event``), then asks a confirmation."""
+
+    async def wait(state: Chat) -> dict[str, Any]:
+        await gate.wait()
+        return {}
+
+    builder = StateGraph(Chat)
+    builder.add_node("wait", wait)
+    builder.add_node("confirm", _branch("confirm"))
+    builder.add_edge(START, "wait")
+    builder.add_edge("wait", "confirm")
     builder.add_edge("confirm", END)
     return builder.compile(checkpointer=InMemorySaver())
