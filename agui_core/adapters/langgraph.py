@@ -114,9 +114,7 @@ class LangGraphAgent:
     ``thread_id``: the AG-UI thread id, prefixed with ``thread_prefix``).
     """
 
-    def __init__(
-        self, graph: Any, *, config: Mapping[str, Any] | None = None, thread_prefix: str = ""
-    ) -> None:
+    def __init__(self, graph: Any, *, config: Mapping[str, Any] | None = None, thread_prefix: str = "") -> None:
         if not is_compiled_graph(graph):
             raise TypeError(f"not a compiled LangGraph graph: {graph!r} (call StateGraph.compile() first)")
         if getattr(graph, "checkpointer", None) is None:
@@ -159,7 +157,8 @@ class LangGraphAgent:
     def _input(self, ctx: RunContext, values: Any) -> Any:
         from langchain_core.messages import HumanMessage, SystemMessage
 
-        held = {getattr(m, "id", None) for m in (values or {}).get("messages", ())} if isinstance(values, dict) else set()
+        messages = values.get("messages", ()) if isinstance(values, dict) else ()
+        held = {getattr(m, "id", None) for m in messages}
         new: list[Any] = []
         for message in ctx.input.messages:
             if message.id in held:

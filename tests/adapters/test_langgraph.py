@@ -159,7 +159,8 @@ async def test_edits_that_fail_the_schema_are_refused_and_the_approval_stays_ope
     async with talking(graphs.approval_graph()) as ws:
         (approval,) = interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
         bad = {"approved": True, "editedArgs": {"to": "carol@example.com", "subject": "x", "bcc": "eve@example.com"}}
-        message = refused(await exchange(ws, frame("t", "r2", resume=[resolve(approval["id"], bad)])), "INVALID_PAYLOAD")
+        frames = await exchange(ws, frame("t", "r2", resume=[resolve(approval["id"], bad)]))
+        message = refused(frames, "INVALID_PAYLOAD")
         assert "editedArgs" in message
         assert RAN == []
         ok = await exchange(ws, frame("t", "r3", resume=[resolve(approval["id"], {"approved": True})]))
@@ -377,7 +378,7 @@ async def test_a_scripted_chat_model_streams_its_tokens_as_text_deltas() -> None
 
 async def test_a_typing_typeddict_state_runs() -> None:
     # typing's TypedDict, not typing_extensions' (the reference fails on its first run on 3.11).
-    assert type(graphs.Chat) is type(typing.TypedDict("Probe", {"x": int}))  # noqa: UP013
+    assert type(graphs.Chat) is type(typing.TypedDict("Probe", {"x": int}))
     async with talking(graphs.approval_graph()) as ws:
         interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
 
