@@ -9,7 +9,9 @@ agent. ``MODULE:NAME`` is imported from the current directory or the installed p
 - an agent function, ``async def agent(ctx) -> result``; the tools the host runs for it are
   the module's ``TOOLS`` (a sequence of :class:`~agui_core.runtime.tools.Tool`), if it has one;
 - or any object with an ``agent`` attribute and, optionally, a ``tools`` one (a small class,
-  a ``types.SimpleNamespace``, a module).
+  a ``types.SimpleNamespace``, a module);
+- or a compiled LangGraph graph (``StateGraph(...).compile(checkpointer=...)``), hosted through
+  :mod:`agui_core.adapters.langgraph` with its own checkpointer (needs ``agui-core[langgraph]``).
 
 The transport is ``ws`` (the default, on ``127.0.0.1:8765``), ``http`` (HTTP + Server-Sent
 Events under uvicorn, the transport of stock AG-UI clients), ``stdio``, or any transport
@@ -104,7 +106,11 @@ def load_agent(target: str) -> tuple[Any, Sequence[Any]]:
             found = getattr(found, part)
         except AttributeError:
             raise ValueError(f"{module_name!r} has no {attribute!r}") from None
-    if hasattr(found, "agent"):
+    from agui_core.adapters.langgraph import is_compiled_graph, langgraph_agent  # imports no LangGraph
+
+    if is_compiled_graph(found):
+        agent, tools = langgraph_agent(found), ()
+    elif hasattr(found, "agent"):
         agent, tools = found.agent, getattr(found, "tools", ())
     elif callable(found):
         agent, tools = found, getattr(module, "TOOLS", ())
