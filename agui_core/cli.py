@@ -51,6 +51,8 @@ comes with the ``bench`` extra: ``pip install 'agui-core[bench]'``.
 their first line; ``-`` reads standard input), checks it as a client would with
 :func:`~agui_core.machine.client.check_stream`, prints each violation with its line, and
 exits with 1 when there is one (0 otherwise). A frame that is not an event is a violation too.
+On standard error it then says how each run ended (:func:`run_endings`), listing the ids of the
+interrupts it leaves pending, legacy LangGraph ones (``on_interrupt``) included.
 
 ``agui conformance URL [--prompt TEXT | --input FILE] [--answers FILE] [--header K:V ...]
 [--json FILE] [--expiry-wait SECONDS] [--timeout SECONDS]`` drives a live AG-UI server
@@ -75,7 +77,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["check_recording", "load_agent", "main"]
+__all__ = ["check_recording", "load_agent", "main", "run_endings"]
 
 log = logging.getLogger("agui")
 
@@ -317,6 +319,57 @@ def check_recording(data: bytes, *, name: str = "-", now: datetime | None = None
     return [text for _, text in found]
 
 
+def run_endings(data: bytes, *, now: datetime | None = None) -> list[str]:
+    """How each run of a recorded stream ended, one line each, as a client following it sees it.
+
+    ``run RUN (line N): success``, ``run RUN (line N): interrupt, pending ID, ...`` (with
+    ``(legacy on_interrupt, no outcome)`` when announced the legacy way), ``... cancelled``,
+    ``... RUN_ERROR CODE``, ``refused (line N): RUN_ERROR CODE`` for an input refused before
+    any run started, and ``run RUN: no end`` for a stream that breaks off. Events a client
+    refuses are passed over (:func:`check_recording` reports them).
+    """
+    from agui_core.errors import InvalidEventError, OrderingError
+    from agui_core.machine.client import ClientMachine
+    from agui_core.protocol import events as ev
+    from agui_core.protocol.codec import decode_event
+
+    at = now or datetime.now(UTC)
+    client: ClientMachine | None = None
+    endings: list[str] = []
+    running: str | None = None
+    for line, body in _frames(data)[1]:
+        try:
+            event = decode_event(body)
+        except InvalidEventError:
+            continue
+        if client is None:
+            thread = getattr(event, "thread_id", None)
+            client = ClientMachine(thread if isinstance(thread, str) else "")
+        try:
+            client.receive_event(event, now=at)
+        except OrderingError:
+            continue
+        if isinstance(event, ev.RunStartedEvent):
+            running = event.run_id
+        elif isinstance(event, ev.RunErrorEvent):
+            where = f"run {running}" if running is not None else "refused"
+            endings.append(f"{where} (line {line}): RUN_ERROR {event.code or '(no code)'}")
+            running = None
+        elif isinstance(event, ev.RunFinishedEvent):
+            outcome = client.outcome
+            kind = outcome.type if outcome is not None else "success"
+            text = f"run {event.run_id} (line {line}): {kind}"
+            if client.open_interrupts:
+                text += ", pending " + ", ".join(i.id for i in client.open_interrupts)
+                if client.legacy_interrupts:
+                    text += " (legacy on_interrupt, no outcome)"
+            endings.append(text)
+            running = None
+    if running is not None:
+        endings.append(f"run {running}: no end (the stream breaks off)")
+    return endings
+
+
 def _check(path: str) -> int:
     try:
         data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
@@ -326,6 +379,8 @@ def _check(path: str) -> int:
     violations = check_recording(data, name="<stdin>" if path == "-" else path)
     for violation in violations:
         print(violation)
+    for ending in run_endings(data):
+        print(ending, file=sys.stderr)
     kind, frames = _frames(data)
     summary = f"{len(frames)} frames ({kind}), {len(violations) or 'no'} violation{'s' if len(violations) != 1 else ''}"
     print(summary, file=sys.stderr)
