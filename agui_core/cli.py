@@ -25,7 +25,10 @@ stops at once. Logs go to standard error.
 Runs. ``--run-timeout SECONDS`` (default 300) bounds every run. A run holds its thread by a
 lease in the store, renewed every ``--lease-renew SECONDS`` (default 2) to ``--lease SECONDS``
 ahead (default 10): when a host dies mid-run, another host on the same store (or the same one
-restarted) takes the thread over once the lease has run out.
+restarted) takes the thread over once the lease has run out. ``--legacy-resume`` also takes
+the legacy LangGraph resume channel, ``forwardedProps.command.resume``, translated into
+``resume[]`` when it is unambiguous, else refused with ``AMBIGUOUS_LEGACY_RESUME`` (see
+:func:`agui_core.adapters.langgraph.translate_legacy_resume`).
 
 Trust (SPEC section 9). ``--auth-tokens FILE`` (one ``PRINCIPAL TOKEN`` per line) or
 ``--auth-jwt-key FILE`` (signed tokens; ``--auth-jwt-algorithm``, default ``HS256``,
@@ -121,6 +124,12 @@ def load_agent(target: str) -> tuple[Any, Sequence[Any]]:
     if not callable(agent):
         raise ValueError(f"{target!r}: its agent is not callable")
     return agent, tuple(tools or ())
+
+
+def _legacy_resume() -> Any:
+    from agui_core.adapters.langgraph import translate_legacy_resume  # imports no LangGraph
+
+    return translate_legacy_resume
 
 
 def _open_store(spec: str) -> Any:
@@ -261,6 +270,7 @@ async def _serve(args: argparse.Namespace) -> int:
                         run_timeout=args.run_timeout,
                         lease=args.lease,
                         lease_renew=args.lease_renew,
+                        translate_input=_legacy_resume() if args.legacy_resume else None,
                     )
                 )
                 host.send_timeout = args.send_timeout
@@ -576,6 +586,11 @@ def _parser() -> argparse.ArgumentParser:
         default=2.0,
         metavar="SECONDS",
         help="how often a running host renews its runs' leases; less than --lease (default 2)",
+    )
+    runs.add_argument(
+        "--legacy-resume",
+        action="store_true",
+        help="also take LangGraph's legacy forwardedProps.command.resume, as resume[] when unambiguous",
     )
     limits = serve.add_argument_group("limits", "what one client may take of the server")
     limits.add_argument(

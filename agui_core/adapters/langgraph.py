@@ -41,17 +41,26 @@ state and interrupts, or success) instead of resuming it again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
 import orjson
 
+from agui_core.errors import RemoteProtocolError, RunErrorCode
 from agui_core.machine.effects import Answer
 from agui_core.protocol import events as ev
-from agui_core.protocol.types import JSON, Interrupt, Message
+from agui_core.protocol.types import JSON, Interrupt, Message, ResumeEntry, RunAgentInput
 from agui_core.runtime.context import RunContext
 
-__all__ = ["CANCELLED", "DEFAULT_REASON", "LangGraphAgent", "is_compiled_graph", "langgraph_agent"]
+__all__ = [
+    "CANCELLED",
+    "DEFAULT_REASON",
+    "LangGraphAgent",
+    "is_compiled_graph",
+    "langgraph_agent",
+    "translate_legacy_resume",
+]
 
 CANCELLED: None = None
 """What ``interrupt()`` returns in the graph for a cancelled resume entry."""
@@ -213,6 +222,65 @@ class LangGraphAgent:
 def langgraph_agent(graph: Any, *, config: Mapping[str, Any] | None = None, thread_prefix: str = "") -> LangGraphAgent:
     """The agent that runs ``graph`` (compiled, with a checkpointer); see :class:`LangGraphAgent`."""
     return LangGraphAgent(graph, config=config, thread_prefix=thread_prefix)
+
+
+def translate_legacy_resume(
+    run_input: RunAgentInput, open_interrupts: Sequence[Interrupt], last_answered: Sequence[Interrupt] = ()
+) -> RunAgentInput:
+    """``forwardedProps.command.resume`` (the legacy LangGraph resume channel) as ``resume[]``.
+
+    For :class:`~agui_core.runtime.Host`'s ``translate_input`` (``agui serve
+    --legacy-resume``). An input without ``command.resume`` passes as it is. The legacy value
+    is translated when it can mean one thing only: with one open interrupt it is that
+    interrupt's payload; with several it must be an object keyed by every open interrupt's id
+    (its AG-UI id or its LangGraph id), each value that interrupt's payload. With nothing open
+    it names ``last_answered`` (the interrupts the thread's last resume answered) the same way,
+    so an old client's retry is a replay (or ``INTERRUPT_ALREADY_RESOLVED``). Every other case
+    is refused with ``AMBIGUOUS_LEGACY_RESUME``: nothing open nor answered, several and no such
+    map, or ``resume[]`` sent as well. A legacy resume can only resolve: it has no way to cancel. The
+    translated input then meets every rule a ``resume[]`` does (schemas, expiry, replay).
+    """
+    props = run_input.forwarded_props
+    command = props.get("command") if isinstance(props, Mapping) else None
+    if not isinstance(command, Mapping) or command.get("resume") is None:
+        return run_input
+    value = command["resume"]
+
+    def refuse(why: str) -> RemoteProtocolError:
+        return RemoteProtocolError(
+            RunErrorCode.AMBIGUOUS_LEGACY_RESUME, f"forwardedProps.command.resume cannot be translated: {why}"
+        )
+
+    if run_input.resume:
+        raise refuse("the input carries resume[] as well; send one of the two")
+    if not open_interrupts:
+        open_interrupts = last_answered
+    if not open_interrupts:
+        raise refuse("no interrupt is open on this thread")
+    if len(open_interrupts) == 1:
+        payloads: dict[str, Any] = {open_interrupts[0].id: value}
+    else:
+        keys = {}
+        for interrupt in open_interrupts:
+            keys[interrupt.id] = interrupt.id
+            lg = (interrupt.metadata or {}).get(_KEY)
+            if isinstance(lg, Mapping) and isinstance(lg.get("interruptId"), str):
+                keys[lg["interruptId"]] = interrupt.id
+        if (
+            not isinstance(value, Mapping)
+            or {keys.get(k) for k in value} != {i.id for i in open_interrupts}
+            or len(value) != len(open_interrupts)
+        ):
+            raise refuse(
+                f"{len(open_interrupts)} interrupts are open; the value must be an object keyed by each one's id"
+            )
+        payloads = {keys[k]: v for k, v in value.items()}
+    rest = {k: v for k, v in command.items() if k != "resume"}
+    forwarded = {k: v for k, v in props.items() if k != "command"}
+    if rest:
+        forwarded["command"] = rest
+    entries = tuple(ResumeEntry(interrupt_id=i, status="resolved", payload=p) for i, p in payloads.items())
+    return attrs.evolve(run_input, resume=entries, forwarded_props=forwarded)
 
 
 def _langgraph_id(answer: Answer) -> str:

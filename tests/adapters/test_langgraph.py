@@ -9,7 +9,7 @@ frames, as a hostile client would. ``graphs.RAN`` shows what the nodes really di
 from __future__ import annotations
 
 import typing
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -32,15 +32,6 @@ pytestmark = pytest.mark.anyio
 LIMIT = 30.0
 USER = {"id": "u-1", "role": "user", "content": "Please email Bob."}
 FILING = {"quarter": "Q1", "year": 2026, "revenue": 4200000}
-
-
-@pytest.fixture(autouse=True)
-def fresh_log() -> Iterator[None]:
-    RAN.clear()
-    graphs.FORM_TTL[0] = timedelta(minutes=10)
-    yield
-    RAN.clear()
-    graphs.FORM_TTL[0] = timedelta(minutes=10)
 
 
 @asynccontextmanager

@@ -52,9 +52,9 @@ def _check(first: list[dict[str, Any]], second: list[dict[str, Any]]) -> None:
 
 
 @asynccontextmanager
-async def serving(transport: str) -> AsyncIterator[str]:
+async def serving(transport: str, *options: str) -> AsyncIterator[str]:
     command = [sys.executable, "-m", "agui_core.cli", "serve", TARGET, f"--{transport}", "127.0.0.1:0"]
-    command += ["--store", "memory"]
+    command += ["--store", "memory", *options]
     process = await anyio.open_process(command, cwd=str(ROOT), stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
     async with process:
         try:
@@ -103,6 +103,30 @@ async def test_served_over_http_and_sse(anyio_backend: str) -> None:
             first = await exchange(frame("t", "r1", messages=[USER]))
             (approval,) = first[-1]["outcome"]["interrupts"]
             _check(first, await exchange(frame("t", "r2", resume=[resolve(approval["id"], {"approved": True})])))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize("option", [True, False])
+async def test_legacy_resume_is_taken_over_http_only_with_the_option(anyio_backend: str, option: bool) -> None:
+    with anyio.fail_after(LIMIT):
+        options = ("--legacy-resume",) if option else ()
+        async with serving("http", *options) as url, httpx.AsyncClient(timeout=LIMIT) as client:
+
+            async def exchange(data: dict[str, Any]) -> list[dict[str, Any]]:
+                response = await client.post(
+                    url, content=orjson.dumps(data), headers={"content-type": "application/json"}
+                )
+                return [orjson.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: ")]
+
+            first = await exchange(frame("t", "r1", messages=[USER]))
+            old = frame("t", "r2", messages=[USER])
+            old["forwardedProps"] = {"command": {"resume": {"approved": True}}}
+            second = await exchange(old)
+            if option:
+                _check(first, second)
+            else:
+                assert [(e["type"], e.get("code")) for e in second] == [("RUN_ERROR", "PENDING_INTERRUPTS")]
 
 
 def test_served_over_stdio() -> None:
