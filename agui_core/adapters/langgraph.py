@@ -14,7 +14,8 @@ What goes where:
   checkpoint is the record of what it said.
 - **Output.** Messages the graph's nodes write or stream (``stream_mode="messages"``) become
   ``TEXT_MESSAGE_*`` events; the tool calls of an AI message become ``TOOL_CALL_START/ARGS/END``
-  after its text; a ``ToolMessage`` becomes ``TOOL_CALL_RESULT`` for its call. At the end of a
+  after its text; a ``ToolMessage`` becomes ``TOOL_CALL_RESULT`` for its call (not for a call whose approval
+  was cancelled: it is not executed, and the graph's answer to it stays in the graph). At the end of a
   run the graph's values other than ``messages`` are the thread's state (``STATE_SNAPSHOT``).
 - **Interrupts.** Each ``interrupt(value)`` still pending when the graph stops becomes an AG-UI
   :class:`~agui_core.protocol.types.Interrupt`. A mapping value gives ``reason``, ``message``,
@@ -311,6 +312,13 @@ class _Relay:
 
     def __init__(self, ctx: RunContext) -> None:
         self._ctx = ctx
+        # A cancelled tool call is not executed (SPEC 5): a ToolMessage the graph writes for
+        # it (LangChain histories answer every call) stays in the graph, off the wire.
+        self._cancelled = {
+            a.interrupt.tool_call_id
+            for a in ctx.answers
+            if a.entry.status == "cancelled" and a.interrupt.tool_call_id is not None
+        }
         self._open: str | None = None
         self._started = False
         self._chunks: Any = None
@@ -344,7 +352,7 @@ class _Relay:
             if text:
                 await self._ctx.text(text, message_id=message_id)
             await self._tool_calls(message, message_id)
-        elif isinstance(message, ToolMessage):
+        elif isinstance(message, ToolMessage) and message.tool_call_id not in self._cancelled:
             self._done.add(message_id)
             await self._ctx.tool_result(message.tool_call_id, _text(message.content), message_id=message_id)
 

@@ -33,6 +33,7 @@ __all__ = [
     "failing_graph",
     "form_graph",
     "parallel_graph",
+    "parallel_tools_graph",
 ]
 
 RAN: list[tuple[str, Any]] = []
@@ -224,4 +225,38 @@ def blocking_graph(gate: Any) -> Any:
     builder.add_edge(START, "wait")
     builder.add_edge("wait", "confirm")
     builder.add_edge("confirm", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def parallel_tools_graph() -> Any:
+    """Two tool calls proposed at once, each approved (or not) in its own parallel branch.
+
+    Each branch answers its call with a ``ToolMessage`` whatever the decision, as LangChain
+    message histories require, so a cancelled call has a ``ToolMessage`` in the graph too.
+    """
+    calls = {"send_email": {"to": "bob@example.com", "subject": "hi"}, "archive": {"thread": "t-1"}}
+
+    def draft(state: Chat) -> dict[str, Any]:
+        proposed = [{"name": name, "args": args, "id": f"call-{name}"} for name, args in calls.items()]
+        return {"messages": [AIMessage(content="Two things to do.", tool_calls=proposed)]}
+
+    def review(name: str) -> Any:
+        def node(state: Chat) -> dict[str, Any]:
+            answer = interrupt({"reason": "tool_call", "toolCallId": f"call-{name}", "message": f"Run {name}?"})
+            if answer and answer.get("approved") is True:
+                RAN.append((name, calls[name]))
+                text = f"{name} done"
+            else:
+                text = f"{name} not run"
+            return {"messages": [ToolMessage(content=text, tool_call_id=f"call-{name}")]}
+
+        return node
+
+    builder = StateGraph(Chat)
+    builder.add_node("draft", draft)
+    builder.add_edge(START, "draft")
+    for name in calls:
+        builder.add_node(name, review(name))
+        builder.add_edge("draft", name)
+        builder.add_edge(name, END)
     return builder.compile(checkpointer=InMemorySaver())

@@ -225,6 +225,19 @@ async def test_both_parallel_branches_approved_both_run_once() -> None:
         assert sorted(RAN) == [("alpha", True), ("beta", True)]
 
 
+async def test_two_tool_calls_approved_in_parallel_one_cancelled_shows_no_result_for_the_cancelled_call() -> None:
+    async with talking(graphs.parallel_tools_graph()) as ws:
+        pending = interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
+        by_call = {i["toolCallId"]: i["id"] for i in pending}
+        assert set(by_call) == {"call-send_email", "call-archive"}
+        answers = [resolve(by_call["call-send_email"], {"approved": True}), cancel(by_call["call-archive"])]
+        done = await exchange(ws, frame("t", "r2", resume=answers))
+        assert finished(done)["outcome"] == {"type": "success"}
+        results = [(f["toolCallId"], f["content"]) for f in of_type(done, "TOOL_CALL_RESULT")]
+        assert results == [("call-send_email", "send_email done")]
+        assert RAN == [("send_email", {"to": "bob@example.com", "subject": "hi"})]
+
+
 # -- chained interrupts ------------------------------------------------------------------------
 
 

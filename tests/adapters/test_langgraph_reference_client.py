@@ -46,6 +46,12 @@ async def _record() -> dict[str, list[dict[str, Any]]]:
         streams["parallel-one-cancelled"] = await exchange(
             ws, frame("p", "r2", resume=[resolve(alpha["id"], True), cancel(beta["id"])])
         )
+    async with talking(graphs.parallel_tools_graph()) as ws:
+        streams["parallel-tools"] = await exchange(ws, frame("q", "r1", messages=[USER]))
+        send, archive = interrupts(streams["parallel-tools"])
+        streams["parallel-tools-one-cancelled"] = await exchange(
+            ws, frame("q", "r2", resume=[resolve(send["id"], {"approved": True}), cancel(archive["id"])])
+        )
     async with talking(graphs.chained_graph()) as ws:
         streams["chained"] = await exchange(ws, frame("c", "r1", messages=[USER]))
         (question,) = interrupts(streams["chained"])
@@ -82,6 +88,8 @@ NAMES = [
     "form-cancelled",
     "parallel",
     "parallel-one-cancelled",
+    "parallel-tools",
+    "parallel-tools-one-cancelled",
     "chained",
     "chained-second",
     "chained-done",
