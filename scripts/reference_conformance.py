@@ -12,8 +12,11 @@ It starts, each on a free port of 127.0.0.1:
 
 - ``agui-core``: ``agui serve agui_core.examples.assistant:assistant --http`` (a subprocess,
   in-memory store), driven with the prompt ``email the team``;
-- ``agui-core-langgraph``: ``agui serve scripts.langgraph_conformance_graph:graph --http``, the
-  same LangGraph graph as the next one, hosted through agui-core's LangGraph adapter;
+- ``ag-ui-langgraph-parallel`` and ``agui-core-langgraph``: one LangGraph graph
+  (``scripts/langgraph_conformance_graph.py``: two tool approvals raised in parallel branches,
+  each with a ``responseSchema`` and an ``expiresAt``) served by ag-ui-langgraph's endpoint
+  (structured outcome on) and by ``agui serve scripts.langgraph_conformance_graph:graph --http``
+  (agui-core's LangGraph adapter);
 - ``ag-ui-langgraph``: its FastAPI endpoint (``add_langgraph_fastapi_endpoint``) under uvicorn,
   serving a LangGraph graph of plain Python nodes (no LLM, no network) whose ``approve`` node
   calls ``interrupt()`` for an approval with a ``responseSchema``; the structured interrupt
@@ -112,6 +115,66 @@ class UvicornThread:
 
 
 def langgraph_app() -> Any:
+    from typing import Annotated
+
+    from ag_ui_langgraph import LangGraphAgent, add_langgraph_fastapi_endpoint
+    from fastapi import FastAPI
+    from langchain_core.messages import AIMessage, AnyMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.graph.message import add_messages
+    from langgraph.types import interrupt
+
+    # typing_extensions.TypedDict: ag-ui-langgraph 0.0.47 fails on the first run of a graph
+    # whose state is a typing.TypedDict on Python 3.11 (issue 15).
+    from typing_extensions import TypedDict
+
+    # The functional form: the module's `from __future__ import annotations` would leave a
+    # class body's annotations as strings naming this function's locals.
+    State = TypedDict(  # noqa: UP013
+        "State", {"messages": Annotated[list[AnyMessage], add_messages], "approved": bool}, total=False
+    )
+
+    sent = itertools.count(1)
+
+    def draft(state: dict[str, Any]) -> dict[str, Any]:
+        return {"messages": [AIMessage(content="I will email the team the release notes.", id=str(uuid.uuid4()))]}
+
+    def approve(state: dict[str, Any]) -> dict[str, Any]:
+        answer = interrupt(
+            {
+                "reason": "confirmation",
+                "message": "Send the release notes to the team?",
+                "responseSchema": APPROVAL_SCHEMA,
+            }
+        )
+        approved = isinstance(answer, dict) and answer.get("approved") is True
+        return {"approved": approved}
+
+    def send(state: dict[str, Any]) -> dict[str, Any]:
+        # The number shows each execution in the stream: a replay that runs the node again
+        # shows a different text.
+        text = f"Email #{next(sent)} sent." if state.get("approved") else "Not sent."
+        return {"messages": [AIMessage(content=text, id=str(uuid.uuid4()))]}
+
+    builder = StateGraph(State)
+    builder.add_node("draft", draft)
+    builder.add_node("approve", approve)
+    builder.add_node("send", send)
+    builder.add_edge(START, "draft")
+    builder.add_edge("draft", "approve")
+    builder.add_edge("approve", "send")
+    builder.add_edge("send", END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+
+    app = FastAPI()
+    agent = LangGraphAgent(name="approver", graph=graph, emit_interrupt_outcome=True)
+    add_langgraph_fastapi_endpoint(app, agent, "/")
+    return app
+
+
+def langgraph_parallel_app() -> Any:
+    """ag-ui-langgraph serving scripts/langgraph_conformance_graph.py: the graph agui-core serves too."""
     from ag_ui_langgraph import LangGraphAgent, add_langgraph_fastapi_endpoint
     from fastapi import FastAPI
 
@@ -279,8 +342,14 @@ def version(package: str) -> str:
 TARGETS: dict[str, tuple[Callable[[int], Any], str, dict[str, Any] | None]] = {
     "agui-core": (AguiServe, "email the team", None),
     "ag-ui-langgraph": (lambda port: UvicornThread(langgraph_app(), port), "Email the team the release notes.", None),
-    # The same graph as ag-ui-langgraph serves (scripts/langgraph_conformance_graph.py), hosted
-    # by agui-core through its LangGraph adapter: `agui serve MODULE:GRAPH`.
+    # One LangGraph graph (scripts/langgraph_conformance_graph.py: two tool approvals raised in
+    # parallel branches), served by ag-ui-langgraph and by agui-core's adapter (`agui serve
+    # MODULE:GRAPH`): the side by side of docs/conformance.md, "LangGraph, the same graph".
+    "ag-ui-langgraph-parallel": (
+        lambda port: UvicornThread(langgraph_parallel_app(), port),
+        "Email the team the release notes.",
+        None,
+    ),
     "agui-core-langgraph": (
         lambda port: AguiServe(port, "scripts.langgraph_conformance_graph:graph"),
         "Email the team the release notes.",
