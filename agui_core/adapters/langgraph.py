@@ -30,6 +30,10 @@ What goes where:
   ``Command(resume={langgraph_id: value, ...})``: each resolved entry as its payload (``{}``
   when it has none), each cancelled entry as :data:`CANCELLED` (``None``: falsy and not a
   mapping, so neither ``if answer:`` nor ``answer.get("approved")`` reads it as approval).
+- **Expiry.** The thread machine closes an interrupt nobody answered by its ``expiresAt``; the
+  graph still waits on it. The next input on the thread first resumes the graph with
+  :data:`EXPIRED` (``None``, as a cancellation) for every pending interrupt whose value's
+  ``expiresAt`` has passed, then, if the graph is no longer paused, sends it the input.
 
 Crash consistency: the graph's checkpointer saves first (LangGraph writes its checkpoint
 before the stream ends), agui-core's store second (when the run ends). A host that dies in
@@ -43,6 +47,7 @@ state and interrupts, or success) instead of resuming it again.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import attrs
@@ -50,6 +55,7 @@ import orjson
 
 from agui_core.errors import RemoteProtocolError, RunErrorCode
 from agui_core.machine.effects import Answer
+from agui_core.machine.expiry import read_expires_at
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import JSON, Interrupt, Message, ResumeEntry, RunAgentInput
 from agui_core.runtime.context import RunContext
@@ -57,6 +63,7 @@ from agui_core.runtime.context import RunContext
 __all__ = [
     "CANCELLED",
     "DEFAULT_REASON",
+    "EXPIRED",
     "LangGraphAgent",
     "is_compiled_graph",
     "langgraph_agent",
@@ -65,6 +72,9 @@ __all__ = [
 
 CANCELLED: None = None
 """What ``interrupt()`` returns in the graph for a cancelled resume entry."""
+
+EXPIRED: None = None
+"""What ``interrupt()`` returns in the graph for an interrupt that expired unanswered."""
 
 DEFAULT_REASON = "langgraph:interrupt"
 """The reason of an interrupt whose value names none and carries no ``responseSchema``."""
@@ -153,16 +163,31 @@ class LangGraphAgent:
                 return await self._catch_up(ctx, config, snapshot)
             stream_input: Any = Command(resume=resume)
         elif pending:
-            # Interrupts the record does not know: a run that died after the graph saved.
-            return await self._catch_up(ctx, config, snapshot)
+            now = ctx.now()
+            expired = {i.id: EXPIRED for i in snapshot.interrupts if _expired(i.value, now)}
+            if not expired:
+                # Interrupts the record does not know: a run that died after the graph saved.
+                return await self._catch_up(ctx, config, snapshot)
+            # Interrupts nobody answered in time: the graph gets EXPIRED for each, then the input.
+            relay = _Relay(ctx)
+            await self._stream(relay, Command(resume=expired), config)
+            snapshot = await self.graph.aget_state(config)
+            if not snapshot.interrupts:
+                await self._stream(relay, self._input(ctx, snapshot.values), config)
+                snapshot = await self.graph.aget_state(config)
+            await relay.close()
+            return await self._end(ctx, config, snapshot)
         else:
             stream_input = self._input(ctx, snapshot.values)
         relay = _Relay(ctx)
+        await self._stream(relay, stream_input, config)
+        await relay.close()
+        return await self._end(ctx, config, await self.graph.aget_state(config))
+
+    async def _stream(self, relay: _Relay, stream_input: Any, config: dict[str, Any]) -> None:
         async for mode, chunk in self.graph.astream(stream_input, config, stream_mode=["messages", "updates"]):
             if mode == "messages":
                 await relay.message(chunk[0])
-        await relay.close()
-        return await self._end(ctx, config, await self.graph.aget_state(config))
 
     def _input(self, ctx: RunContext, values: Any) -> Any:
         from langchain_core.messages import HumanMessage, SystemMessage
@@ -282,6 +307,19 @@ def translate_legacy_resume(
         forwarded["command"] = rest
     entries = tuple(ResumeEntry(interrupt_id=i, status="resolved", payload=p) for i, p in payloads.items())
     return attrs.evolve(run_input, resume=entries, forwarded_props=forwarded)
+
+
+def _expired(value: Any, now: datetime) -> bool:
+    """Whether an interrupt value carries an ``expiresAt`` at or before ``now``."""
+    if not isinstance(value, Mapping):
+        return False
+    expires = value.get("expiresAt", value.get("expires_at"))
+    if not isinstance(expires, str):
+        return False
+    try:
+        return read_expires_at(expires) <= now
+    except ValueError:
+        return False
 
 
 def _langgraph_id(answer: Answer) -> str:

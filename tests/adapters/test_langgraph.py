@@ -190,6 +190,25 @@ async def test_a_form_answered_after_its_expiry_is_refused_and_files_nothing() -
         assert RAN == []
 
 
+async def test_after_a_form_expired_the_next_input_is_not_blocked_and_the_graph_moves_on() -> None:
+    graphs.FORM_TTL[0] = timedelta(milliseconds=300)
+    async with talking(graphs.form_graph()) as ws:
+        (form,) = interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
+        while datetime.now(UTC) <= datetime.fromisoformat(form["expiresAt"]):
+            await anyio.sleep(0.05)
+        graphs.FORM_TTL[0] = timedelta(minutes=10)
+        again = {"id": "u-2", "role": "user", "content": "Let us try again."}
+        frames = await exchange(ws, frame("t", "r2", messages=[USER, again]))
+        # The graph got EXPIRED for the old form (nothing filed), then the new input: a new form.
+        assert texts(frames) == ["Nothing filed."]
+        (new_form,) = interrupts(frames)
+        assert new_form["id"] != form["id"] and new_form["reason"] == "input_required"
+        assert datetime.fromisoformat(new_form["expiresAt"]) > datetime.now(UTC) + timedelta(minutes=9)
+        assert RAN == []
+        done = await exchange(ws, frame("t", "r3", resume=[resolve(new_form["id"], FILING)]))
+        assert texts(done) == ["Filed Q1 2026."] and RAN == [("file", FILING)]
+
+
 async def test_a_cancelled_form_reaches_the_graph_as_cancelled() -> None:
     assert CANCELLED is None
     async with talking(graphs.form_graph()) as ws:
