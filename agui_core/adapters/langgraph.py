@@ -189,9 +189,16 @@ class LangGraphAgent:
             if mode == "messages":
                 await relay.message(chunk[0])
 
-    def _input(self, ctx: RunContext, values: Any) -> Any:
+    def _input(self, ctx: RunContext, values: Any) -> dict[str, Any]:
+        """What a run that answers nothing sends the graph: the messages it does not hold yet.
+
+        Always a mapping (``None`` would tell LangGraph to go on from its checkpoint, which
+        on a finished thread runs nothing); empty for a graph without a ``messages`` channel.
+        """
         from langchain_core.messages import HumanMessage, SystemMessage
 
+        if "messages" not in getattr(self.graph, "channels", {}):
+            return {}
         messages = values.get("messages", ()) if isinstance(values, dict) else ()
         held = {getattr(m, "id", None) for m in messages}
         new: list[Any] = []
@@ -202,7 +209,7 @@ class LangGraphAgent:
                 new.append(HumanMessage(content=_user_content(message), id=message.id))
             elif message.role in ("system", "developer"):
                 new.append(SystemMessage(content=str(getattr(message, "content", "")), id=message.id))
-        return {"messages": new} if new else None
+        return {"messages": new} if new else {}
 
     async def _catch_up(self, ctx: RunContext, config: dict[str, Any], snapshot: Any) -> JSON:
         known = {m.id for m in ctx.messages}

@@ -30,6 +30,7 @@ __all__ = [
     "blocking_graph",
     "chained_graph",
     "chat_graph",
+    "counter_graph",
     "failing_graph",
     "form_graph",
     "parallel_graph",
@@ -259,4 +260,21 @@ def parallel_tools_graph() -> Any:
         builder.add_node(name, review(name))
         builder.add_edge("draft", name)
         builder.add_edge(name, END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+class Counter(TypedDict, total=False):
+    count: int
+
+
+def counter_graph() -> Any:
+    """A graph without a ``messages`` channel: each run adds one to ``count``."""
+
+    def add(state: Counter) -> dict[str, Any]:
+        return {"count": state.get("count", 0) + 1}
+
+    builder = StateGraph(Counter)
+    builder.add_node("add", add)
+    builder.add_edge(START, "add")
+    builder.add_edge("add", END)
     return builder.compile(checkpointer=InMemorySaver())

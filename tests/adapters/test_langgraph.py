@@ -415,6 +415,15 @@ async def test_the_graph_keeps_its_own_messages_and_takes_only_new_user_messages
     assert [m.id for m in held] == ["u-1"]
 
 
+async def test_a_graph_without_messages_runs_on_every_input_and_its_state_is_the_threads() -> None:
+    async with talking(graphs.counter_graph()) as ws:
+        for run, expected in (("r1", 1), ("r2", 2)):
+            frames = await exchange(ws, frame("t", run))
+            assert finished(frames)["outcome"] == {"type": "success"}
+            (state,) = of_type(frames, "STATE_SNAPSHOT")
+            assert state["snapshot"] == {"count": expected}
+
+
 def test_the_adapter_refuses_what_is_not_a_compiled_graph_with_a_checkpointer() -> None:
     from langgraph.graph import StateGraph
 
