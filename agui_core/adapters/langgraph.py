@@ -14,18 +14,20 @@ What goes where:
   checkpoint is the record of what it said.
 - **Output.** Messages the graph's nodes write or stream (``stream_mode="messages"``) become
   ``TEXT_MESSAGE_*`` events; the tool calls of an AI message become ``TOOL_CALL_START/ARGS/END``
-  after its text; a ``ToolMessage`` becomes ``TOOL_CALL_RESULT`` for its call (not for a call whose approval
-  was cancelled: it is not executed, and the graph's answer to it stays in the graph). At the end of a
-  run the graph's values other than ``messages`` are the thread's state (``STATE_SNAPSHOT``).
+  after its text; a ``ToolMessage`` becomes ``TOOL_CALL_RESULT`` for its call (not for a call
+  whose approval was cancelled: it is not executed, and the graph's reply to it stays in the
+  graph). At the end of a run the graph's values other than ``messages`` are the thread's
+  state (``STATE_SNAPSHOT``).
 - **Interrupts.** Each ``interrupt(value)`` still pending when the graph stops becomes an AG-UI
   :class:`~agui_core.protocol.types.Interrupt`. A mapping value gives ``reason``, ``message``,
   ``responseSchema``, ``toolCallId``, ``expiresAt`` and ``metadata`` (camelCase or snake_case
   keys); without a ``reason`` it is ``input_required`` when it has a ``responseSchema``, else
   :data:`DEFAULT_REASON`. Any other value is the ``message`` (a string) or
   ``metadata["langgraph"]["value"]``. The LangGraph interrupt id is kept in
-  ``metadata["langgraph"]["interruptId"]`` and, server-side, in the run's continuation: the AG-UI
-  id is ``<LangGraph id>.<run id>`` because LangGraph reuses an id when one node interrupts
-  twice, and AG-UI ids are unique per thread.
+  ``metadata["langgraph"]["interruptId"]`` and, server-side, in the run's continuation (the
+  resume is keyed by it). The AG-UI id is ``<LangGraph id>.<run id>``: AG-UI ids are unique per
+  thread, and LangGraph derives its ids from where the graph stands, which nothing promises
+  never to repeat.
 - **Resume.** The answers of a resumed run go to the graph together, in one
   ``Command(resume={langgraph_id: value, ...})``: each resolved entry as its payload (``{}``
   when it has none), each cancelled entry as :data:`CANCELLED` (``None``: falsy and not a
@@ -161,6 +163,9 @@ class LangGraphAgent:
             if not set(resume) <= pending:
                 # The graph consumed these answers in a run whose end was never saved.
                 return await self._catch_up(ctx, config, snapshot)
+            now = ctx.now()
+            # An interrupt of the graph's the machine closed as expired goes along as EXPIRED.
+            resume.update({i.id: EXPIRED for i in snapshot.interrupts if i.id not in resume and _expired(i.value, now)})
             stream_input: Any = Command(resume=resume)
         elif pending:
             now = ctx.now()

@@ -33,6 +33,7 @@ __all__ = [
     "counter_graph",
     "failing_graph",
     "form_graph",
+    "parallel_expiring_graph",
     "parallel_graph",
     "parallel_tools_graph",
 ]
@@ -277,4 +278,26 @@ def counter_graph() -> Any:
     builder.add_node("add", add)
     builder.add_edge(START, "add")
     builder.add_edge("add", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def parallel_expiring_graph() -> Any:
+    """Like :func:`parallel_graph`, but ``alpha``'s confirmation expires :data:`FORM_TTL` after it is asked."""
+
+    def alpha(state: Chat) -> dict[str, Any]:
+        expires = (datetime.now(UTC) + FORM_TTL[0]).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        answer = interrupt({"reason": "confirmation", "message": "Run alpha?", "expiresAt": expires})
+        if answer:
+            RAN.append(("alpha", answer))
+            return {"sent": ["alpha"]}
+        return {}
+
+    builder = StateGraph(Chat)
+    builder.add_node("alpha", alpha)
+    builder.add_node("beta", _branch("beta"))
+    builder.add_node("join", _join)
+    builder.add_edge(START, "alpha")
+    builder.add_edge(START, "beta")
+    builder.add_edge(["alpha", "beta"], "join")
+    builder.add_edge("join", END)
     return builder.compile(checkpointer=InMemorySaver())

@@ -236,6 +236,21 @@ async def test_two_parallel_interrupts_are_resumed_together_and_the_cancelled_br
         assert RAN == [("alpha", True)]
 
 
+async def test_an_expired_parallel_interrupt_reaches_the_graph_as_expired_with_the_others_answers() -> None:
+    graphs.FORM_TTL[0] = timedelta(milliseconds=300)
+    async with talking(graphs.parallel_expiring_graph()) as ws:
+        pending = interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
+        (expiring,) = [i for i in pending if "expiresAt" in i]
+        (beta,) = [i for i in pending if "expiresAt" not in i]
+        while datetime.now(UTC) <= datetime.fromisoformat(expiring["expiresAt"]):
+            await anyio.sleep(0.05)
+        late = await exchange(ws, frame("t", "r2", resume=[resolve(expiring["id"], True), resolve(beta["id"], True)]))
+        refused(late, "INTERRUPT_EXPIRED")
+        done = await exchange(ws, frame("t", "r3", resume=[resolve(beta["id"], True)]))
+        assert finished(done)["outcome"] == {"type": "success"}
+        assert texts(done) == ["Done: beta."] and RAN == [("beta", True)]
+
+
 async def test_both_parallel_branches_approved_both_run_once() -> None:
     async with talking(graphs.parallel_graph()) as ws:
         pending = interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
