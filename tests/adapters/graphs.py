@@ -9,11 +9,14 @@ second execution, and a cancelled branch from one that ran.
 """
 
 import operator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, TypedDict
 
+from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -33,6 +36,7 @@ __all__ = [
     "counter_graph",
     "failing_graph",
     "form_graph",
+    "llm_tool_graph",
     "parallel_expiring_graph",
     "parallel_graph",
     "parallel_tools_graph",
@@ -300,4 +304,58 @@ def parallel_expiring_graph() -> Any:
     builder.add_edge(START, "beta")
     builder.add_edge(["alpha", "beta"], "join")
     builder.add_edge("join", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+class ToolCallingModel(BaseChatModel):
+    """A scripted chat model that streams a short text, then a ``send_email`` call in pieces."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-tool-calling"
+
+    def _chunks(self) -> list[AIMessageChunk]:
+        args = '{"to": "bob@example.com", "subject": "hi"}'
+        pieces = [args[:10], args[10:25], args[25:]]
+        out = [AIMessageChunk(content=word) for word in ("Let ", "me ", "email ", "Bob.")]
+        out.append(
+            AIMessageChunk(
+                content="", tool_call_chunks=[{"name": "send_email", "args": pieces[0], "id": "call-llm", "index": 0}]
+            )
+        )
+        out += [AIMessageChunk(content="", tool_call_chunks=[{"args": p, "index": 0}]) for p in pieces[1:]]
+        return out
+
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        merged = self._chunks()[0]
+        for chunk in self._chunks()[1:]:
+            merged = merged + chunk
+        message = AIMessage(content=merged.content, tool_calls=merged.tool_calls)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    async def _astream(
+        self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        for chunk in self._chunks():
+            generation = ChatGenerationChunk(message=chunk)
+            if run_manager is not None:
+                await run_manager.on_llm_new_token(
+                    chunk.content if isinstance(chunk.content, str) else "", chunk=generation
+                )
+            yield generation
+
+
+def llm_tool_graph() -> Any:
+    """A chat model streams a text and a tool call; the call is approved (or not), then run."""
+    model = ToolCallingModel()
+
+    async def chat(state: Chat) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    builder = StateGraph(Chat)
+    builder.add_node("chat", chat)
+    builder.add_node("review", _review)
+    builder.add_edge(START, "chat")
+    builder.add_edge("chat", "review")
+    builder.add_edge("review", END)
     return builder.compile(checkpointer=InMemorySaver())

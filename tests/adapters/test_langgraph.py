@@ -414,6 +414,26 @@ async def test_a_scripted_chat_model_streams_its_tokens_as_text_deltas() -> None
         assert state["snapshot"]["sent"] == ["yes"]
 
 
+async def test_a_chat_models_streamed_tool_call_is_proposed_whole_after_its_text_and_gated() -> None:
+    async with talking(graphs.llm_tool_graph()) as ws:
+        first = await exchange(ws, frame("t", "r1", messages=[USER]))
+        assert texts(first) == ["Let me email Bob."] and len(of_type(first, "TEXT_MESSAGE_CONTENT")) == 4
+        kinds = [f["type"] for f in first]
+        assert kinds.index("TEXT_MESSAGE_END") < kinds.index("TOOL_CALL_START")
+        (start,) = of_type(first, "TOOL_CALL_START")
+        (args,) = of_type(first, "TOOL_CALL_ARGS")
+        assert (start["toolCallId"], start["toolCallName"]) == ("call-llm", "send_email")
+        assert start["parentMessageId"] == of_type(first, "TEXT_MESSAGE_START")[0]["messageId"]
+        assert orjson.loads(args["delta"]) == {"to": "bob@example.com", "subject": "hi"}
+        (approval,) = interrupts(first)
+        assert approval["toolCallId"] == "call-llm" and RAN == []
+        done = await exchange(ws, frame("t", "r2", resume=[resolve(approval["id"], {"approved": True})]))
+        assert [(f["toolCallId"], f["content"]) for f in of_type(done, "TOOL_CALL_RESULT")] == [
+            ("call-llm", "sent to bob@example.com: hi")
+        ]
+        assert RAN == [("send_email", {"to": "bob@example.com", "subject": "hi"})]
+
+
 async def test_a_typing_typeddict_state_runs() -> None:
     # typing's TypedDict, not typing_extensions' (the reference fails on its first run on 3.11).
     assert type(graphs.Chat) is type(typing.TypedDict("Probe", {"x": int}))

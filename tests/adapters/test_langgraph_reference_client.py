@@ -2,8 +2,8 @@
 
 The streams are recorded over the WebSocket transport from the graphs of ``graphs.py`` (each
 scenario of ``test_langgraph.py``: interrupting runs, resumes with edits, denials, cancelled
-forms, parallel branches, chained interrupts, replays, streamed tokens, a failing node, every
-kind of refusal), then run through ``enforceEvents()`` and ``verifyEvents()`` of
+forms, parallel branches, chained interrupts, replays, streamed tokens and tool calls of a
+scripted chat model, a failing node, refusals), then run through ``enforceEvents()`` and ``verifyEvents()`` of
 ``@ag-ui/client`` 1.0.0 in one node process: each must pass with nothing stripped or changed.
 """
 
@@ -60,6 +60,12 @@ async def _record() -> dict[str, list[dict[str, Any]]]:
         streams["chained-done"] = await exchange(ws, frame("c", "r3", resume=[resolve(confirmation["id"], True)]))
     async with talking(graphs.chat_graph()) as ws:
         streams["streamed-tokens"] = await exchange(ws, frame("s", "r1", messages=[USER]))
+    async with talking(graphs.llm_tool_graph()) as ws:
+        streams["streamed-tool-call"] = await exchange(ws, frame("l", "r1", messages=[USER]))
+        (approval,) = interrupts(streams["streamed-tool-call"])
+        streams["streamed-tool-call-approved"] = await exchange(
+            ws, frame("l", "r2", resume=[resolve(approval["id"], {"approved": True})])
+        )
     async with talking(graphs.failing_graph()) as ws:
         streams["agent-error"] = await exchange(ws, frame("e", "r1", messages=[USER]))
     return streams
@@ -94,6 +100,8 @@ NAMES = [
     "chained-second",
     "chained-done",
     "streamed-tokens",
+    "streamed-tool-call",
+    "streamed-tool-call-approved",
     "agent-error",
 ]
 
