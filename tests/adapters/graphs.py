@@ -40,6 +40,7 @@ __all__ = [
     "parallel_expiring_graph",
     "parallel_graph",
     "parallel_tools_graph",
+    "subgraph_graph",
 ]
 
 RAN: list[tuple[str, Any]] = []
@@ -358,4 +359,23 @@ def llm_tool_graph() -> Any:
     builder.add_edge(START, "chat")
     builder.add_edge("chat", "review")
     builder.add_edge("review", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def subgraph_graph() -> Any:
+    """A node that is a compiled subgraph whose own node interrupts."""
+
+    def inner(state: Chat) -> dict[str, Any]:
+        answer = interrupt({"reason": "confirmation", "message": "Go on inside?"})
+        RAN.append(("inner", answer))
+        return {"messages": [AIMessage(content=f"Inside: {answer}.")]}
+
+    sub = StateGraph(Chat)
+    sub.add_node("inner", inner)
+    sub.add_edge(START, "inner")
+    sub.add_edge("inner", END)
+    builder = StateGraph(Chat)
+    builder.add_node("sub", sub.compile())
+    builder.add_edge(START, "sub")
+    builder.add_edge("sub", END)
     return builder.compile(checkpointer=InMemorySaver())

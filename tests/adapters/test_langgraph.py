@@ -296,6 +296,14 @@ async def test_an_interrupt_value_without_a_reason_gets_the_namespaced_default()
     assert DEFAULT_REASON.startswith("langgraph:")
 
 
+async def test_an_interrupt_raised_inside_a_subgraph_is_announced_and_resumed() -> None:
+    async with talking(graphs.subgraph_graph()) as ws:
+        (inside,) = interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
+        assert inside["message"] == "Go on inside?"
+        done = await exchange(ws, frame("t", "r2", resume=[resolve(inside["id"], True)]))
+        assert texts(done) == ["Inside: True."] and RAN == [("inner", True)]
+
+
 # -- replay ------------------------------------------------------------------------------------
 
 
