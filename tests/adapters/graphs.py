@@ -30,6 +30,7 @@ __all__ = [
     "Chat",
     "Failure",
     "approval_graph",
+    "approval_graph_on",
     "blocking_graph",
     "chained_graph",
     "chat_graph",
@@ -105,13 +106,18 @@ def _review(state: Chat) -> dict[str, Any]:
 
 def approval_graph() -> Any:
     """Proposes ``send_email``, asks for approval (edits allowed), then sends or not."""
+    return approval_graph_on(InMemorySaver())
+
+
+def approval_graph_on(checkpointer: Any) -> Any:
+    """:func:`approval_graph` compiled with ``checkpointer``."""
     builder = StateGraph(Chat)
     builder.add_node("propose", _propose)
     builder.add_node("review", _review)
     builder.add_edge(START, "propose")
     builder.add_edge("propose", "review")
     builder.add_edge("review", END)
-    return builder.compile(checkpointer=InMemorySaver())
+    return builder.compile(checkpointer=checkpointer)
 
 
 def _form(state: Chat) -> dict[str, Any]:
