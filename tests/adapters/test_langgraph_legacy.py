@@ -18,13 +18,13 @@ from agui_transports.websocket import WebSocketServer
 from websockets.asyncio.client import ClientConnection, connect
 
 from agui_core.adapters.langgraph import langgraph_agent, translate_legacy_resume
+from agui_core.errors import RemoteProtocolError, RunErrorCode
+from agui_core.protocol.types import Interrupt, ResumeEntry, RunAgentInput
 from agui_core.runtime import Host
 from agui_core.store import MemoryThreadStore
 from tests.adapters import graphs
 from tests.adapters.graphs import RAN
 from tests.adapters.test_langgraph import USER, exchange, finished, frame, interrupts, refused, resolve, texts
-
-pytestmark = pytest.mark.anyio
 
 
 @asynccontextmanager
@@ -44,6 +44,7 @@ def old_client(thread: str, run: str, value: Any, **fields: Any) -> dict[str, An
     return out
 
 
+@pytest.mark.anyio
 async def test_a_legacy_resume_of_the_one_open_interrupt_is_carried_out_once_and_replays() -> None:
     async with legacy(graphs.approval_graph()) as ws:
         interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
@@ -55,6 +56,7 @@ async def test_a_legacy_resume_of_the_one_open_interrupt_is_carried_out_once_and
         assert finished(again)["outcome"] == {"type": "success"} and len(RAN) == 1
 
 
+@pytest.mark.anyio
 async def test_a_translated_resume_meets_the_payload_schema() -> None:
     async with legacy(graphs.approval_graph()) as ws:
         interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
@@ -62,6 +64,7 @@ async def test_a_translated_resume_meets_the_payload_schema() -> None:
         assert RAN == []
 
 
+@pytest.mark.anyio
 async def test_parallel_interrupts_take_a_legacy_map_keyed_by_langgraph_id_and_refuse_a_bare_value() -> None:
     async with legacy(graphs.parallel_graph()) as ws:
         pending = interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
@@ -74,6 +77,7 @@ async def test_parallel_interrupts_take_a_legacy_map_keyed_by_langgraph_id_and_r
 
 
 @pytest.mark.parametrize("case", ["both-channels", "nothing-open"])
+@pytest.mark.anyio
 async def test_an_ambiguous_legacy_resume_is_refused_and_changes_nothing(case: str) -> None:
     async with legacy(graphs.approval_graph()) as ws:
         if case == "nothing-open":
@@ -87,8 +91,41 @@ async def test_an_ambiguous_legacy_resume_is_refused_and_changes_nothing(case: s
         assert finished(ok)["outcome"] == {"type": "success"} and len(RAN) == 1
 
 
+@pytest.mark.anyio
 async def test_without_the_option_a_legacy_resume_is_input_while_interrupts_are_pending() -> None:
     async with legacy(graphs.approval_graph(), translate=False) as ws:
         interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
         refused(await exchange(ws, old_client("t", "r2", {"approved": True})), "PENDING_INTERRUPTS")
         assert RAN == []
+
+
+def _open(n: int) -> list[Interrupt]:
+    return [
+        Interrupt(id=f"lg-{k}.run-1", reason="confirmation", metadata={"langgraph": {"interruptId": f"lg-{k}"}})
+        for k in range(n)
+    ]
+
+
+def test_an_input_without_a_legacy_resume_passes_untouched() -> None:
+    run_input = RunAgentInput(thread_id="t", run_id="r", forwarded_props={"command": {"goto": "x"}, "a": 1})
+    assert translate_legacy_resume(run_input, _open(2)) is run_input
+
+
+def test_the_translation_keeps_the_rest_of_forwarded_props_and_of_the_command() -> None:
+    run_input = RunAgentInput(
+        thread_id="t", run_id="r", forwarded_props={"command": {"resume": True, "goto": "x"}, "nodeName": "n"}
+    )
+    out = translate_legacy_resume(run_input, _open(1))
+    assert out.resume == (ResumeEntry(interrupt_id="lg-0.run-1", status="resolved", payload=True),)
+    assert out.forwarded_props == {"command": {"goto": "x"}, "nodeName": "n"}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"lg-0": True}, {"lg-0": True, "lg-1": True, "lg-9": True}, {"lg-0": True, "lg-0.run-1": False}, [True, True]],
+)
+def test_a_map_that_does_not_name_each_open_interrupt_once_is_ambiguous(value: Any) -> None:
+    run_input = RunAgentInput(thread_id="t", run_id="r", forwarded_props={"command": {"resume": value}})
+    with pytest.raises(RemoteProtocolError) as refused_:
+        translate_legacy_resume(run_input, _open(2))
+    assert refused_.value.code is RunErrorCode.AMBIGUOUS_LEGACY_RESUME
