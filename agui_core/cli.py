@@ -9,7 +9,9 @@ agent. ``MODULE:NAME`` is imported from the current directory or the installed p
 - an agent function, ``async def agent(ctx) -> result``; the tools the host runs for it are
   the module's ``TOOLS`` (a sequence of :class:`~agui_core.runtime.tools.Tool`), if it has one;
 - or any object with an ``agent`` attribute and, optionally, a ``tools`` one (a small class,
-  a ``types.SimpleNamespace``, a module).
+  a ``types.SimpleNamespace``, a module);
+- or a compiled LangGraph graph (``StateGraph(...).compile(checkpointer=...)``), hosted through
+  :mod:`agui_core.adapters.langgraph` with its own checkpointer (needs ``agui-core[langgraph]``).
 
 The transport is ``ws`` (the default, on ``127.0.0.1:8765``), ``http`` (HTTP + Server-Sent
 Events under uvicorn, the transport of stock AG-UI clients), ``stdio``, or any transport
@@ -23,7 +25,10 @@ stops at once. Logs go to standard error.
 Runs. ``--run-timeout SECONDS`` (default 300) bounds every run. A run holds its thread by a
 lease in the store, renewed every ``--lease-renew SECONDS`` (default 2) to ``--lease SECONDS``
 ahead (default 10): when a host dies mid-run, another host on the same store (or the same one
-restarted) takes the thread over once the lease has run out.
+restarted) takes the thread over once the lease has run out. ``--legacy-resume`` also takes
+the legacy LangGraph resume channel, ``forwardedProps.command.resume``, translated into
+``resume[]`` when it is unambiguous, else refused with ``AMBIGUOUS_LEGACY_RESUME`` (see
+:func:`agui_core.adapters.langgraph.translate_legacy_resume`).
 
 Trust (SPEC section 9). ``--auth-tokens FILE`` (one ``PRINCIPAL TOKEN`` per line) or
 ``--auth-jwt-key FILE`` (signed tokens; ``--auth-jwt-algorithm``, default ``HS256``,
@@ -50,6 +55,8 @@ comes with the ``bench`` extra: ``pip install 'agui-core[bench]'``.
 their first line; ``-`` reads standard input), checks it as a client would with
 :func:`~agui_core.machine.client.check_stream`, prints each violation with its line, and
 exits with 1 when there is one (0 otherwise). A frame that is not an event is a violation too.
+On standard error it then says how each run ended (:func:`run_endings`), listing the ids of the
+interrupts it leaves pending, legacy LangGraph ones (``on_interrupt``) included.
 
 ``agui conformance URL [--prompt TEXT | --input FILE] [--answers FILE] [--header K:V ...]
 [--json FILE] [--expiry-wait SECONDS] [--timeout SECONDS]`` drives a live AG-UI server
@@ -74,7 +81,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["check_recording", "load_agent", "main"]
+__all__ = ["check_recording", "load_agent", "main", "run_endings"]
 
 log = logging.getLogger("agui")
 
@@ -105,7 +112,11 @@ def load_agent(target: str) -> tuple[Any, Sequence[Any]]:
             found = getattr(found, part)
         except AttributeError:
             raise ValueError(f"{module_name!r} has no {attribute!r}") from None
-    if hasattr(found, "agent"):
+    from agui_core.adapters.langgraph import is_compiled_graph, langgraph_agent  # imports no LangGraph
+
+    if is_compiled_graph(found):
+        agent, tools = langgraph_agent(found), ()
+    elif hasattr(found, "agent"):
         agent, tools = found.agent, getattr(found, "tools", ())
     elif callable(found):
         agent, tools = found, getattr(module, "TOOLS", ())
@@ -114,6 +125,12 @@ def load_agent(target: str) -> tuple[Any, Sequence[Any]]:
     if not callable(agent):
         raise ValueError(f"{target!r}: its agent is not callable")
     return agent, tuple(tools or ())
+
+
+def _legacy_resume() -> Any:
+    from agui_core.adapters.langgraph import translate_legacy_resume  # imports no LangGraph
+
+    return translate_legacy_resume
 
 
 def _open_store(spec: str) -> Any:
@@ -254,6 +271,7 @@ async def _serve(args: argparse.Namespace) -> int:
                         run_timeout=args.run_timeout,
                         lease=args.lease,
                         lease_renew=args.lease_renew,
+                        translate_input=_legacy_resume() if args.legacy_resume else None,
                     )
                 )
                 host.send_timeout = args.send_timeout
@@ -312,6 +330,57 @@ def check_recording(data: bytes, *, name: str = "-", now: datetime | None = None
     return [text for _, text in found]
 
 
+def run_endings(data: bytes, *, now: datetime | None = None) -> list[str]:
+    """How each run of a recorded stream ended, one line each, as a client following it sees it.
+
+    ``run RUN (line N): success``, ``run RUN (line N): interrupt, pending ID, ...`` (with
+    ``(legacy on_interrupt, no outcome)`` when announced the legacy way), ``... cancelled``,
+    ``... RUN_ERROR CODE``, ``refused (line N): RUN_ERROR CODE`` for an input refused before
+    any run started, and ``run RUN: no end`` for a stream that breaks off. Events a client
+    refuses are passed over (:func:`check_recording` reports them).
+    """
+    from agui_core.errors import InvalidEventError, OrderingError
+    from agui_core.machine.client import ClientMachine
+    from agui_core.protocol import events as ev
+    from agui_core.protocol.codec import decode_event
+
+    at = now or datetime.now(UTC)
+    client: ClientMachine | None = None
+    endings: list[str] = []
+    running: str | None = None
+    for line, body in _frames(data)[1]:
+        try:
+            event = decode_event(body)
+        except InvalidEventError:
+            continue
+        if client is None:
+            thread = getattr(event, "thread_id", None)
+            client = ClientMachine(thread if isinstance(thread, str) else "")
+        try:
+            client.receive_event(event, now=at)
+        except OrderingError:
+            continue
+        if isinstance(event, ev.RunStartedEvent):
+            running = event.run_id
+        elif isinstance(event, ev.RunErrorEvent):
+            where = f"run {running}" if running is not None else "refused"
+            endings.append(f"{where} (line {line}): RUN_ERROR {event.code or '(no code)'}")
+            running = None
+        elif isinstance(event, ev.RunFinishedEvent):
+            outcome = client.outcome
+            kind = outcome.type if outcome is not None else "success"
+            text = f"run {event.run_id} (line {line}): {kind}"
+            if client.open_interrupts:
+                text += ", pending " + ", ".join(i.id for i in client.open_interrupts)
+                if client.legacy_interrupts:
+                    text += " (legacy on_interrupt, no outcome)"
+            endings.append(text)
+            running = None
+    if running is not None:
+        endings.append(f"run {running}: no end (the stream breaks off)")
+    return endings
+
+
 def _check(path: str) -> int:
     try:
         data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
@@ -321,6 +390,8 @@ def _check(path: str) -> int:
     violations = check_recording(data, name="<stdin>" if path == "-" else path)
     for violation in violations:
         print(violation)
+    for ending in run_endings(data):
+        print(ending, file=sys.stderr)
     kind, frames = _frames(data)
     summary = f"{len(frames)} frames ({kind}), {len(violations) or 'no'} violation{'s' if len(violations) != 1 else ''}"
     print(summary, file=sys.stderr)
@@ -521,6 +592,11 @@ def _parser() -> argparse.ArgumentParser:
         default=2.0,
         metavar="SECONDS",
         help="how often a running host renews its runs' leases; less than --lease (default 2)",
+    )
+    runs.add_argument(
+        "--legacy-resume",
+        action="store_true",
+        help="also take LangGraph's legacy forwardedProps.command.resume, as resume[] when unambiguous",
     )
     limits = serve.add_argument_group("limits", "what one client may take of the server")
     limits.add_argument(

@@ -56,6 +56,7 @@ class RunErrorCode(enum.StrEnum):
     FORBIDDEN = "FORBIDDEN"
     HISTORY_CONFLICT = "HISTORY_CONFLICT"
     INVALID_INPUT = "INVALID_INPUT"
+    AMBIGUOUS_LEGACY_RESUME = "AMBIGUOUS_LEGACY_RESUME"  # a legacy resume the host cannot translate
     RATE_LIMITED = "RATE_LIMITED"  # a transport's refusal: the host never sees the input
     AGENT_ERROR = "AGENT_ERROR"
 

@@ -12,6 +12,11 @@ It starts, each on a free port of 127.0.0.1:
 
 - ``agui-core``: ``agui serve agui_core.examples.assistant:assistant --http`` (a subprocess,
   in-memory store), driven with the prompt ``email the team``;
+- ``ag-ui-langgraph-parallel`` and ``agui-core-langgraph``: one LangGraph graph
+  (``scripts/langgraph_conformance_graph.py``: two tool approvals raised in parallel branches,
+  each with a ``responseSchema`` and an ``expiresAt``) served by ag-ui-langgraph's endpoint
+  (structured outcome on) and by ``agui serve scripts.langgraph_conformance_graph:graph --http``
+  (agui-core's LangGraph adapter);
 - ``ag-ui-langgraph``: its FastAPI endpoint (``add_langgraph_fastapi_endpoint``) under uvicorn,
   serving a LangGraph graph of plain Python nodes (no LLM, no network) whose ``approve`` node
   calls ``interrupt()`` for an approval with a ``responseSchema``; the structured interrupt
@@ -168,6 +173,25 @@ def langgraph_app() -> Any:
     return app
 
 
+def langgraph_parallel_app() -> Any:
+    """ag-ui-langgraph serving scripts/langgraph_conformance_graph.py: the graph agui-core serves too."""
+    from ag_ui_langgraph import LangGraphAgent, add_langgraph_fastapi_endpoint
+    from fastapi import FastAPI
+
+    # typing_extensions.TypedDict: ag-ui-langgraph 0.0.47 fails on the first run of a graph
+    # whose state is a typing.TypedDict on Python 3.11 (issue 15).
+    from typing_extensions import TypedDict
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))  # the graph module is scripts/langgraph_conformance_graph.py
+    from scripts.langgraph_conformance_graph import build
+
+    app = FastAPI()
+    agent = LangGraphAgent(name="approver", graph=build(TypedDict), emit_interrupt_outcome=True)
+    add_langgraph_fastapi_endpoint(app, agent, "/")
+    return app
+
+
 # ---------------------------------------------------------------------------------------------
 # ag-ui-strands: a scripted model, a tool, and a hook that interrupts before the tool runs
 
@@ -268,8 +292,9 @@ def strands_app() -> Any:
 
 
 class AguiServe:
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, target: str = "agui_core.examples.assistant:assistant") -> None:
         self.port = port
+        self.target = target
         self.process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> AguiServe:
@@ -279,7 +304,7 @@ class AguiServe:
             [
                 *command,
                 "serve",
-                "agui_core.examples.assistant:assistant",
+                self.target,
                 "--http",
                 f"127.0.0.1:{self.port}",
                 "--store",
@@ -317,6 +342,19 @@ def version(package: str) -> str:
 TARGETS: dict[str, tuple[Callable[[int], Any], str, dict[str, Any] | None]] = {
     "agui-core": (AguiServe, "email the team", None),
     "ag-ui-langgraph": (lambda port: UvicornThread(langgraph_app(), port), "Email the team the release notes.", None),
+    # One LangGraph graph (scripts/langgraph_conformance_graph.py: two tool approvals raised in
+    # parallel branches), served by ag-ui-langgraph and by agui-core's adapter (`agui serve
+    # MODULE:GRAPH`): the side by side of docs/conformance.md, "LangGraph, the same graph".
+    "ag-ui-langgraph-parallel": (
+        lambda port: UvicornThread(langgraph_parallel_app(), port),
+        "Email the team the release notes.",
+        None,
+    ),
+    "agui-core-langgraph": (
+        lambda port: AguiServe(port, "scripts.langgraph_conformance_graph:graph"),
+        "Email the team the release notes.",
+        None,
+    ),
     "ag-ui-strands": (
         lambda port: UvicornThread(strands_app(), port),
         "Email the team the release notes.",

@@ -59,6 +59,13 @@ run's ``RUN_FINISHED`` closes them, its ``RUN_ERROR`` opens them again. A lone `
 broke off: the interrupts open again, so the same resume can be sent again (the agent replays
 a resume it already carried out).
 
+Legacy servers. ``ag-ui-langgraph`` (by default) announces an interrupt with the ``CUSTOM``
+event named :data:`LEGACY_INTERRUPT_EVENT` (``on_interrupt``) and ends the run with a
+``RUN_FINISHED`` that has no ``outcome``. The machine reads such a run as one that ended with
+an interrupt outcome holding one interrupt per ``on_interrupt`` event (see
+:func:`legacy_interrupt`); :attr:`ClientMachine.legacy_interrupts` tells that the open
+interrupts came that way. A structured interrupt outcome, when the run sends one too, wins.
+
 Time comes in as ``now`` (an aware datetime); run ids come from the caller. The machine reads
 ``expiresAt`` to the millisecond, as a JavaScript client does, so an interrupt the reference
 client calls expired is expired here too (never the reverse).
@@ -108,6 +115,7 @@ from agui_core.protocol.validation import validate_input
 __all__ = [
     "CLIENT_RULES",
     "DEFAULT_CONFIRMATION_SCHEMA",
+    "LEGACY_INTERRUPT_EVENT",
     "ClientMachine",
     "ProposedToolCall",
     "Reply",
@@ -120,10 +128,55 @@ __all__ = [
     "check_stream",
     "deny",
     "is_interrupt_expired",
+    "legacy_interrupt",
     "offers_edits",
     "read_expires_at",
     "resolve",
 ]
+
+LEGACY_INTERRUPT_EVENT = "on_interrupt"
+"""The ``CUSTOM`` event name legacy LangGraph servers announce an interrupt with."""
+
+LEGACY_REASON = "langgraph:interrupt"
+
+
+def legacy_interrupt(event: ev.CustomEvent, *, fallback_id: str) -> Interrupt:
+    """The interrupt a legacy ``on_interrupt`` ``CUSTOM`` event announces.
+
+    Its ``value`` (the value given to LangGraph's ``interrupt()``, often sent as a JSON string)
+    gives ``reason``, ``message`` and ``responseSchema`` when it is an object carrying them; a
+    string value is the ``message``. The id is the LangGraph interrupt id the event's
+    ``rawEvent`` carries, else ``fallback_id``. Without a reason (or with ``tool_call``, which
+    the event cannot bind to a tool call), the interrupt is ``input_required`` when it has a
+    schema, else ``langgraph:interrupt``. The value is kept in ``metadata["langgraph"]``.
+    """
+    value: Any = event.value
+    if isinstance(value, str):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            pass
+    raw = event.raw_event
+    raw_id = raw.get("id") if isinstance(raw, Mapping) else None
+    fields: dict[str, Any] = {}
+    reason: Any = None
+    if isinstance(value, Mapping):
+        reason = value.get("reason")
+        if isinstance(value.get("message"), str):
+            fields["message"] = value["message"]
+        if isinstance(value.get("responseSchema"), Mapping):
+            fields["response_schema"] = value["responseSchema"]
+    elif isinstance(value, str):
+        fields["message"] = value
+    if not isinstance(reason, str) or not reason or reason == "tool_call":
+        reason = "input_required" if "response_schema" in fields else LEGACY_REASON
+    return Interrupt(
+        id=raw_id if isinstance(raw_id, str) and raw_id else fallback_id,
+        reason=reason,
+        metadata={"langgraph": {"value": value, "legacy": LEGACY_INTERRUPT_EVENT}},
+        **fields,
+    )
+
 
 CLIENT_RULES = frozenset(
     {
@@ -361,6 +414,8 @@ class ClientMachine:
         # What the current run has shown, for the interrupt boundary rules.
         self._run_snapshots: set[str] = set()
         self._run_snapshot_tool_calls: set[str] = set()
+        self._legacy_run: list[Interrupt] = []  # on_interrupt events of the run in progress
+        self._legacy_open = False
 
     # -- reading -------------------------------------------------------------------------
 
@@ -404,6 +459,12 @@ class ClientMachine:
         """The interrupts waiting for an answer, in the order they were announced (none while
         a run is in progress)."""
         return tuple(o.interrupt for o in self._open)
+
+    @property
+    def legacy_interrupts(self) -> bool:
+        """Whether the open interrupts were announced the legacy way (``on_interrupt`` events
+        and a ``RUN_FINISHED`` without outcome)."""
+        return self._legacy_open and bool(self._open)
 
     @property
     def awaiting_input(self) -> bool:
@@ -678,11 +739,18 @@ class ClientMachine:
             self._open = ()
             self._run_snapshots = set()
             self._run_snapshot_tool_calls = set()
+            self._legacy_run = []
+        elif isinstance(event, ev.CustomEvent) and event.name == LEGACY_INTERRUPT_EVENT:
+            fallback = f"{self._run_id}:{LEGACY_INTERRUPT_EVENT}:{len(self._legacy_run)}"
+            self._legacy_run.append(legacy_interrupt(event, fallback_id=fallback))
         elif isinstance(event, ev.RunFinishedEvent):
             self._status = RunStatus.FINISHED
             self._answering = ()
             self._result = event.result
-            outcome = event.outcome if event.outcome is not None else RunFinishedSuccessOutcome()
+            legacy = self._legacy_pending(event)
+            self._legacy_open = legacy is not None
+            self._legacy_run = []
+            outcome = event.outcome or legacy or RunFinishedSuccessOutcome()
             self._outcome = outcome
             if isinstance(outcome, RunFinishedInterruptOutcome):
                 run_id = event.run_id
@@ -725,6 +793,17 @@ class ClientMachine:
                 draft.arguments += event.delta
         elif isinstance(event, ev.ToolCallChunkEvent):
             self._apply_tool_chunk(event, verifier)
+
+    def _legacy_pending(self, event: ev.RunFinishedEvent) -> RunFinishedInterruptOutcome | None:
+        """The interrupt outcome a legacy run ends with: its ``on_interrupt`` events, when its
+        ``RUN_FINISHED`` has no outcome of its own. A legacy server announces an interrupt
+        still pending again on later runs, so an id seen before is taken (once per run)."""
+        if event.outcome is not None or not self._legacy_run:
+            return None
+        announced: dict[str, Interrupt] = {}
+        for interrupt in self._legacy_run:
+            announced.setdefault(interrupt.id, interrupt)
+        return RunFinishedInterruptOutcome(interrupts=tuple(announced.values()))
 
     def _apply_tool_chunk(self, event: ev.ToolCallChunkEvent, verifier: StreamVerifier) -> None:
         call_id = event.tool_call_id

@@ -77,7 +77,7 @@ from agui_core.runtime.watch import ThreadChanges
 from agui_core.store.base import StoreError, ThreadStore, VersionConflict, WaitingThread
 from agui_core.store.memory import MemoryThreadStore
 
-__all__ = ["Agent", "Host", "ThreadView", "refusal"]
+__all__ = ["Agent", "Host", "InputTranslator", "ThreadView", "refusal"]
 
 log = logging.getLogger("agui_core.host")
 
@@ -125,6 +125,10 @@ class ThreadView:
         return document
 
 
+InputTranslator = Callable[[RunAgentInput, Sequence[Interrupt], Sequence[Interrupt]], RunAgentInput]
+"""See :attr:`Host.translate_input`."""
+
+
 class Host:
     """Runs ``agent`` for every input, one run at a time per thread, over ``store``."""
 
@@ -143,6 +147,7 @@ class Host:
         send_timeout: float = 10.0,
         payload_validators: PayloadValidators | None = None,
         authenticator: Authenticator | None = None,
+        translate_input: InputTranslator | None = None,
     ) -> None:
         self.agent = agent
         self.store: ThreadStore = store if store is not None else MemoryThreadStore()
@@ -163,6 +168,11 @@ class Host:
         """Seconds a caller may take no event before it is dropped (see the module docstring)."""
         self._validators = payload_validators if payload_validators is not None else PayloadValidators()
         self.authenticator = authenticator
+        self.translate_input = translate_input
+        """Rewrites an input before the machine reads it, given the thread's open interrupts and
+        those the thread's last resume answered (for example a legacy resume channel into
+        ``resume[]``, a replay included); it raises
+        :class:`~agui_core.errors.RemoteProtocolError` to refuse the input."""
         self._busy: set[str] = set()
         self._group: anyio.abc.TaskGroup | None = None
         self.changes = ThreadChanges()
@@ -300,6 +310,14 @@ class Host:
             now = self.clock()
             if machine.owner in (None, principal):  # a stranger's input touches nothing of the thread
                 await self._recover_abandoned(machine, now)
+                if self.translate_input is not None:
+                    try:
+                        answered = [r for r in machine.resolved if r.status != "expired"]
+                        last = [r.interrupt for r in answered if r.answered_in == answered[-1].answered_in]
+                        run_input = self.translate_input(run_input, machine.open_interrupts, last)
+                    except RemoteProtocolError as exc:
+                        await out(ev.RunErrorEvent(message=exc.message, code=exc.code.value))
+                        return
             foreign = await self._foreign_interrupts(machine, run_input, principal)
             effects = machine.receive_input(
                 run_input,

@@ -11,6 +11,7 @@ from benchmarks.scenarios import (
     decode_input,
     encode_stream,
     http_sse,
+    langgraph_cycle,
     machine_cycle,
     payload_validation,
     store_scale,
@@ -27,4 +28,5 @@ SCENARIOS: list[Scenario] = [
     store_scale.SCENARIO,
     transports.SCENARIO,
     http_sse.SCENARIO,
+    langgraph_cycle.SCENARIO,
 ]

@@ -893,6 +893,9 @@ def test_agent_error_is_the_default_code_of_fail() -> None:
 
 
 def test_every_run_error_code_has_a_test() -> None:
+    from tests.adapters.test_langgraph_legacy import (
+        test_an_ambiguous_legacy_resume_is_refused_and_changes_nothing as ambiguous_legacy_resume,
+    )
     from tests.machine.test_history import (
         test_a_forged_copy_of_the_tool_call_is_refused_and_the_bound_proposal_stands,
         test_forbidden_names_nothing_and_comes_before_every_other_rule,
@@ -902,6 +905,7 @@ def test_every_run_error_code_has_a_test() -> None:
     )
 
     tested = {
+        RunErrorCode.AMBIGUOUS_LEGACY_RESUME: ambiguous_legacy_resume,  # the host's translator, before the machine
         RunErrorCode.FORBIDDEN: test_forbidden_names_nothing_and_comes_before_every_other_rule,
         RunErrorCode.HISTORY_CONFLICT: test_a_forged_copy_of_the_tool_call_is_refused_and_the_bound_proposal_stands,
         RunErrorCode.PENDING_INTERRUPTS: test_pending_interrupts,

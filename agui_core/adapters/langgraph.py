@@ -1,0 +1,424 @@
+"""A compiled LangGraph graph as an agui-core agent.
+
+``langgraph_agent(graph)`` returns an agent function (``async def agent(ctx)``) for
+:class:`~agui_core.runtime.Host`. The host and the thread machine keep every interrupt rule
+(linkage, coverage, pending input, replay, payload schemas, expiry, ownership); this module only
+translates between the graph and the agent API, and imports nothing of LangGraph until a graph
+runs.
+
+What goes where:
+
+- **Input.** A run that answers nothing sends the graph the input's user, system and developer
+  messages it does not hold yet (by id), as LangChain messages, in the ``messages`` channel.
+  Assistant and tool messages a client sends are never fed to the graph: the graph's own
+  checkpoint is the record of what it said.
+- **Output.** Messages the graph's nodes write or stream (``stream_mode="messages"``) become
+  ``TEXT_MESSAGE_*`` events; the tool calls of an AI message become ``TOOL_CALL_START/ARGS/END``
+  after its text; a ``ToolMessage`` becomes ``TOOL_CALL_RESULT`` for its call (not for a call
+  whose approval was cancelled: it is not executed, and the graph's reply to it stays in the
+  graph). At the end of a run the graph's values other than ``messages`` are the thread's
+  state (``STATE_SNAPSHOT``).
+- **Interrupts.** Each ``interrupt(value)`` still pending when the graph stops becomes an AG-UI
+  :class:`~agui_core.protocol.types.Interrupt`. A mapping value gives ``reason``, ``message``,
+  ``responseSchema``, ``toolCallId``, ``expiresAt`` and ``metadata`` (camelCase or snake_case
+  keys); without a ``reason`` it is ``input_required`` when it has a ``responseSchema``, else
+  :data:`DEFAULT_REASON`. Any other value is the ``message`` (a string) or
+  ``metadata["langgraph"]["value"]``. The LangGraph interrupt id is kept in
+  ``metadata["langgraph"]["interruptId"]`` and, server-side, in the run's continuation (the
+  resume is keyed by it). The AG-UI id is ``<LangGraph id>.<run id>``: AG-UI ids are unique per
+  thread, and LangGraph derives its ids from where the graph stands, which nothing promises
+  never to repeat.
+- **Resume.** The answers of a resumed run go to the graph together, in one
+  ``Command(resume={langgraph_id: value, ...})``: each resolved entry as its payload (``{}``
+  when it has none), each cancelled entry as :data:`CANCELLED` (``None``: falsy and not a
+  mapping, so neither ``if answer:`` nor ``answer.get("approved")`` reads it as approval).
+- **Expiry.** The thread machine closes an interrupt nobody answered by its ``expiresAt``; the
+  graph still waits on it. The next input on the thread first resumes the graph with
+  :data:`EXPIRED` (``None``, as a cancellation) for every pending interrupt whose value's
+  ``expiresAt`` has passed, then, if the graph is no longer paused, sends it the input.
+
+Crash consistency: the graph's checkpointer saves first (LangGraph writes its checkpoint
+before the stream ends), agui-core's store second (when the run ends). A host that dies in
+between leaves the graph ahead of the thread record. The next run on the thread sees it and
+catches up without running a node twice: a plain input finds the graph already paused on
+interrupts the record does not know and announces them (no node runs); a resume whose
+interrupts the graph has already consumed reports what the graph did since (its new messages,
+state and interrupts, or success) instead of resuming it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import attrs
+import orjson
+
+from agui_core.errors import RemoteProtocolError, RunErrorCode
+from agui_core.machine.effects import Answer
+from agui_core.machine.expiry import read_expires_at
+from agui_core.protocol import events as ev
+from agui_core.protocol.types import JSON, Interrupt, Message, ResumeEntry, RunAgentInput
+from agui_core.runtime.context import RunContext
+
+__all__ = [
+    "CANCELLED",
+    "DEFAULT_REASON",
+    "EXPIRED",
+    "LangGraphAgent",
+    "is_compiled_graph",
+    "langgraph_agent",
+    "translate_legacy_resume",
+]
+
+CANCELLED: None = None
+"""What ``interrupt()`` returns in the graph for a cancelled resume entry."""
+
+EXPIRED: None = None
+"""What ``interrupt()`` returns in the graph for an interrupt that expired unanswered."""
+
+DEFAULT_REASON = "langgraph:interrupt"
+"""The reason of an interrupt whose value names none and carries no ``responseSchema``."""
+
+_KEY = "langgraph"
+_FIELDS = {
+    "reason": "reason",
+    "message": "message",
+    "responseSchema": "response_schema",
+    "response_schema": "response_schema",
+    "toolCallId": "tool_call_id",
+    "tool_call_id": "tool_call_id",
+    "expiresAt": "expires_at",
+    "expires_at": "expires_at",
+    "metadata": "metadata",
+}
+
+
+def is_compiled_graph(obj: object) -> bool:
+    """Whether ``obj`` is a compiled LangGraph graph (a Pregel), without importing LangGraph."""
+    for cls in type(obj).__mro__:
+        if cls.__module__.startswith("langgraph.pregel") and cls.__name__ == "Pregel":
+            return True
+    return False
+
+
+def _json(value: Any) -> JSON:
+    """``value`` as plain JSON: what orjson cannot encode is written as its ``str``."""
+    loaded: JSON = orjson.loads(orjson.dumps(value, default=_fallback))
+    return loaded
+
+
+def _fallback(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump()
+    return str(value)
+
+
+def _text(content: Any) -> str:
+    """The text of a LangChain message content (a string, or a list of blocks)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            block if isinstance(block, str) else str(block.get("text", ""))
+            for block in content
+            if isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text")
+        )
+    return ""
+
+
+class LangGraphAgent:
+    """An agent function over a compiled graph; see the module docstring.
+
+    ``config`` is merged into the graph's run config (its ``configurable`` gets the
+    ``thread_id``: the AG-UI thread id, prefixed with ``thread_prefix``).
+    """
+
+    def __init__(self, graph: Any, *, config: Mapping[str, Any] | None = None, thread_prefix: str = "") -> None:
+        if not is_compiled_graph(graph):
+            raise TypeError(f"not a compiled LangGraph graph: {graph!r} (call StateGraph.compile() first)")
+        if getattr(graph, "checkpointer", None) is None:
+            raise ValueError("the graph has no checkpointer: compile it with one (InMemorySaver, SQLite, PostgreSQL)")
+        self.graph = graph
+        self.config = dict(config or {})
+        self.thread_prefix = thread_prefix
+
+    def _config(self, ctx: RunContext) -> dict[str, Any]:
+        config = dict(self.config)
+        configurable = dict(config.get("configurable") or {})
+        configurable["thread_id"] = self.thread_prefix + ctx.thread_id
+        config["configurable"] = configurable
+        return config
+
+    async def __call__(self, ctx: RunContext) -> JSON:
+        from langgraph.types import Command
+
+        config = self._config(ctx)
+        snapshot = await self.graph.aget_state(config)
+        pending = {i.id for i in snapshot.interrupts}
+        if ctx.resumed:
+            resume = {_langgraph_id(a): _resume_value(a) for a in ctx.answers}
+            if not set(resume) <= pending:
+                # The graph consumed these answers in a run whose end was never saved.
+                return await self._catch_up(ctx, config, snapshot)
+            now = ctx.now()
+            # An interrupt of the graph's the machine closed as expired goes along as EXPIRED.
+            resume.update({i.id: EXPIRED for i in snapshot.interrupts if i.id not in resume and _expired(i.value, now)})
+            stream_input: Any = Command(resume=resume)
+        elif pending:
+            now = ctx.now()
+            expired = {i.id: EXPIRED for i in snapshot.interrupts if _expired(i.value, now)}
+            if not expired:
+                # Interrupts the record does not know: a run that died after the graph saved.
+                return await self._catch_up(ctx, config, snapshot)
+            # Interrupts nobody answered in time: the graph gets EXPIRED for each, then the input.
+            relay = _Relay(ctx)
+            await self._stream(relay, Command(resume=expired), config)
+            snapshot = await self.graph.aget_state(config)
+            if not snapshot.interrupts:
+                await self._stream(relay, self._input(ctx, snapshot.values), config)
+                snapshot = await self.graph.aget_state(config)
+            await relay.close()
+            return await self._end(ctx, config, snapshot)
+        else:
+            stream_input = self._input(ctx, snapshot.values)
+        relay = _Relay(ctx)
+        await self._stream(relay, stream_input, config)
+        await relay.close()
+        return await self._end(ctx, config, await self.graph.aget_state(config))
+
+    async def _stream(self, relay: _Relay, stream_input: Any, config: dict[str, Any]) -> None:
+        async for mode, chunk in self.graph.astream(stream_input, config, stream_mode=["messages", "updates"]):
+            if mode == "messages":
+                await relay.message(chunk[0])
+
+    def _input(self, ctx: RunContext, values: Any) -> dict[str, Any]:
+        """What a run that answers nothing sends the graph: the messages it does not hold yet.
+
+        Always a mapping (``None`` would tell LangGraph to go on from its checkpoint, which
+        on a finished thread runs nothing); empty for a graph without a ``messages`` channel.
+        """
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        if "messages" not in getattr(self.graph, "channels", {}):
+            return {}
+        messages = values.get("messages", ()) if isinstance(values, dict) else ()
+        held = {getattr(m, "id", None) for m in messages}
+        new: list[Any] = []
+        for message in ctx.input.messages:
+            if message.id in held:
+                continue
+            if message.role == "user":
+                new.append(HumanMessage(content=_user_content(message), id=message.id))
+            elif message.role in ("system", "developer"):
+                new.append(SystemMessage(content=str(getattr(message, "content", "")), id=message.id))
+        return {"messages": new} if new else {}
+
+    async def _catch_up(self, ctx: RunContext, config: dict[str, Any], snapshot: Any) -> JSON:
+        known = {m.id for m in ctx.messages}
+        relay = _Relay(ctx)
+        values = snapshot.values if isinstance(snapshot.values, dict) else {}
+        for message in values.get("messages", ()):
+            if getattr(message, "id", None) not in known:
+                await relay.message(message)
+        await relay.close()
+        return await self._end(ctx, config, snapshot)
+
+    async def _end(self, ctx: RunContext, config: dict[str, Any], snapshot: Any) -> JSON:
+        values = snapshot.values
+        if isinstance(values, dict):
+            await ctx.set_state(_json({k: v for k, v in values.items() if k != "messages"}))
+        if not snapshot.interrupts:
+            return None
+        interrupts = [self._interrupt(ctx, i) for i in snapshot.interrupts]
+        ctx.continuation = {_KEY: {i.id: lg.id for i, lg in zip(interrupts, snapshot.interrupts, strict=True)}}
+        await ctx.interrupt(*interrupts)
+        return None
+
+    def _interrupt(self, ctx: RunContext, raised: Any) -> Interrupt:
+        value = raised.value
+        fields: dict[str, Any] = {}
+        extra: dict[str, Any] = {"interruptId": raised.id}
+        if isinstance(value, Mapping):
+            for key, field in _FIELDS.items():
+                if key in value and value[key] is not None:
+                    fields[field] = _json(value[key])
+        elif isinstance(value, str):
+            fields["message"] = value
+        elif value is not None:
+            extra["value"] = _json(value)
+        metadata = dict(fields.pop("metadata", None) or {})
+        metadata[_KEY] = extra
+        reason = fields.pop("reason", None)
+        if not isinstance(reason, str) or not reason:
+            reason = "input_required" if "response_schema" in fields else DEFAULT_REASON
+        return Interrupt(id=f"{raised.id}.{ctx.run_id}", reason=reason, metadata=metadata, **fields)
+
+
+def langgraph_agent(graph: Any, *, config: Mapping[str, Any] | None = None, thread_prefix: str = "") -> LangGraphAgent:
+    """The agent that runs ``graph`` (compiled, with a checkpointer); see :class:`LangGraphAgent`."""
+    return LangGraphAgent(graph, config=config, thread_prefix=thread_prefix)
+
+
+def translate_legacy_resume(
+    run_input: RunAgentInput, open_interrupts: Sequence[Interrupt], last_answered: Sequence[Interrupt] = ()
+) -> RunAgentInput:
+    """``forwardedProps.command.resume`` (the legacy LangGraph resume channel) as ``resume[]``.
+
+    For :class:`~agui_core.runtime.Host`'s ``translate_input`` (``agui serve
+    --legacy-resume``). An input without ``command.resume`` passes as it is. The legacy value
+    is translated when it can mean one thing only: with one open interrupt it is that
+    interrupt's payload; with several it must be an object keyed by every open interrupt's id
+    (its AG-UI id or its LangGraph id), each value that interrupt's payload. With nothing open
+    it names ``last_answered`` (the interrupts the thread's last resume answered) the same way,
+    so an old client's retry is a replay (or ``INTERRUPT_ALREADY_RESOLVED``). Every other case
+    is refused with ``AMBIGUOUS_LEGACY_RESUME``: nothing open nor answered, several and no such
+    map, or ``resume[]`` sent as well. A legacy resume can only resolve: it has no way to cancel. The
+    translated input then meets every rule a ``resume[]`` does (schemas, expiry, replay).
+    """
+    props = run_input.forwarded_props
+    command = props.get("command") if isinstance(props, Mapping) else None
+    if not isinstance(command, Mapping) or command.get("resume") is None:
+        return run_input
+    value = command["resume"]
+
+    def refuse(why: str) -> RemoteProtocolError:
+        return RemoteProtocolError(
+            RunErrorCode.AMBIGUOUS_LEGACY_RESUME, f"forwardedProps.command.resume cannot be translated: {why}"
+        )
+
+    if run_input.resume:
+        raise refuse("the input carries resume[] as well; send one of the two")
+    if not open_interrupts:
+        open_interrupts = last_answered
+    if not open_interrupts:
+        raise refuse("no interrupt is open on this thread")
+    if len(open_interrupts) == 1:
+        payloads: dict[str, Any] = {open_interrupts[0].id: value}
+    else:
+        keys = {}
+        for interrupt in open_interrupts:
+            keys[interrupt.id] = interrupt.id
+            lg = (interrupt.metadata or {}).get(_KEY)
+            if isinstance(lg, Mapping) and isinstance(lg.get("interruptId"), str):
+                keys[lg["interruptId"]] = interrupt.id
+        if (
+            not isinstance(value, Mapping)
+            or {keys.get(k) for k in value} != {i.id for i in open_interrupts}
+            or len(value) != len(open_interrupts)
+        ):
+            raise refuse(
+                f"{len(open_interrupts)} interrupts are open; the value must be an object keyed by each one's id"
+            )
+        payloads = {keys[k]: v for k, v in value.items()}
+    rest = {k: v for k, v in command.items() if k != "resume"}
+    forwarded = {k: v for k, v in props.items() if k != "command"}
+    if rest:
+        forwarded["command"] = rest
+    entries = tuple(ResumeEntry(interrupt_id=i, status="resolved", payload=p) for i, p in payloads.items())
+    return attrs.evolve(run_input, resume=entries, forwarded_props=forwarded)
+
+
+def _expired(value: Any, now: datetime) -> bool:
+    """Whether an interrupt value carries an ``expiresAt`` at or before ``now``."""
+    if not isinstance(value, Mapping):
+        return False
+    expires = value.get("expiresAt", value.get("expires_at"))
+    if not isinstance(expires, str):
+        return False
+    try:
+        return read_expires_at(expires) <= now
+    except ValueError:
+        return False
+
+
+def _langgraph_id(answer: Answer) -> str:
+    continuation = answer.continuation
+    ids = continuation.get(_KEY) if isinstance(continuation, dict) else None
+    found = ids.get(answer.interrupt.id) if isinstance(ids, dict) else None
+    if not isinstance(found, str):
+        raise RuntimeError(f"interrupt {answer.interrupt.id!r} was not raised by a LangGraph graph")
+    return found
+
+
+def _resume_value(answer: Answer) -> Any:
+    entry = answer.entry
+    if entry.status == "cancelled":
+        return CANCELLED
+    return {} if entry.payload is None else entry.payload
+
+
+def _user_content(message: Message) -> Any:
+    content = getattr(message, "content", "")
+    if isinstance(content, str):
+        return content
+    return [{"type": "text", "text": part.text} for part in content if getattr(part, "type", None) == "text"]
+
+
+class _Relay:
+    """Turns the LangChain messages a graph streams into AG-UI events, in order."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self._ctx = ctx
+        # A cancelled tool call is not executed (SPEC 5): a ToolMessage the graph writes for
+        # it (LangChain histories answer every call) stays in the graph, off the wire.
+        self._cancelled = {
+            a.interrupt.tool_call_id
+            for a in ctx.answers
+            if a.entry.status == "cancelled" and a.interrupt.tool_call_id is not None
+        }
+        self._open: str | None = None
+        self._started = False
+        self._chunks: Any = None
+        self._done: set[str] = set()
+
+    async def message(self, message: Any) -> None:
+        from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
+
+        message_id = getattr(message, "id", None) or self._ctx.new_id("msg")
+        if isinstance(message, AIMessageChunk):
+            if message_id != self._open:
+                await self.close()
+                if message_id in self._done:
+                    return
+                self._open, self._started, self._chunks = message_id, False, message
+            else:
+                self._chunks = self._chunks + message
+            delta = _text(message.content)
+            if delta:
+                if not self._started:
+                    self._started = True
+                    await self._ctx.emit(ev.TextMessageStartEvent(message_id=message_id, role="assistant"))
+                await self._ctx.emit(ev.TextMessageContentEvent(message_id=message_id, delta=delta))
+            return
+        await self.close()
+        if message_id in self._done:
+            return
+        if isinstance(message, AIMessage):
+            self._done.add(message_id)
+            text = _text(message.content)
+            if text:
+                await self._ctx.text(text, message_id=message_id)
+            await self._tool_calls(message, message_id)
+        elif isinstance(message, ToolMessage) and message.tool_call_id not in self._cancelled:
+            self._done.add(message_id)
+            await self._ctx.tool_result(message.tool_call_id, _text(message.content), message_id=message_id)
+
+    async def close(self) -> None:
+        """End the message being streamed, then send its tool calls."""
+        if self._open is None:
+            return
+        message_id, merged, started = self._open, self._chunks, self._started
+        self._open, self._chunks, self._started = None, None, False
+        self._done.add(message_id)
+        if started:
+            await self._ctx.emit(ev.TextMessageEndEvent(message_id=message_id))
+        await self._tool_calls(merged, message_id)
+
+    async def _tool_calls(self, message: Any, message_id: str) -> None:
+        for call in getattr(message, "tool_calls", None) or ():
+            await self._ctx.propose_tool_call(
+                call["name"], call.get("args") or {}, tool_call_id=call.get("id"), parent_message_id=message_id
+            )
