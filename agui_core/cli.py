@@ -42,7 +42,7 @@ a terminal client that answers their interrupts (you, or the demo itself with ``
 see :mod:`agui_core.demo`. It exits with 0 when every scenario ended as expected.
 
 ``agui bench [--quick] [--out PATH] [--only NAME]`` runs the benchmark suite (the
-``benchmarks`` package, as ``python -m benchmarks`` does) against the reference SDK, which
+``agui_bench`` package, as ``python -m agui_bench`` does) against the reference SDK, which
 comes with the ``bench`` extra: ``pip install 'agui-core[bench]'``.
 
 ``agui check FILE`` reads a recorded stream (JSON lines or Server-Sent Events, told apart by
@@ -328,7 +328,7 @@ def _check(path: str) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     """``agui bench``: the benchmark suite, if the reference SDK it compares with is installed."""
-    missing = [name for name in ("ag_ui", "jsonschema", "benchmarks") if importlib.util.find_spec(name) is None]
+    missing = [name for name in ("ag_ui", "jsonschema", "agui_bench") if importlib.util.find_spec(name) is None]
     if missing:
         print(
             f"agui bench: the benchmarks need what the bench extra brings ({', '.join(missing)} missing); "
@@ -336,12 +336,12 @@ def _bench(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    known = [scenario.name for scenario in importlib.import_module("benchmarks.scenarios").SCENARIOS]
+    known = [scenario.name for scenario in importlib.import_module("agui_bench.scenarios").SCENARIOS]
     unknown = [name for name in args.only if name not in known]
     if unknown:
         print(f"agui bench: no scenario {', '.join(unknown)} (known: {', '.join(known)})", file=sys.stderr)
         return 2
-    run_benchmarks = importlib.import_module("benchmarks.__main__").main
+    run_benchmarks = importlib.import_module("agui_bench.__main__").main
     argv = ["--out", args.out]
     if args.quick:
         argv.append("--quick")

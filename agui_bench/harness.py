@@ -311,7 +311,7 @@ def to_json(
     return {
         "format": 1,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join(["python -m benchmarks", *argv]),
+        "command": " ".join(["python -m agui_bench", *argv]),
         "settings": {
             "mode": settings.mode,
             "repeats": settings.repeats,

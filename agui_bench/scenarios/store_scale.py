@@ -17,7 +17,7 @@ Measured (no reference implementation has a counterpart, so these are reported a
   record (two compare-and-set transactions). The agent and the machine are not included.
   Threads are picked at random across the file.
 
-- PostgreSQL store (:mod:`benchmarks.postgres_hosts`, on the tests' server): bytes per
+- PostgreSQL store (:mod:`agui_bench.postgres_hosts`, on the tests' server): bytes per
   suspended thread on disk with 10,000 threads, and resumes per second with 1, 2 and 4 host
   processes, each with 8 resumes in flight, for ``synchronous_commit`` on (the default) and
   off (skipped, saying so, when no server answers).
@@ -50,7 +50,7 @@ import anyio
 import attrs
 import orjson
 
-from benchmarks.harness import Case, Comparison, Contender, Measurement, Scenario, Settings
+from agui_bench.harness import Case, Comparison, Contender, Measurement, Scenario, Settings
 
 __all__ = ["SCENARIO", "TEMPLATE_ID", "templates"]
 
@@ -270,7 +270,7 @@ def _measure(settings: Settings) -> list[Measurement]:
 
 def _measure_postgres(text: str, quick: bool) -> list[Measurement]:
     """Bytes per suspended thread, and resumes per second with 1, 2 and 4 host processes."""
-    from benchmarks import postgres_hosts as pg
+    from agui_bench import postgres_hosts as pg
 
     dsn = pg.server_dsn()
     why = pg.reachable(dsn)

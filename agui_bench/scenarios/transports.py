@@ -38,7 +38,7 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
-from benchmarks.harness import Case, Comparison, Contender, Scenario
+from agui_bench.harness import Case, Comparison, Contender, Scenario
 
 __all__ = ["EVENTS_PER_OP", "SCENARIO"]
 
