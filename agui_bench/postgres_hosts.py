@@ -160,8 +160,8 @@ def resumes_per_second(url: str, hosts: int, threads: int, seconds: float, sync:
 
 
 async def _host(url: str, first: int, count: int, seconds: float, sync: Literal["on", "off"]) -> None:
-    from agui_core.store.postgres import PostgresThreadStore
     from agui_bench.scenarios.store_scale import templates
+    from agui_core.store.postgres import PostgresThreadStore
 
     _, resumed, idle = templates()
     async with PostgresThreadStore(url, min_size=TASKS, max_size=TASKS, synchronous_commit=sync) as store:
