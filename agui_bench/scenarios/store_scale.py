@@ -15,7 +15,9 @@ Measured (no reference implementation has a counterpart, so these are reported a
   ``synchronous=FULL`` (the default) and ``NORMAL``. One resume is the store's share of a
   resumed run: load the interrupted record, save the ``RESUMED`` record, save the ``IDLE``
   record (two compare-and-set transactions). The agent and the machine are not included.
-  Threads are picked at random across the file.
+  Threads are picked at random across the file. Then the same with :data:`IN_FLIGHT` resumes
+  at once (different threads, ``FULL``), as a busy host has them: the case the store's group
+  commit is for (the saves waiting together share one transaction, so one fsync).
 
 - PostgreSQL store (:mod:`agui_bench.postgres_hosts`, on the tests' server): bytes per
   suspended thread on disk with 10,000 threads, and resumes per second with 1, 2 and 4 host
@@ -220,6 +222,34 @@ def _resumes_per_second(
     return anyio.run(run)
 
 
+IN_FLIGHT = 64
+"""Resumes at once in the concurrent SQLite figure: a busy host's threads resuming together."""
+
+
+def _concurrent_resumes_per_second(
+    path: Path, synchronous: str, thread_ids: Sequence[str], resumed: Any, idle: Any
+) -> float:
+    """Resumes per second with :data:`IN_FLIGHT` tasks resuming different threads at once."""
+    from agui_core.store import SqliteThreadStore
+
+    async def run() -> float:
+        async with SqliteThreadStore(path, synchronous=synchronous) as store:  # type: ignore[arg-type]
+            await store.load(thread_ids[0])  # connect outside the timing
+            queue = iter(thread_ids)
+
+            async def worker() -> None:
+                for thread_id in queue:
+                    await _resume(store, thread_id, resumed, idle)
+
+            start = time.perf_counter()
+            async with anyio.create_task_group() as group:
+                for _ in range(IN_FLIGHT):
+                    group.start_soon(worker)
+            return len(thread_ids) / (time.perf_counter() - start)
+
+    return anyio.run(run)
+
+
 def _measure(settings: Settings) -> list[Measurement]:
     quick = settings.mode == "quick"
     text, resumed, idle = templates()
@@ -261,6 +291,16 @@ def _measure(settings: Settings) -> list[Measurement]:
                         "resumes/s",
                     )
                 )
+            # Many threads resuming at once: the case group commit is for.
+            concurrent = [_thread_id(i) for i in picker.sample(sorted(set(range(n)) - set(sample)), len(sample))]
+            rate = _concurrent_resumes_per_second(path, "FULL", concurrent, resumed, idle)
+            out.append(
+                Measurement(
+                    f"sqlite store, {n:,} threads in the file, {IN_FLIGHT} resumes in flight, synchronous=FULL",
+                    rate,
+                    "resumes/s",
+                )
+            )
             path.unlink()
     finally:
         shutil.rmtree(directory, ignore_errors=True)
