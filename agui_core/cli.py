@@ -351,6 +351,8 @@ def _bench(args: argparse.Namespace) -> int:
         argv += ["--repeats", str(args.repeats)]
     if args.iterations is not None:
         argv += ["--iterations", str(args.iterations)]
+    if args.note is not None:
+        argv += ["--note", args.note]
     status: int = run_benchmarks(argv)
     return status
 
@@ -448,6 +450,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--repeats", type=int, help="timed batches per contender")
     bench.add_argument("--iterations", type=int, help="operations per batch instead of calibrating (smoke tests)")
+    bench.add_argument("--note", help="a remark kept with the results (say, what else ran on the machine)")
 
     serve = commands.add_parser("serve", help="host an agent over a transport")
     serve.add_argument("target", metavar="MODULE:AGENT", help="an agent function, or an object with .agent and .tools")

@@ -225,6 +225,12 @@ def _resumes_per_second(
 IN_FLIGHT = 64
 """Resumes at once in the concurrent SQLite figure: a busy host's threads resuming together."""
 
+MEMORY_TARGET = 3_000
+"""Issue 17: at most this many bytes per suspended thread in the memory store."""
+
+SQLITE_TARGET = 2_000
+"""Issue 17: at least this many resumes per second on SQLite, ``FULL``, many resumes at once."""
+
 
 def _concurrent_resumes_per_second(
     path: Path, synchronous: str, thread_ids: Sequence[str], resumed: Any, idle: Any
@@ -263,7 +269,9 @@ def _measure(settings: Settings) -> list[Measurement]:
     sizes = (1_000, 2_000) if quick else (1_000, 10_000, 100_000)
     per_thread = {n: _bytes_per_thread(text, n) for n in sizes}
     for n, value in per_thread.items():
-        out.append(Measurement(f"memory store, {n:,} suspended threads", value, "bytes/thread"))
+        out.append(
+            Measurement(f"memory store, {n:,} suspended threads", value, "bytes/thread", at_most=MEMORY_TARGET)
+        )
     out.append(
         Measurement(
             f"memory store, growth per thread {sizes[0]:,} -> {sizes[-1]:,}",
@@ -299,6 +307,7 @@ def _measure(settings: Settings) -> list[Measurement]:
                     f"sqlite store, {n:,} threads in the file, {IN_FLIGHT} resumes in flight, synchronous=FULL",
                     rate,
                     "resumes/s",
+                    at_least=SQLITE_TARGET,
                 )
             )
             path.unlink()
