@@ -299,8 +299,12 @@ def _measure(settings: Settings) -> list[Measurement]:
                         "resumes/s",
                     )
                 )
-            # Many threads resuming at once: the case group commit is for.
-            concurrent = [_thread_id(i) for i in picker.sample(sorted(set(range(n)) - set(sample)), len(sample))]
+            # Many threads resuming at once, the case group commit is for, on a fresh file
+            # (every thread interrupted again).
+            for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                leftover.unlink(missing_ok=True)
+            _sqlite_file(path, text, n)
+            concurrent = [_thread_id(i) for i in picker.sample(range(n), len(sample))]
             rate = _concurrent_resumes_per_second(path, "FULL", concurrent, resumed, idle)
             out.append(
                 Measurement(
