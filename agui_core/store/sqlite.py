@@ -299,15 +299,19 @@ class SqliteThreadStore:
                     await queue.running.wait()
                     continue
                 queue.running = running = anyio.Event()
+                batch = queue.waiting[:]
+                queue.waiting.clear()
                 try:
-                    batch = queue.waiting[:]
-                    queue.waiting.clear()
                     if self._closed:
                         for call in batch:
                             call.error, call.done = StoreError("the thread store is closed"), True
                     else:
                         await anyio.to_thread.run_sync(queue.work, batch, limiter=queue.limiter)
                 finally:
+                    # A batch the worker never took (this call was cancelled on its way there)
+                    # goes back to the queue, but for this call's own item: the next batch has it.
+                    # Once the worker took it, every call in it has its outcome.
+                    queue.waiting[:0] = [call for call in batch if not call.done and call is not item]
                     queue.running = None
                     running.set()
         except BaseException:

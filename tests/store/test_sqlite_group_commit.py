@@ -284,3 +284,59 @@ async def test_a_save_cancelled_while_it_waits_for_its_batch_is_never_written(tm
             holder.close()
         await store.save(RECORDS["t3"][1])
     assert versions(path) == {**dict.fromkeys(THREADS, 1), "t0": 2, "t3": 2}
+
+
+class Interrupted(BaseException):
+    """Raised where a cancellation would be, without cancelling the test's tasks."""
+
+
+async def test_a_batch_that_never_reached_the_worker_goes_back_to_the_queue(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The call carrying a batch to the worker can be stopped on its way (cancelled at the
+    # worker hand-off): the other saves of its batch must still be written, by the next batch.
+    path = tmp_path / "threads.db"
+    await saved_at_version_1(path)
+    async with SqliteThreadStore(path, busy_timeout=30) as store:
+        await store.load("t0")
+        real = anyio.to_thread.run_sync
+        stopped: list[int] = []
+
+        async def stopped_once(function: Any, *args: Any, **kwargs: Any) -> Any:
+            if function == store._save_batch and not stopped and len(args[0]) > 1:
+                stopped.append(len(args[0]))
+                raise Interrupted  # stands for a cancellation before the worker runs
+            return await real(function, *args, **kwargs)
+
+        monkeypatch.setattr(anyio.to_thread, "run_sync", stopped_once)
+        outcomes: dict[str, str] = {}
+
+        async def save(record: ThreadRecord) -> None:
+            try:
+                await store.save(record)
+            except Interrupted:
+                outcomes[record.thread_id] = "interrupted"
+            else:
+                outcomes[record.thread_id] = "saved"
+
+        holder = raw(path)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(save, RECORDS["t7"][1])  # its batch (alone) waits for the lock
+                while store._saves.running is None:
+                    await anyio.lowlevel.checkpoint()
+                for thread_id in THREADS[:4]:
+                    group.start_soon(save, RECORDS[thread_id][1])
+                while len(store._saves.waiting) < 4:
+                    await anyio.lowlevel.checkpoint()
+                holder.execute("COMMIT")
+        finally:
+            holder.close()
+        # The save that carried the batch of four was interrupted and is not written; the
+        # three others of its batch were, by the batch after it.
+        assert stopped == [4]
+        assert sorted(outcomes.values()) == ["interrupted"] + ["saved"] * 4
+        (interrupted,) = [t for t, outcome in outcomes.items() if outcome == "interrupted"]
+        assert store._saves.waiting == [] and store._saves.running is None
+    assert versions(path) == {**dict.fromkeys(THREADS, 1), **{t: 2 for t in (*THREADS[:4], "t7") if t != interrupted}}
