@@ -36,6 +36,10 @@ def _figure(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
+def _ratio(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -49,8 +53,11 @@ def _heading(document: Mapping[str, Any]) -> list[str]:
     settings = document["settings"]
     packages = ", ".join(f"{name} {version}" for name, version in env["packages"].items() if version is not None)
     started = document.get("started") or document["created"]
+    command = document["command"]
+    if document.get("note"):
+        command = command.replace(f" --note {document['note']}", ' --note "..."')
     lines = [
-        f"Run: `{document['command']}` ({settings['mode']}, {settings['repeats']} repeats, contenders"
+        f"Run: `{command}` ({settings['mode']}, {settings['repeats']} repeats, contenders"
         f" alternating), from {started} to {document['created']}, on {env['implementation']}"
         f" {env['python']}, {env['cpu']} ({env['cpu_count']} CPUs, {env['machine']}), {env['platform']}.",
         f"Packages: {packages}.",
@@ -90,7 +97,7 @@ def render(document: Mapping[str, Any]) -> str:
                             case["name"],
                             f"{comparison['ours']}: {_duration(medians[comparison['ours']])}",
                             f"{comparison['theirs']}: {_duration(medians[comparison['theirs']])}",
-                            f"{comparison['median_ratio']:.3g}x [{min(ratios):.3g} .. {max(ratios):.3g}]",
+                            f"{_ratio(comparison['median_ratio'])}x [{_ratio(min(ratios))} .. {_ratio(max(ratios))}]",
                             f"{comparison['target_text']}: {_verdict(comparison['met'])}",
                         )
                     )
