@@ -48,7 +48,7 @@ see :mod:`agui_core.demo`. It exits with 0 when every scenario ended as expected
 --console`` serves the approval console instead, with a thread of each scenario waiting there.
 
 ``agui bench [--quick] [--out PATH] [--only NAME]`` runs the benchmark suite (the
-``benchmarks`` package, as ``python -m benchmarks`` does) against the reference SDK, which
+``agui_bench`` package, as ``python -m agui_bench`` does) against the reference SDK, which
 comes with the ``bench`` extra: ``pip install 'agui-core[bench]'``.
 
 ``agui check FILE`` reads a recorded stream (JSON lines or Server-Sent Events, told apart by
@@ -400,7 +400,7 @@ def _check(path: str) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     """``agui bench``: the benchmark suite, if the reference SDK it compares with is installed."""
-    missing = [name for name in ("ag_ui", "jsonschema", "benchmarks") if importlib.util.find_spec(name) is None]
+    missing = [name for name in ("ag_ui", "jsonschema", "agui_bench") if importlib.util.find_spec(name) is None]
     if missing:
         print(
             f"agui bench: the benchmarks need what the bench extra brings ({', '.join(missing)} missing); "
@@ -408,12 +408,12 @@ def _bench(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    known = [scenario.name for scenario in importlib.import_module("benchmarks.scenarios").SCENARIOS]
+    known = [scenario.name for scenario in importlib.import_module("agui_bench.scenarios").SCENARIOS]
     unknown = [name for name in args.only if name not in known]
     if unknown:
         print(f"agui bench: no scenario {', '.join(unknown)} (known: {', '.join(known)})", file=sys.stderr)
         return 2
-    run_benchmarks = importlib.import_module("benchmarks.__main__").main
+    run_benchmarks = importlib.import_module("agui_bench.__main__").main
     argv = ["--out", args.out]
     if args.quick:
         argv.append("--quick")
@@ -423,6 +423,8 @@ def _bench(args: argparse.Namespace) -> int:
         argv += ["--repeats", str(args.repeats)]
     if args.iterations is not None:
         argv += ["--iterations", str(args.iterations)]
+    if args.note is not None:
+        argv += ["--note", args.note]
     status: int = run_benchmarks(argv)
     return status
 
@@ -525,6 +527,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--repeats", type=int, help="timed batches per contender")
     bench.add_argument("--iterations", type=int, help="operations per batch instead of calibrating (smoke tests)")
+    bench.add_argument("--note", help="a remark kept with the results (say, what else ran on the machine)")
 
     serve = commands.add_parser("serve", help="host an agent over a transport")
     serve.add_argument("target", metavar="MODULE:AGENT", help="an agent function, or an object with .agent and .tools")

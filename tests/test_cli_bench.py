@@ -46,3 +46,12 @@ def test_an_unknown_scenario_is_refused_with_the_known_ones(capsys: pytest.Captu
     assert main(["bench", "--quick", "--only", "no_such_scenario"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("agui bench: no scenario no_such_scenario") and "payload_validation" in err
+
+
+def test_the_wheel_installs_only_project_owned_top_level_packages() -> None:
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    packages = pyproject["tool"]["setuptools"]["packages"]
+    assert "agui_bench" in packages
+    assert {name.split(".")[0] for name in packages} == {"agui_core", "agui_transports", "agui_bench"}

@@ -230,6 +230,30 @@ def _make_unstructure(cls: type[Any], wire: Mapping[str, str]) -> Callable[[Any]
     another default (``messages=()``) are always written. Each field's handling is inlined,
     which makes encoding several times faster than a hook per field.
     """
+    lines = [f"def unstructure_{cls.__name__}(o):", *_dict_lines(cls, wire), "    return d"]
+    return _compile(f"unstructure_{cls.__name__}", lines, {"_BY_CLASS": _BY_CLASS})  # type: ignore[no-any-return]
+
+
+def _make_encode(cls: type[Any], wire: Mapping[str, str]) -> Callable[[Any], bytes]:
+    """The JSON bytes of a ``cls`` object: its unstructure function and ``orjson.dumps`` in one.
+
+    One Python call per event instead of two: on a stream of small events (text deltas) the
+    call costs as much as building the event's dict.
+    """
+    name = f"encode_{cls.__name__}"
+    lines = [f"def {name}(o):", *_dict_lines(cls, wire)]
+    lines += [
+        "    try:",
+        "        return _dumps(d)",
+        "    except TypeError as exc:",
+        "        raise EncodeError(f'cannot encode as JSON: {exc}') from None",
+    ]
+    namespace = {"_BY_CLASS": _BY_CLASS, "_dumps": orjson.dumps, "EncodeError": EncodeError}
+    return _compile(name, lines, namespace)  # type: ignore[no-any-return]
+
+
+def _dict_lines(cls: type[Any], wire: Mapping[str, str]) -> list[str]:
+    """Source lines that build ``d``, the JSON object of the ``cls`` object ``o``."""
     hints = get_type_hints(cls)
     fields = attrs.fields_dict(cls)
     required, optional = [], []
@@ -239,13 +263,12 @@ def _make_unstructure(cls: type[Any], wire: Mapping[str, str]) -> Callable[[Any]
             optional.append((name, camel, _unstructure_expr(_without_none(tp) if _is_optional(tp) else tp, "v")))
         else:
             required.append((camel, _unstructure_expr(tp, f"o.{name}")))
-    lines = [f"def unstructure_{cls.__name__}(o):"]
-    lines.append("    d = {" + ", ".join(f"{camel!r}: {expr}" for camel, expr in required) + "}")
+    lines = ["    d = {" + ", ".join(f"{camel!r}: {expr}" for camel, expr in required) + "}"]
     for name, camel, expr in optional:
         lines.append(f"    v = o.{name}")
         lines.append(f"    if v is not None: d[{camel!r}] = {expr}")
-    lines += ["    if o.extra: d.update(o.extra)", "    return d"]
-    return _compile(f"unstructure_{cls.__name__}", lines, {"_BY_CLASS": _BY_CLASS})  # type: ignore[no-any-return]
+    lines.append("    if o.extra: d.update(o.extra)")
+    return lines
 
 
 def _make_structure(cls: type[Any], wire: Mapping[str, str]) -> Callable[..., Any]:
@@ -318,6 +341,10 @@ converter.register_unstructure_hook(UnknownEvent, lambda ev: dict(ev.data))
 
 _UNSTRUCTURE_EVENT: dict[type[Any], Callable[[Any], dict[str, Any]]] = {
     cls: converter.get_unstructure_hook(cls) for cls in (*EVENT_CLASSES, UnknownEvent)
+}
+_ENCODE_EVENT: dict[type[Any], Callable[[Any], bytes]] = {
+    cls: _make_encode(cls, {f.name: _camel(f.name) for f in attrs.fields(cls) if f.name != "extra"})
+    for cls in EVENT_CLASSES
 }
 _STRUCTURE_EVENT: dict[str, Callable[[Any, Any], Any]] = {
     tag: converter.get_structure_hook(cls) for tag, cls in EVENT_CLASS_BY_TYPE.items()
@@ -409,13 +436,12 @@ def encode_event(event: Event | UnknownEvent, *, validate: bool = False) -> byte
     """Compact JSON bytes of ``event``."""
     if validate:
         return _dumps(event_to_dict(event, validate=True))
-    unstructure = _UNSTRUCTURE_EVENT.get(event.__class__)
-    if unstructure is None:
-        raise EncodeError(f"not an AG-UI event: {type(event).__name__}")
-    try:
-        return orjson.dumps(unstructure(event))
-    except TypeError as exc:
-        raise EncodeError(f"cannot encode as JSON: {exc}") from None
+    encode = _ENCODE_EVENT.get(event.__class__)
+    if encode is not None:
+        return encode(event)
+    if event.__class__ is UnknownEvent:
+        return _dumps(dict(event.data))
+    raise EncodeError(f"not an AG-UI event: {type(event).__name__}")
 
 
 def input_to_dict(run_input: t.RunAgentInput, *, validate: bool = False) -> dict[str, Any]:

@@ -1,9 +1,16 @@
 """MemoryThreadStore: threads held in this process's memory, for tests and single-process hosts.
 
-The store holds the saved :class:`~agui_core.machine.record.ThreadRecord` objects themselves.
-A record is immutable (and the JSON values inside it are never mutated in place), so handing
-out the object that was saved is safe, and holding no copy keeps a suspended thread as small
-as its record (the benchmarks report bytes per thread).
+A thread is held in one of two forms. The threads used most recently (``recent`` of them, 32
+by default: the ones with a run going on, or just suspended) are held as their
+:class:`~agui_core.machine.record.ThreadRecord` objects, the very ones saved: a record is
+immutable (and the JSON values inside it are never mutated in place), so handing them out is
+safe, and a run's saves and loads cost no copy. A thread that drops out of that set is kept as
+its record's JSON (:func:`~agui_core.machine.record.record_to_dict`, as ``bytes``), about a
+third of the objects' size, and decoded again when it is next loaded. The benchmarks report
+bytes per suspended thread (``agui bench --only store_scale``).
+
+A record that cannot be written as JSON (a value in its state that JSON has no form for) stays
+an object: it costs more memory, but nothing is lost and loading it gives it back as saved.
 Nothing survives the process.
 
 The store belongs to one event loop: a save checks and replaces the stored record with no
@@ -12,13 +19,15 @@ The store belongs to one event loop: a save checks and replaces the stored recor
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Self
 
+import orjson
 from anyio.lowlevel import checkpoint
 
-from agui_core.machine.record import ResolvedInterrupt, ThreadRecord
+from agui_core.machine.record import ResolvedInterrupt, ThreadRecord, record_from_dict, record_to_dict
 from agui_core.machine.transitions import ThreadState
 from agui_core.store.base import StoreError, VersionConflict, WaitingThread, extend_lease, newest_first
 
@@ -26,13 +35,23 @@ __all__ = ["MemoryThreadStore"]
 
 
 class MemoryThreadStore:
-    """A :class:`~agui_core.store.base.ThreadStore` in a dict: thread id to its last record."""
+    """A :class:`~agui_core.store.base.ThreadStore` in a dict: thread id to its last record.
 
-    __slots__ = ("_closed", "_interrupts", "_records")
+    ``recent`` is how many of the threads used last are held as record objects; the others
+    are held as JSON (``0``: every thread as JSON, the smallest and slowest form).
+    """
 
-    def __init__(self) -> None:
-        self._records: dict[str, ThreadRecord] = {}
-        # interrupt id -> thread id; keys and values are the very strings the records hold.
+    __slots__ = ("_closed", "_interrupts", "_recent", "_records", "_room")
+
+    def __init__(self, *, recent: int = 32) -> None:
+        if recent < 0:
+            raise ValueError(f"recent is a number of threads, 0 or more, not {recent}")
+        # thread id -> its last record: the object for the threads in _recent, else its JSON.
+        self._records: dict[str, ThreadRecord | bytes] = {}
+        # The threads held as objects, least recently used first (values unused).
+        self._recent: OrderedDict[str, None] = OrderedDict()
+        self._room = recent
+        # interrupt id -> thread id; keys and values are the very strings the saved records held.
         self._interrupts: dict[str, str] = {}
         self._closed = False
 
@@ -50,11 +69,37 @@ class MemoryThreadStore:
         if self._closed:
             raise StoreError("the thread store is closed")
 
+    def _get(self, thread_id: str) -> ThreadRecord | None:
+        """The thread's record as an object (decoded if it was held as JSON), now the most recent."""
+        held = self._records.get(thread_id)
+        if held is None:
+            return None
+        record = record_from_dict(orjson.loads(held)) if isinstance(held, bytes) else held
+        self._hold(thread_id, record)
+        return record
+
+    def _hold(self, thread_id: str, record: ThreadRecord) -> None:
+        """Hold ``record`` as an object, as the most recent thread; the least recent beyond ``recent`` go to JSON."""
+        records = self._records
+        recent = self._recent
+        records[thread_id] = record
+        recent[thread_id] = None
+        recent.move_to_end(thread_id)
+        while len(recent) > self._room:
+            (oldest, _) = recent.popitem(last=False)
+            held = records[oldest]
+            if isinstance(held, ThreadRecord):
+                try:
+                    # A copy of orjson's output, which can sit in a buffer several times its length.
+                    records[oldest] = bytes(memoryview(orjson.dumps(record_to_dict(held))))
+                except TypeError:
+                    pass  # not JSON (see the module's docstring): it stays the object it is
+
     async def load(self, thread_id: str) -> ThreadRecord | None:
-        """The last record saved for ``thread_id`` (the same object), or ``None``."""
+        """The last record saved for ``thread_id`` (the same object, while it is recent), or ``None``."""
         await checkpoint()
         self._check_open()
-        return self._records.get(thread_id)
+        return self._get(thread_id)
 
     async def save(self, record: ThreadRecord) -> None:
         """Keep ``record`` if the stored version is ``record.version - 1``; else ``VersionConflict``."""
@@ -65,7 +110,7 @@ class MemoryThreadStore:
         await checkpoint()
         self._check_open()
         thread_id = record.thread_id
-        current = self._records.get(thread_id)
+        current = self._get(thread_id)
         found = None if current is None else current.version
         expected = record.version - 1
         if (found or 0) != expected:
@@ -73,7 +118,7 @@ class MemoryThreadStore:
         held = None if current is None else current.active_run
         if held is not None and record.active_run is not None and held.run_id == record.active_run.run_id:
             record = extend_lease(record, held.lease_until)  # a renewal is never undone by a save
-        self._records[thread_id] = record
+        self._hold(thread_id, record)
         index = self._interrupts
         # setdefault: an id already known keeps the thread that raised it first (ids are unique
         # per thread, not across threads).
@@ -91,10 +136,10 @@ class MemoryThreadStore:
             raise ValueError("a lease ends at an aware datetime")
         await checkpoint()
         self._check_open()
-        record = self._records.get(thread_id)
+        record = self._get(thread_id)
         if record is None or record.active_run is None or record.active_run.run_id != run_id:
             return False
-        self._records[thread_id] = extend_lease(record, until.isoformat())
+        self._hold(thread_id, extend_lease(record, until.isoformat()))
         return True
 
     async def thread_of_interrupt(self, interrupt_id: str) -> str | None:
@@ -107,16 +152,21 @@ class MemoryThreadStore:
         """Every interrupt closed on ``thread_id`` and how, in the order they were closed."""
         await checkpoint()
         self._check_open()
-        record = self._records.get(thread_id)
+        record = self._get(thread_id)
         return () if record is None else record.resolved
 
     async def waiting(self, owner: str, *, limit: int = 100) -> Sequence[WaitingThread]:
         """The threads of ``owner`` with open interrupts, newest first (a walk over every thread)."""
         await checkpoint()
         self._check_open()
+        # Threads held as JSON are read, not made recent: a walk leaves the cache as it was.
+        records = (
+            held if isinstance(held, ThreadRecord) else record_from_dict(orjson.loads(held))
+            for held in self._records.values()
+        )
         found = [
             WaitingThread(thread_id=r.thread_id, interrupts=r.open_interrupts)
-            for r in self._records.values()
+            for r in records
             if r.owner == owner and r.state is ThreadState.INTERRUPTED and r.open_interrupts
         ]
         return newest_first(found)[:limit]
@@ -125,4 +175,5 @@ class MemoryThreadStore:
         """Let go of every thread; any later call raises ``StoreError``."""
         self._closed = True
         self._records = {}
+        self._recent = OrderedDict()
         self._interrupts = {}

@@ -34,14 +34,26 @@ is allowed for speed; it still survives a killed process (the commit is in the o
 system's cache) but may lose the last commits on power loss. An agent run lasts seconds and
 saves two or three times, so the fsync of ``FULL`` costs little; the benchmarks report both.
 
-Concurrency. Every save is one ``BEGIN IMMEDIATE`` transaction holding the compare-and-set
-(``UPDATE ... WHERE version = ?`` or an ``INSERT`` for version 1), so two processes on one file
+Concurrency. Every save is a compare-and-set (``UPDATE ... WHERE version = ?`` or an ``INSERT``
+for version 1) inside a ``BEGIN IMMEDIATE`` transaction, so two processes on one file
 serialise and exactly one moves a thread on from a given version; the other gets
 :class:`~agui_core.store.base.VersionConflict`. A writer that finds the file locked waits up to
 ``busy_timeout`` seconds. In a process, the store keeps one connection, used by one worker
 thread at a time (``anyio.to_thread`` with a capacity limiter of one): the event loop never
-blocks on the file. A connection per call measured six to ten times slower (closing a file's
-last connection checkpoints its write-ahead log).
+blocks on the file. Reads (loads, interrupt lookups, audit trails) go through a second
+connection with a worker of its own, so they never wait for a commit's fsync: in WAL mode a
+reader sees the last committed transaction and does not block the writer. (A ``:memory:``
+database has one connection for both.) A connection per call measured six to ten times slower
+(closing a file's last connection checkpoints its write-ahead log).
+
+Group commit. The saves that arrive while the worker is busy wait together and go into the
+next transaction as one batch: one commit, so one fsync under ``FULL``, for all of them. Each
+save in a batch is still its own compare-and-set, in a savepoint of its own: a save whose
+version lost gets its ``VersionConflict`` (or a save that fails, its ``StoreError``) and is
+rolled back to its savepoint alone; the others commit. If the commit itself fails, none of the
+batch is saved and every save in it raises ``StoreError``; what the file held is unchanged,
+as after a crash in the middle of a batch (SQLite's commit is atomic). A save returns once its
+batch is committed. A save cancelled while it waits for its batch is taken out of it.
 
 Nothing stored is deleted but messages a save replaces, and a row changes only through a
 successful compare-and-set. A file of version 1 or 2 (messages inside the records) is
@@ -55,10 +67,11 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal, Self, TypeVar
+from typing import Any, Generic, Literal, Self, TypeVar
 
 import anyio
 import attrs
@@ -87,6 +100,7 @@ _THREADS_REMEMBERED = 64
 """How many threads' last records a store remembers, to load and save them without reading them."""
 
 _T = TypeVar("_T")
+_B = TypeVar("_B", "_Save", "_Load")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
@@ -175,6 +189,51 @@ def _create_private(path: str) -> None:
     os.close(fd)
 
 
+class _Save:
+    """A save waiting for its batch, then its outcome: done, and the error it raises if any."""
+
+    __slots__ = ("done", "error", "record")
+
+    def __init__(self, record: ThreadRecord) -> None:
+        self.record = record
+        self.done = False
+        self.error: BaseException | None = None
+
+
+class _Load:
+    """A load waiting for its batch, then its outcome: the record, or the error it raises."""
+
+    __slots__ = ("done", "error", "record", "thread_id")
+
+    def __init__(self, thread_id: str) -> None:
+        self.thread_id = thread_id
+        self.done = False
+        self.error: BaseException | None = None
+        self.record: ThreadRecord | None = None
+
+
+class _Queue(Generic[_B]):
+    """The calls of one kind waiting for their batch, and the batch running (see ``_batched``)."""
+
+    __slots__ = ("limiter", "running", "waiting", "work")
+
+    def __init__(self, work: Callable[[list[_B]], None], limiter: anyio.CapacityLimiter) -> None:
+        self.work: Callable[[list[_B]], None] = work
+        self.limiter = limiter
+        self.waiting: list[_B] = []
+        self.running: anyio.Event | None = None  # set when the batch running ends
+
+
+@attrs.frozen
+class _Encoded:
+    """What a save writes, encoded before its transaction."""
+
+    text: str
+    texts: list[bytes] | None  # None: the messages stored are the record's own, nothing to write
+    digests: tuple[bytes, ...]
+    stored: tuple[bytes, ...] | None  # the digests stored, when this store knows them
+
+
 class SqliteThreadStore:
     """A :class:`~agui_core.store.base.ThreadStore` in the SQLite file at ``path``.
 
@@ -200,13 +259,25 @@ class SqliteThreadStore:
         self._synchronous = synchronous
         self._busy_timeout = busy_timeout
         self._connection: sqlite3.Connection | None = None
+        self._reader: sqlite3.Connection | None = None
         self._closed = False
         self._limiter = anyio.CapacityLimiter(1)
+        # Reads have a connection and a worker of their own, but for a database in memory (a
+        # second connection to ":memory:" would be another database).
+        self._apart = self._path not in ("", ":memory:")
+        self._read_limiter = anyio.CapacityLimiter(1) if self._apart else self._limiter
+        # Opening the connections (from either worker) and what this store remembers (read
+        # by both) are each guarded by a lock.
+        self._opening = threading.Lock()
+        self._remembering = threading.Lock()
         # thread id -> (the record last saved or loaded here, its messages' digests). A version
         # is saved once (compare-and-set), so while the file holds that version it holds that
         # record: a load reads the version only, and a save compares messages without reading.
         self._stored: OrderedDict[str, tuple[ThreadRecord, tuple[bytes, ...]]] = OrderedDict()
         self._waiting_indexed = False
+        # The saves and the loads waiting for their next batch (used only from the event loop).
+        self._saves = _Queue(self._save_batch, self._limiter)
+        self._loads = _Queue(self._load_batch, self._read_limiter)
 
     @property
     def path(self) -> str:
@@ -225,15 +296,60 @@ class SqliteThreadStore:
             raise StoreError("the thread store is closed")
         return await anyio.to_thread.run_sync(function, *args, limiter=self._limiter)
 
+    async def _read(self, function: Callable[..., _T], *args: Any) -> _T:
+        if self._closed:
+            raise StoreError("the thread store is closed")
+        return await anyio.to_thread.run_sync(function, *args, limiter=self._read_limiter)
+
+    async def _batched(self, queue: _Queue[_B], item: _B) -> None:
+        """Wait for ``item``'s batch: the calls that arrive while a batch runs form the next one.
+
+        A call that finds no batch running takes every call waiting (itself among them) to the
+        worker as one batch, whose function sets each one's outcome; the calls waiting wake when
+        a batch ends, and the first whose outcome is not in takes the next batch.
+        """
+        if self._closed:
+            raise StoreError("the thread store is closed")
+        queue.waiting.append(item)
+        try:
+            while not item.done:
+                if queue.running is not None:
+                    await queue.running.wait()
+                    continue
+                queue.running = running = anyio.Event()
+                batch = queue.waiting[:]
+                queue.waiting.clear()
+                try:
+                    if self._closed:
+                        for call in batch:
+                            call.error, call.done = StoreError("the thread store is closed"), True
+                    else:
+                        await anyio.to_thread.run_sync(queue.work, batch, limiter=queue.limiter)
+                finally:
+                    # A batch the worker never took (this call was cancelled on its way there)
+                    # goes back to the queue, but for this call's own item: the next batch has it.
+                    # Once the worker took it, every call in it has its outcome.
+                    queue.waiting[:0] = [call for call in batch if not call.done and call is not item]
+                    queue.running = None
+                    running.set()
+        except BaseException:
+            if not item.done and item in queue.waiting:
+                queue.waiting.remove(item)  # cancelled before a batch took it: never run
+            raise
+        if item.error is not None:
+            raise item.error
+
     async def load(self, thread_id: str) -> ThreadRecord | None:
         """The last record saved for ``thread_id``, or ``None`` for a thread never saved."""
-        return await self._call(self._load, thread_id)
+        load = _Load(thread_id)
+        await self._batched(self._loads, load)
+        return load.record
 
     async def save(self, record: ThreadRecord) -> None:
         """Save ``record`` if the stored version is ``record.version - 1``; else ``VersionConflict``."""
         if record.version < 1:
             raise ValueError(f"thread {record.thread_id!r}: a saved record has version 1 or more, not {record.version}")
-        await self._call(self._save, record)
+        await self._batched(self._saves, _Save(record))
 
     async def renew_lease(self, thread_id: str, run_id: str, until: datetime) -> bool:
         """Extend the lease of run ``run_id`` to ``until`` if it is the thread's run in progress."""
@@ -243,11 +359,11 @@ class SqliteThreadStore:
 
     async def thread_of_interrupt(self, interrupt_id: str) -> str | None:
         """The thread that raised ``interrupt_id``, open or closed, or ``None``."""
-        return await self._call(self._thread_of_interrupt, interrupt_id)
+        return await self._read(self._thread_of_interrupt, interrupt_id)
 
     async def audit(self, thread_id: str) -> Sequence[ResolvedInterrupt]:
         """Every interrupt closed on ``thread_id`` and how, in the order they were closed."""
-        return await self._call(self._audit, thread_id)
+        return await self._read(self._audit, thread_id)
 
     async def waiting(self, owner: str, *, limit: int = 100) -> Sequence[WaitingThread]:
         """The threads of ``owner`` with open interrupts, newest first (one indexed query)."""
@@ -261,10 +377,39 @@ class SqliteThreadStore:
         # Shielded: a cancelled close must still close, or the connection would leak.
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(self._close, limiter=self._limiter)
+            if self._apart:
+                await anyio.to_thread.run_sync(self._close_reader, limiter=self._read_limiter)
 
     # -- the blocking side, run in a worker thread, one at a time ---------------------------
 
     def _connect(self) -> sqlite3.Connection:
+        """The writing connection, opened (and the file made ready) on first use."""
+        if self._connection is not None:
+            return self._connection
+        with self._opening:
+            return self._open_writer()
+
+    def _connect_reader(self) -> sqlite3.Connection:
+        """The reading connection, opened on first use, once the file is ready."""
+        if self._reader is not None:
+            return self._reader
+        with self._opening:
+            writer = self._open_writer()
+            if not self._apart:
+                return writer
+            if self._reader is None:
+                try:
+                    reader = sqlite3.connect(
+                        self._path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
+                    )
+                except sqlite3.Error as exc:
+                    raise StoreError(f"cannot open the thread store {self._path!r}: {exc}") from exc
+                self._reader = reader
+            return self._reader
+
+    def _open_writer(self) -> sqlite3.Connection:
+        if self._closed:  # a call that was waiting while the store closed
+            raise StoreError("the thread store is closed")
         if self._connection is not None:
             return self._connection
         try:
@@ -346,12 +491,35 @@ class SqliteThreadStore:
         return found
 
     def _close(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
+        with self._opening:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+            if not self._apart:
+                self._reader = None
+
+    def _close_reader(self) -> None:
+        with self._opening:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+
+    def _load_batch(self, batch: list[_Load]) -> None:
+        """Load every thread of ``batch``, each in its own read transaction; set each outcome."""
+        try:
+            for load in batch:
+                try:
+                    load.record = self._load(load.thread_id)
+                except StoreError as exc:
+                    load.error = exc
+                load.done = True
+        finally:
+            for load in batch:
+                if not load.done:
+                    load.error, load.done = StoreError(f"thread {load.thread_id!r} was not loaded"), True
 
     def _load(self, thread_id: str) -> ThreadRecord | None:
-        connection = self._connect()
+        connection = self._connect_reader()
         known = self._stored.get(thread_id)
         try:
             connection.execute("BEGIN")  # one snapshot of the file for the record and its messages
@@ -360,7 +528,7 @@ class SqliteThreadStore:
                 if row is None:
                     return None
                 if known is not None and known[0].version == row[0]:
-                    self._stored.move_to_end(thread_id)
+                    self._remember(*known)
                     # Records are immutable: the one saved or loaded here is the one stored.
                     return self._with_lease(connection, known[0])
                 row = connection.execute(
@@ -429,17 +597,20 @@ class SqliteThreadStore:
         return changed == 1
 
     def _remember(self, record: ThreadRecord, digests: tuple[bytes, ...]) -> None:
+        # From either worker: a record of any version saved once is what the file held then,
+        # so remembering one a little older than the newest only costs a read later.
         thread_id = record.thread_id
-        self._stored[thread_id] = (record, digests)
-        self._stored.move_to_end(thread_id)
-        if len(self._stored) > _THREADS_REMEMBERED:
-            self._stored.popitem(last=False)
+        with self._remembering:
+            self._stored[thread_id] = (record, digests)
+            self._stored.move_to_end(thread_id)
+            if len(self._stored) > _THREADS_REMEMBERED:
+                self._stored.popitem(last=False)
 
-    def _save(self, record: ThreadRecord) -> None:
+    def _encode(self, record: ThreadRecord) -> _Encoded:
+        """What saving ``record`` writes; ``StoreError`` if it cannot be written as JSON."""
         thread_id = record.thread_id
-        expected = record.version - 1
         known = self._stored.get(thread_id)
-        stored = known[1] if known is not None and known[0].version == expected else None
+        stored = known[1] if known is not None and known[0].version == record.version - 1 else None
         try:
             document = record_to_dict(attrs.evolve(record, resolved=()), messages=False)
             del document["resolved"]
@@ -447,32 +618,85 @@ class SqliteThreadStore:
             document["resolvedCount"] = len(record.resolved)
             text = orjson.dumps(document).decode()
             if stored is not None and known is not None and record.messages is known[0].messages:
-                texts = None  # the very messages stored (a save in the middle of a run): nothing to write
-                digests = stored
-            else:
-                texts = [_message_json(m) for m in record.messages]
-                digests = tuple(_digest(t) for t in texts)
+                # The very messages stored (a save in the middle of a run): nothing to write.
+                return _Encoded(text, None, stored, stored)
+            texts = [_message_json(m) for m in record.messages]
+            return _Encoded(text, texts, tuple(_digest(t) for t in texts), stored)
         except Exception as exc:
             raise StoreError(f"thread {thread_id!r}: the record cannot be written as JSON: {exc}") from exc
-        connection = self._connect()
+
+    def _save_batch(self, batch: list[_Save]) -> None:
+        """Write every save of ``batch`` in one transaction, each in a savepoint; set each outcome."""
+        written: list[tuple[_Save, tuple[bytes, ...]]] = []
         try:
-            connection.execute("BEGIN IMMEDIATE")
+            encoded: list[tuple[_Save, _Encoded]] = []
+            for save in batch:
+                try:
+                    encoded.append((save, self._encode(save.record)))
+                except StoreError as exc:
+                    save.error, save.done = exc, True
+            if not encoded:
+                return
             try:
-                self._compare_and_set(connection, record, expected, text)
-                if texts is not None:
-                    if stored is None:  # not what this store last saw here: the rows say what is stored
-                        stored = self._stored_digests(connection, thread_id)
-                    self._write_messages(connection, thread_id, stored, digests, texts)
-                self._index(connection, record)
-                self._hold_lease(connection, record)
-                connection.execute("COMMIT")
-            except BaseException:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot save thread {thread_id!r} version {record.version}: {exc}") from exc
-        self._remember(record, digests)
+                connection = self._connect()
+            except StoreError as exc:
+                for save, _ in encoded:
+                    save.error, save.done = exc, True
+                return
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    for save, what in encoded:
+                        connection.execute("SAVEPOINT save")
+                        try:
+                            self._write(connection, save.record, what)
+                        except (VersionConflict, sqlite3.Error) as exc:
+                            connection.execute("ROLLBACK TO save")
+                            connection.execute("RELEASE save")
+                            save.error = exc if isinstance(exc, VersionConflict) else self._failed(save, exc)
+                            save.done = True
+                        else:
+                            connection.execute("RELEASE save")
+                            written.append((save, what.digests))
+                    connection.execute("COMMIT")
+                except BaseException:
+                    if connection.in_transaction:
+                        connection.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                # Nothing of the batch is in the file: every save not refused already fails.
+                for save in batch:
+                    if not save.done:
+                        save.error, save.done = self._failed(save, exc), True
+                return
+            for save, digests in written:
+                self._remember(save.record, digests)
+                save.done = True
+        finally:
+            # Whatever stopped this batch (a StoreError opening the file, an interrupt), no
+            # save of it is left waiting for an outcome; the ones not written say so.
+            for save in batch:
+                if not save.done:
+                    save.error, save.done = StoreError(
+                        f"thread {save.record.thread_id!r} version {save.record.version} was not saved:"
+                        " its batch stopped before its commit"
+                    ), True
+
+    @staticmethod
+    def _failed(save: _Save, exc: sqlite3.Error) -> StoreError:
+        error = StoreError(f"cannot save thread {save.record.thread_id!r} version {save.record.version}: {exc}")
+        error.__cause__ = exc
+        return error
+
+    def _write(self, connection: sqlite3.Connection, record: ThreadRecord, what: _Encoded) -> None:
+        """The statements of one save, in the transaction (and savepoint) the caller holds."""
+        self._compare_and_set(connection, record, record.version - 1, what.text)
+        if what.texts is not None:
+            # Not what this store last saw here: the rows say what is stored.
+            stored = what.stored if what.stored is not None else self._stored_digests(connection, record.thread_id)
+            self._write_messages(connection, record.thread_id, stored, what.digests, what.texts)
+        self._index(connection, record)
+        self._hold_lease(connection, record)
 
     @staticmethod
     def _stored_digests(connection: sqlite3.Connection, thread_id: str) -> tuple[bytes, ...]:
@@ -579,7 +803,7 @@ class SqliteThreadStore:
             )
 
     def _thread_of_interrupt(self, interrupt_id: str) -> str | None:
-        connection = self._connect()
+        connection = self._connect_reader()
         try:
             row = connection.execute(
                 "SELECT thread_id FROM interrupts WHERE interrupt_id = ?", (interrupt_id,)
@@ -589,7 +813,7 @@ class SqliteThreadStore:
         return None if row is None else str(row[0])
 
     def _audit(self, thread_id: str) -> tuple[ResolvedInterrupt, ...]:
-        connection = self._connect()
+        connection = self._connect_reader()
         try:
             rows = connection.execute(
                 "SELECT entry FROM audit WHERE thread_id = ? ORDER BY seq", (thread_id,)

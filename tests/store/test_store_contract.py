@@ -46,11 +46,13 @@ RECORDS = scenario_records("thread-1")
 """Versions 1 to 8 of thread-1, in the states ``scenario.STATES`` lists."""
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=["memory", "memory-json", "sqlite", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[ThreadStore]:
     made: ThreadStore
     if request.param == "memory":
         made = MemoryThreadStore()
+    elif request.param == "memory-json":
+        made = MemoryThreadStore(recent=0)  # every thread held as JSON between calls
     elif request.param == "sqlite":
         made = SqliteThreadStore(tmp_path / "threads.db")
     else:

@@ -20,11 +20,12 @@ stdio (JSON lines over two OS pipes; the client is the calling thread):
 
 - ours, host and ours, transport: :func:`serve_stdio` (the transport ``agui serve --stdio``
   runs: a reader thread, an event loop, a batching writer thread) on the same two hosts;
-- raw pipe: a thread that reads each input line and writes the pre-encoded lines to the pipe,
-  one ``os.write`` per line.
+- raw pipe: a thread that reads each input line and hands the pre-encoded lines, one by one,
+  to a writer thread that batches them as :func:`serve_stdio`'s writer does (every line
+  pending in one ``os.write``): the same hand-off, so the baseline is a fair one.
 
-The targets are the issue's: the WebSocket host at least 0.7x the raw library's events per
-second, stdio at least 0.8x the raw pipe's; both of ours are compared with the raw side.
+The targets are issue 17's: the WebSocket host at least 0.8x the raw library's events per
+second, the stdio host at least 0.5x the (batching) raw pipe's; the transports alone, 0.8x.
 The checks prove every contender delivers the same bytes.
 """
 
@@ -38,7 +39,7 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
-from benchmarks.harness import Case, Comparison, Contender, Scenario
+from agui_bench.harness import Case, Comparison, Contender, Scenario
 
 __all__ = ["EVENTS_PER_OP", "SCENARIO"]
 
@@ -266,8 +267,8 @@ def _websocket_case() -> Case:
         name=f"WebSocket, one connection, {EVENTS_PER_OP:,} events per run",
         contenders=(Contender(host, ours_host), Contender(transport, ours_transport), Contender(bare, raw)),
         comparisons=(
-            Comparison(ours=host, theirs=bare, target=0.7),
-            Comparison(ours=transport, theirs=bare, target=0.7),
+            Comparison(ours=host, theirs=bare, target=0.8),
+            Comparison(ours=transport, theirs=bare, target=0.8),
         ),
         check=check,
         notes="one op = send the input, receive every frame of the run; servers and client share one event loop",
@@ -309,16 +310,47 @@ class _Pipes:
 
 
 def _raw_pipe_server(pipes: _Pipes, lines: Sequence[bytes]) -> None:
-    """For every input line, write the pre-encoded lines, one ``os.write`` each."""
-    pending = b""
-    while chunk := os.read(pipes.server_in, 1 << 16):
-        pending += chunk
-        while b"\n" in pending:
-            _, _, pending = pending.partition(b"\n")
-            for line in lines:
-                view = memoryview(line)
-                while view:
-                    view = view[os.write(pipes.server_out, view) :]
+    """For every input line, hand the pre-encoded lines one by one to a writer thread.
+
+    The writer batches as :func:`serve_stdio`'s does: it takes every line pending and writes
+    them with one ``os.write`` (as many as the pipe takes), so under load one write carries
+    many lines and the two threads meet once per batch. Without the event loop, the host and
+    the encoding, what is left is the cost of the pipe itself and of that hand-off.
+    """
+    wake = threading.Condition()
+    pending: list[bytes] = []
+    closed = False
+
+    def write() -> None:
+        nonlocal pending
+        while True:
+            with wake:
+                while not pending and not closed:
+                    wake.wait()
+                batch, pending = pending, []
+                if not batch:
+                    return
+            view = memoryview(b"".join(batch))
+            while view:
+                view = view[os.write(pipes.server_out, view) :]
+
+    writer = threading.Thread(target=write, name="raw pipe writer", daemon=True)
+    writer.start()
+    buffered = b""
+    try:
+        while chunk := os.read(pipes.server_in, 1 << 16):
+            buffered += chunk
+            while b"\n" in buffered:
+                _, _, buffered = buffered.partition(b"\n")
+                for line in lines:
+                    with wake:
+                        pending.append(line)
+                        if len(pending) == 1:  # the writer waits only on an empty batch
+                            wake.notify()
+    finally:
+        with wake:
+            closed = True
+            wake.notify()
 
 
 def _stdio_case() -> Case:
@@ -381,13 +413,13 @@ def _stdio_case() -> Case:
     host, transport, bare = (
         "ours: agent -> Host -> serve_stdio",
         "ours: serve_stdio replaying the events",
-        "raw pipe, pre-encoded lines",
+        "raw pipe, pre-encoded lines, batched writes",
     )
     return Case(
         name=f"stdio (JSON lines over OS pipes), {EVENTS_PER_OP:,} events per run",
         contenders=(Contender(host, ours_host), Contender(transport, ours_transport), Contender(bare, raw)),
         comparisons=(
-            Comparison(ours=host, theirs=bare, target=0.8),
+            Comparison(ours=host, theirs=bare, target=0.5),
             Comparison(ours=transport, theirs=bare, target=0.8),
         ),
         check=check,

@@ -1,4 +1,4 @@
-"""``python -m benchmarks``: run the scenarios, print a table, write the results as JSON.
+"""``python -m agui_bench``: run the scenarios, print a table, write the results as JSON.
 
 A missed speed target is printed as ``MISSED (target ...)`` and does not change the exit
 status; only a broken benchmark (contenders that disagree, a failing import) does.
@@ -9,12 +9,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
 
-from benchmarks.harness import Settings, format_report, run_scenarios, to_json
-from benchmarks.scenarios import SCENARIOS
+from agui_bench.harness import Settings, format_report, load_average, run_scenarios, to_json
+from agui_bench.scenarios import SCENARIOS
 
 __all__ = ["DEFAULT_OUT", "main"]
 
@@ -24,7 +25,7 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "latest.json"
 def _parser() -> argparse.ArgumentParser:
     names = [scenario.name for scenario in SCENARIOS]
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks",
+        prog="python -m agui_bench",
         description="Time agui-core against the reference AG-UI Python SDK, side by side.",
     )
     parser.add_argument(
@@ -49,6 +50,10 @@ def _parser() -> argparse.ArgumentParser:
         "--repeats", type=int, help="timed batches per contender (default: 11, quick: 3)"
     )
     parser.add_argument(
+        "--note",
+        help="a remark kept with the results (say, what else ran on the machine)",
+    )
+    parser.add_argument(
         "--iterations",
         type=int,
         help="operations per batch instead of calibrating (for smoke tests)",
@@ -68,6 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             iterations=max(1, args.iterations) if args.iterations is not None else None,
         )
     scenarios = [s for s in SCENARIOS if args.only is None or s.name in args.only]
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    load_at_start = load_average()
     try:
         results = run_scenarios(scenarios, settings, progress=sys.stderr)
     except AssertionError as exc:
@@ -78,7 +85,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_report(results, settings))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(
-        orjson.dumps(to_json(results, settings, args_list), option=orjson.OPT_INDENT_2) + b"\n"
+        orjson.dumps(
+            to_json(results, settings, args_list, started=started, load_at_start=load_at_start, note=args.note),
+            option=orjson.OPT_INDENT_2,
+        )
+        + b"\n"
     )
     print(f"\nresults written to {args.out}")
     return 0

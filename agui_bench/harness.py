@@ -110,11 +110,33 @@ class Case:
 
 @dataclass(frozen=True, slots=True)
 class Measurement:
-    """A figure reported as it is, with no reference to compare it with: ``value`` in ``unit``."""
+    """A figure with no reference to compare it with: ``value`` in ``unit``.
+
+    ``at_most`` or ``at_least``, when set, is its target (met or missed, as a comparison's).
+    """
 
     name: str
     value: float
     unit: str
+    at_most: float | None = None
+    at_least: float | None = None
+
+    @property
+    def target_text(self) -> str | None:
+        if self.at_most is not None:
+            return f"<= {_figure(self.at_most)} {self.unit}"
+        if self.at_least is not None:
+            return f">= {_figure(self.at_least)} {self.unit}"
+        return None
+
+    @property
+    def met(self) -> bool | None:
+        """Whether the target is met; ``None`` for a figure without one."""
+        if self.at_most is not None:
+            return self.value <= self.at_most
+        if self.at_least is not None:
+            return self.value >= self.at_least
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,18 +322,40 @@ def environment() -> dict[str, Any]:
         "machine": platform.machine(),
         "cpu": _cpu_model(),
         "cpu_count": os.cpu_count(),
+        "load_average": load_average(),
         "packages": versions,
     }
 
 
+def load_average() -> list[float] | None:
+    """The machine's load over the last 1, 5 and 15 minutes (``None`` where there is none)."""
+    try:
+        return [round(load, 2) for load in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
 def to_json(
-    results: Sequence[ScenarioResult], settings: Settings, argv: Sequence[str]
+    results: Sequence[ScenarioResult],
+    settings: Settings,
+    argv: Sequence[str],
+    *,
+    started: str | None = None,
+    load_at_start: list[float] | None = None,
+    note: str | None = None,
 ) -> dict[str, Any]:
-    """The JSON document written next to the table."""
+    """The JSON document written next to the table.
+
+    ``started`` and ``load_at_start`` say when the run began and how busy the machine was
+    then (the environment has the load at the end); ``note`` is the operator's remark.
+    """
     return {
         "format": 1,
+        "started": started,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join(["python -m benchmarks", *argv]),
+        "command": " ".join(["python -m agui_bench", *argv]),
+        "note": note,
+        "load_average_at_start": load_at_start,
         "settings": {
             "mode": settings.mode,
             "repeats": settings.repeats,
@@ -352,7 +396,13 @@ def to_json(
                     for case in scenario.cases
                 ],
                 "measurements": [
-                    {"name": m.name, "value": m.value, "unit": m.unit}
+                    {
+                        "name": m.name,
+                        "value": m.value,
+                        "unit": m.unit,
+                        "target_text": m.target_text,
+                        "met": m.met,
+                    }
                     for m in scenario.measurements
                 ],
             }
@@ -393,13 +443,16 @@ def format_report(results: Sequence[ScenarioResult], settings: Settings) -> str:
                     f"target {cmp.target_text}: {verdict}"
                 )
         if scenario.measurements:
-            lines.append("  -- measured (no reference, no target)")
+            lines.append("  -- measured (no reference)")
             width = max(len(m.name) for m in scenario.measurements)
             for m in scenario.measurements:
-                lines.append(f"     {m.name:<{width}}  {_figure(m.value):>12} {m.unit}")
+                verdict = "" if m.met is None else f"   target {m.target_text}: {'ok' if m.met else 'MISSED'}"
+                lines.append(f"     {m.name:<{width}}  {_figure(m.value):>12} {m.unit}{verdict}")
         lines.append("")
-    missed = sum(not r.met for s in results for c in s.cases for r in c.comparisons)
-    total = sum(len(c.comparisons) for s in results for c in s.cases)
+    verdicts = [r.met for s in results for c in s.cases for r in c.comparisons]
+    verdicts += [m.met for s in results for m in s.measurements if m.met is not None]
+    missed = sum(not met for met in verdicts)
+    total = len(verdicts)
     note = " (quick mode: indicative only)" if settings.mode == "quick" else ""
     lines.append(f"{total - missed}/{total} targets met{note}")
     return "\n".join(lines)
