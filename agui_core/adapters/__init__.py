@@ -1,0 +1,1 @@
+"""Framework adapters: a framework's agent hosted as an agui-core agent."""
