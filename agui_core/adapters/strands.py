@@ -106,9 +106,13 @@ _cancelled_calls: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVa
 
 
 def approval_schema(input_schema: Mapping[str, JSON] | None, *, allow_edits: bool) -> Mapping[str, JSON]:
-    """The ``responseSchema`` of an approval: edits (``editedArgs``) must fit ``input_schema``."""
+    """The ``responseSchema`` of an approval: edits (``editedArgs``) must fit ``input_schema``.
+
+    Without ``allow_edits`` an answer carrying ``editedArgs`` fails the schema
+    (``INVALID_PAYLOAD``) rather than being quietly ignored.
+    """
     if not allow_edits:
-        return APPROVE_SCHEMA
+        return {**APPROVE_SCHEMA, "not": {"required": ["editedArgs"]}}
     edited: JSON = dict(input_schema) if input_schema is not None else {"type": "object"}
     return {
         "type": "object",

@@ -9,6 +9,7 @@ another process).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import uuid
@@ -27,10 +28,14 @@ __all__ = [
     "EXECUTIONS",
     "EXECUTIONS_ENV",
     "FILING_SCHEMA",
+    "GATE",
     "approval_adapter",
+    "broken_adapter",
+    "careless_adapter",
     "chained_adapter",
     "exact_hook_adapter",
     "expiring_adapter",
+    "gated_adapter",
     "in_tool_adapter",
     "parallel_adapter",
     "template_adapter",
@@ -123,7 +128,9 @@ class ScriptedModel(Model):
                 yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(args)}}}}
                 yield {"contentBlockStop": {}}
             yield {"messageStop": {"stopReason": "tool_use" if self.calls else "end_turn"}}
-        yield {"metadata": {"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}, "metrics": {"latencyMs": 0}}}
+        yield {
+            "metadata": {"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}, "metrics": {"latencyMs": 0}}
+        }
 
 
 class ExactApproval(HookProvider):
@@ -139,9 +146,13 @@ class ExactApproval(HookProvider):
             event.cancel_tool = "not approved"
 
 
-def _agent(calls: Sequence[tuple[str, dict[str, Any]]], hooks: Sequence[HookProvider] = ()) -> Agent:
+def _agent(
+    calls: Sequence[tuple[str, dict[str, Any]]],
+    hooks: Sequence[HookProvider] = (),
+    model: type[ScriptedModel] | None = None,
+) -> Agent:
     return Agent(
-        model=ScriptedModel(calls),
+        model=(model or ScriptedModel)(calls),
         tools=[send_email, file_report],
         hooks=list(hooks),
         callback_handler=None,
@@ -187,3 +198,55 @@ exact_hook_adapter = StrandsAdapter(exact_hook_agent)
 expiring_adapter = StrandsAdapter(approval_agent, ttl=timedelta(minutes=5))
 template_adapter = StrandsAdapter(approval_agent())
 """The same agent handed over as an ``Agent`` (a template) rather than a factory."""
+
+
+class CarelessApproval(HookProvider):
+    """A hook that asks, then ignores the answer: a cancelled call must still not run."""
+
+    def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
+        registry.add_callback(BeforeToolCallEvent, self.before_tool_call)
+
+    def before_tool_call(self, event: BeforeToolCallEvent) -> None:
+        ANSWERS.append(event.interrupt("heads-up", reason="About to send an email."))
+
+
+class GatedModel(ScriptedModel):
+    """A scripted model that waits for :data:`GATE` before answering a tool result (a run held open)."""
+
+    async def stream(
+        self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        if any("toolResult" in block for block in messages[-1]["content"]):
+            await GATE.wait()
+        async for chunk in super().stream(messages, tool_specs, system_prompt, **kwargs):
+            yield chunk
+
+
+class BrokenModel(ScriptedModel):
+    """A model whose service fails."""
+
+    async def stream(
+        self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        raise RuntimeError("the model service is down")
+        yield  # an async generator
+
+
+GATE = asyncio.Event()
+
+
+def careless_agent() -> Agent:
+    return _agent([BOB], [CarelessApproval()])
+
+
+def gated_agent() -> Agent:
+    return _agent([BOB], [ToolApproval("send_email")], GatedModel)
+
+
+def broken_agent() -> Agent:
+    return _agent([], model=BrokenModel)
+
+
+careless_adapter = StrandsAdapter(careless_agent)
+gated_adapter = StrandsAdapter(gated_agent)
+broken_adapter = StrandsAdapter(broken_agent)
