@@ -9,7 +9,9 @@ agent. ``MODULE:NAME`` is imported from the current directory or the installed p
 - an agent function, ``async def agent(ctx) -> result``; the tools the host runs for it are
   the module's ``TOOLS`` (a sequence of :class:`~agui_core.runtime.tools.Tool`), if it has one;
 - or any object with an ``agent`` attribute and, optionally, a ``tools`` one (a small class,
-  a ``types.SimpleNamespace``, a module).
+  a ``types.SimpleNamespace``, a module);
+- or a Strands ``Agent``, or a function of no arguments returning a fresh one (needs
+  ``agui-core[strands]``): it is hosted by :class:`~agui_core.adapters.strands.StrandsAdapter`.
 
 The transport is ``ws`` (the default, on ``127.0.0.1:8765``), ``http`` (HTTP + Server-Sent
 Events under uvicorn, the transport of stock AG-UI clients), ``stdio``, or any transport
@@ -63,6 +65,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import inspect
 import logging
 import os
 import signal
@@ -104,6 +107,9 @@ def load_agent(target: str) -> tuple[Any, Sequence[Any]]:
             found = getattr(found, part)
         except AttributeError:
             raise ValueError(f"{module_name!r} has no {attribute!r}") from None
+    framework = _framework_agent(found)
+    if framework is not None:
+        return framework, ()
     if hasattr(found, "agent"):
         agent, tools = found.agent, getattr(found, "tools", ())
     elif callable(found):
@@ -113,6 +119,35 @@ def load_agent(target: str) -> tuple[Any, Sequence[Any]]:
     if not callable(agent):
         raise ValueError(f"{target!r}: its agent is not callable")
     return agent, tuple(tools or ())
+
+
+def _framework_agent(found: Any) -> Any:
+    """``found`` hosted by a framework adapter, if it is a Strands agent or a factory of one.
+
+    Strands is looked for only where the imported module already loaded it, so serving a plain
+    agent never imports a framework.
+    """
+    if "strands" not in sys.modules:
+        return None
+    from agui_core.adapters.strands import StrandsAdapter, is_strands_agent
+
+    if is_strands_agent(found):
+        return StrandsAdapter(found)
+    if not callable(found) or inspect.iscoroutinefunction(found) or hasattr(found, "agent"):
+        return None
+    try:
+        signature = inspect.signature(found)
+    except (TypeError, ValueError):
+        return None
+    required = [
+        p
+        for p in signature.parameters.values()
+        if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    if required:
+        return None  # an agent function takes the run's context; a factory takes nothing
+    built = found()
+    return StrandsAdapter(found) if is_strands_agent(built) else None
 
 
 def _open_store(spec: str) -> Any:

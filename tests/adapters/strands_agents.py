@@ -38,6 +38,7 @@ __all__ = [
     "gated_adapter",
     "in_tool_adapter",
     "parallel_adapter",
+    "template",
     "template_adapter",
 ]
 
@@ -196,7 +197,9 @@ parallel_adapter = StrandsAdapter(parallel_agent)
 chained_adapter = StrandsAdapter(chained_agent)
 exact_hook_adapter = StrandsAdapter(exact_hook_agent)
 expiring_adapter = StrandsAdapter(approval_agent, ttl=timedelta(minutes=5))
-template_adapter = StrandsAdapter(approval_agent())
+template = approval_agent()
+"""A Strands ``Agent`` itself, as ``agui serve`` may be handed one."""
+template_adapter = StrandsAdapter(template)
 """The same agent handed over as an ``Agent`` (a template) rather than a factory."""
 
 
