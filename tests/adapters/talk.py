@@ -27,6 +27,8 @@ class Talk:
         self.machine = ClientMachine(thread_id)
         self.runs: list[list[dict[str, Any]]] = []
         self.inputs: list[dict[str, Any]] = []
+        self.streams: list[list[dict[str, Any]]] = []
+        """Every stream the server sent, refusals included, as it came."""
         self._count = 0
 
     def run_id(self) -> str:
@@ -39,7 +41,9 @@ class Talk:
         assert response.status_code == 200, response.text
         assert response.headers["content-type"] == "text/event-stream"
         reader = SSEReader()
-        return [orjson.loads(frame) for frame in [*reader.feed(response.content), *reader.close()]]
+        events = [orjson.loads(frame) for frame in [*reader.feed(response.content), *reader.close()]]
+        self.streams.append(events)
+        return events
 
     async def send(self, body: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Send ``body`` and check every event with the client machine."""
