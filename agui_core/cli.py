@@ -124,30 +124,29 @@ def load_agent(target: str) -> tuple[Any, Sequence[Any]]:
 def _framework_agent(found: Any) -> Any:
     """``found`` hosted by a framework adapter, if it is a Strands agent or a factory of one.
 
-    Strands is looked for only where the imported module already loaded it, so serving a plain
-    agent never imports a framework.
+    A function of no arguments is called once to see what it builds (an agent function takes
+    the run's context). Strands is looked for only once the module, or that factory, loaded it:
+    serving a plain agent never imports a framework.
     """
+    built = found() if _takes_nothing(found) else None
     if "strands" not in sys.modules:
         return None
     from agui_core.adapters.strands import StrandsAdapter, is_strands_agent
 
-    if is_strands_agent(found):
+    if is_strands_agent(found) or is_strands_agent(built):
         return StrandsAdapter(found)
+    return None
+
+
+def _takes_nothing(found: Any) -> bool:
+    """Whether ``found`` is a plain function (or class) called with no arguments."""
     if not callable(found) or inspect.iscoroutinefunction(found) or hasattr(found, "agent"):
-        return None
+        return False
     try:
-        signature = inspect.signature(found)
+        parameters = inspect.signature(found).parameters.values()
     except (TypeError, ValueError):
-        return None
-    required = [
-        p
-        for p in signature.parameters.values()
-        if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
-    if required:
-        return None  # an agent function takes the run's context; a factory takes nothing
-    built = found()
-    return StrandsAdapter(found) if is_strands_agent(built) else None
+        return False
+    return not any(p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters)
 
 
 def _open_store(spec: str) -> Any:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import itertools
 import json
 import logging
@@ -172,9 +173,9 @@ def langgraph_app() -> Any:
 # ag-ui-strands: a scripted model, a tool, and a hook that interrupts before the tool runs
 
 
-def strands_app() -> Any:
-    from ag_ui_strands import StrandsAgent, add_strands_fastapi_endpoint
-    from fastapi import FastAPI
+@functools.cache
+def _strands_parts() -> tuple[Callable[[list[Any]], Any], Callable[[], Any]]:
+    """(build the agent with these hooks, make its approval hook): one definition for both hosts."""
     from strands import Agent, tool
     from strands.hooks import BeforeToolCallEvent, HookProvider, HookRegistry
     from strands.models.model import Model
@@ -250,16 +251,34 @@ def strands_app() -> Any:
             if not (isinstance(answer, dict) and answer.get("approved") is True):
                 event.cancel_tool = "The person did not approve sending the email."
 
-    template = Agent(
-        model=ScriptedModel(),
-        tools=[send_email],
-        callback_handler=None,
-        system_prompt="You send emails when asked.",
-    )
+    def build(hooks: list[Any]) -> Any:
+        return Agent(
+            model=ScriptedModel(),
+            tools=[send_email],
+            hooks=hooks,
+            callback_handler=None,
+            system_prompt="You send emails when asked.",
+        )
+
+    return build, ApprovalHook
+
+
+def strands_agent() -> Any:
+    """The Strands agent, hook included, as agui-core hosts it: ``agui serve
+    scripts.reference_conformance:strands_agent`` (a factory: a fresh agent per run)."""
+    build, hook = _strands_parts()
+    return build([hook()])
+
+
+def strands_app() -> Any:
+    from ag_ui_strands import StrandsAgent, add_strands_fastapi_endpoint
+    from fastapi import FastAPI
+
+    build, hook = _strands_parts()
     app = FastAPI()
     # The hook goes to StrandsAgent, not to the template Agent: the adapter builds an agent per
     # thread and forwards only the providers passed to it (a template's hooks never fire).
-    add_strands_fastapi_endpoint(app, StrandsAgent(template, name="approver", hooks=[ApprovalHook()]), "/")
+    add_strands_fastapi_endpoint(app, StrandsAgent(build([]), name="approver", hooks=[hook()]), "/")
     return app
 
 
@@ -268,8 +287,9 @@ def strands_app() -> Any:
 
 
 class AguiServe:
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, target: str = "agui_core.examples.assistant:assistant") -> None:
         self.port = port
+        self.target = target
         self.process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> AguiServe:
@@ -279,7 +299,7 @@ class AguiServe:
             [
                 *command,
                 "serve",
-                "agui_core.examples.assistant:assistant",
+                self.target,
                 "--http",
                 f"127.0.0.1:{self.port}",
                 "--store",
@@ -319,6 +339,12 @@ TARGETS: dict[str, tuple[Callable[[int], Any], str, dict[str, Any] | None]] = {
     "ag-ui-langgraph": (lambda port: UvicornThread(langgraph_app(), port), "Email the team the release notes.", None),
     "ag-ui-strands": (
         lambda port: UvicornThread(strands_app(), port),
+        "Email the team the release notes.",
+        {"*": {"approved": True}},
+    ),
+    # The same Strands agent (model, tool, hook) hosted by agui-core's adapter.
+    "agui-core-strands": (
+        lambda port: AguiServe(port, "scripts.reference_conformance:strands_agent"),
         "Email the team the release notes.",
         {"*": {"approved": True}},
     ),

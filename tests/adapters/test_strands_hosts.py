@@ -143,3 +143,13 @@ def test_serving_a_plain_agent_does_not_import_strands() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_a_factory_that_imports_strands_itself_is_recognised() -> None:
+    code = (
+        "import sys; from agui_core.cli import load_agent; "
+        "assert 'strands' not in sys.modules; "
+        "agent, _ = load_agent('scripts.reference_conformance:strands_agent'); print(type(agent).__name__)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "StrandsAdapter"
