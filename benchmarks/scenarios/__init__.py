@@ -14,6 +14,7 @@ from benchmarks.scenarios import (
     machine_cycle,
     payload_validation,
     store_scale,
+    strands_cycle,
     transports,
 )
 
@@ -27,4 +28,5 @@ SCENARIOS: list[Scenario] = [
     store_scale.SCENARIO,
     transports.SCENARIO,
     http_sse.SCENARIO,
+    strands_cycle.SCENARIO,
 ]
