@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -139,6 +140,10 @@ def _build() -> Sequence[Case]:
     from agui_core.runtime import Host
     from agui_core.store import MemoryThreadStore
 
+    # Strands' tracing logs "Failed to detach context" for streams closed on another task, and
+    # ag-ui-strands a line for every event it cannot forward raw: noise, not results.
+    logging.getLogger("opentelemetry.context").setLevel(logging.CRITICAL)
+    logging.getLogger("ag_ui_strands").setLevel(logging.ERROR)
     build, approval = _agent_parts()
     loop = _LoopThread()
     hosts: list[Any] = []
