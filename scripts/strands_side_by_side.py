@@ -33,7 +33,6 @@ The printed table is the one in docs/conformance.md and the README. (No postpone
 here: Strands reads the tools' annotations, and they name classes imported inside a function.)
 """
 
-
 import argparse
 import asyncio
 import functools

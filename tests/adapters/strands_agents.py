@@ -85,6 +85,7 @@ def file_report(kind: str, tool_context: ToolContext) -> str:
     if answer is CANCELLED or not isinstance(answer, dict):
         return "nothing filed"
     _executed("file_report", kind=kind, **answer)
+    tool_context.agent.state.set("filed", {"kind": kind, **answer})
     return f"filed {kind} for {answer['quarter']} {answer['year']}"
 
 

@@ -184,6 +184,10 @@ async def test_an_interrupt_raised_inside_a_tool_asks_with_its_schema_and_gets_t
     assert sa.ANSWERS == [{"quarter": "Q2", "year": 2026}]
     assert sa.EXECUTIONS == [{"tool": "file_report", "kind": "quarterly", "quarter": "Q2", "year": 2026}]
     assert [e["content"] for e in of(events, "TOOL_CALL_RESULT")] == ["filed quarterly for Q2 2026"]
+    # What the tool put in the Strands agent's state is the thread's state.
+    (state,) = of(events, "STATE_SNAPSHOT")
+    assert state["snapshot"] == {"filed": {"kind": "quarterly", "quarter": "Q2", "year": 2026}}
+    assert talk.machine.state == state["snapshot"]
 
 
 # -- parallel interrupts ---------------------------------------------------------------------
@@ -252,6 +256,21 @@ async def test_a_thread_goes_on_with_a_new_message_after_the_interrupts_are_answ
         assert outcome(events)["type"] == "interrupt"
         await talk.resume({talk.open[0].id: approve()})
     assert len(sa.EXECUTIONS) == 2
+
+
+async def test_a_resume_whose_history_rewrites_the_proposal_does_not_change_what_runs() -> None:
+    async with serving(sa.approval_adapter) as client:
+        talk = Talk(client, "tamper-1")
+        await talk.start()
+        (interrupt,) = talk.open
+        body = talk.resume_body({interrupt.id: approve()})
+        for message in body["messages"]:
+            for call in message.get("toolCalls", []):
+                call["function"]["arguments"] = '{"to": "mallory@example.com", "subject": "Hi"}'
+        events = await talk.post(body)
+    # The resume is carried out from the server's record (the Strands snapshot), not the history sent.
+    assert outcome(events) == {"type": "success"}
+    assert sa.EXECUTIONS == [{"tool": "send_email", "to": "bob@example.com", "subject": "Hi"}]
 
 
 # -- refusals --------------------------------------------------------------------------------

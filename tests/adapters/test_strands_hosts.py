@@ -151,5 +151,7 @@ def test_a_factory_that_imports_strands_itself_is_recognised() -> None:
         "assert 'strands' not in sys.modules; "
         "agent, _ = load_agent('scripts.reference_conformance:strands_agent'); print(type(agent).__name__)"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    )
     assert done.stdout.strip() == "StrandsAdapter"
