@@ -30,7 +30,10 @@ may say ``message``, ``responseSchema``, ``expiresAt``, ``metadata`` and ``reaso
   when it declares a ``responseSchema``, otherwise ``strands:<name>``;
 - anything else: ``input_required`` with a ``responseSchema``, otherwise ``strands:<name>``.
 
-A dict ``reason`` of its own overrides these reasons. A cancelled answer reaches Strands as
+A dict ``reason`` of its own overrides these reasons. AG-UI binds an interrupt only to a tool
+call of its own run, so one raised for a call an earlier run proposed (a question asked inside
+a tool after its approval: a chained interrupt) names the call in ``metadata.strands.toolUseId``
+instead of ``toolCallId``. A cancelled answer reaches Strands as
 :data:`CANCELLED` (Strands reads ``None`` as "not answered"), and the tool call it was bound to
 is not run: the adapter cancels it before it starts, whatever the hooks do. A resolved answer
 without a payload reaches Strands as ``{}``.
