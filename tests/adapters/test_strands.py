@@ -190,6 +190,17 @@ async def test_an_interrupt_raised_inside_a_tool_asks_with_its_schema_and_gets_t
     assert talk.machine.state == state["snapshot"]
 
 
+async def test_a_cancelled_question_inside_a_tool_stops_the_tool() -> None:
+    async with serving(sa.in_tool_adapter) as client:
+        talk = Talk(client, "in-tool-2")
+        await talk.start()
+        (interrupt,) = talk.open
+        events = await talk.resume({interrupt.id: cancel()})
+    assert outcome(events) == {"type": "success"}
+    assert not of(events, "TOOL_CALL_RESULT")
+    assert sa.EXECUTIONS == [] and sa.ANSWERS == []  # the tool was not run again to hear the answer
+
+
 # -- parallel interrupts ---------------------------------------------------------------------
 
 
