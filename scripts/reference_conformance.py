@@ -19,7 +19,9 @@ It starts, each on a free port of 127.0.0.1:
 - ``ag-ui-strands``: its FastAPI endpoint (``add_strands_fastapi_endpoint``) under uvicorn,
   serving a Strands ``Agent`` whose model is a scripted provider (a tool call to ``send_email``
   first, then text once the tool result is in; no LLM, no network) and whose hook raises a
-  native Strands interrupt before the tool call (``BeforeToolCallEvent.interrupt``).
+  native Strands interrupt before the tool call (``BeforeToolCallEvent.interrupt``);
+- ``agui-core-strands``: that same Strands agent (one function builds both) hosted by
+  agui-core's adapter: ``agui serve scripts.reference_conformance:strands_agent --http``.
 
 Then it runs the kit in process (``agui_core.conformance.run_conformance``) against each over
 HTTP + SSE, prints each report's table, writes ``DIR/<name>.json`` (default
