@@ -12,6 +12,8 @@ agent. ``MODULE:NAME`` is imported from the current directory or the installed p
   a ``types.SimpleNamespace``, a module);
 - or a compiled LangGraph graph (``StateGraph(...).compile(checkpointer=...)``), hosted through
   :mod:`agui_core.adapters.langgraph` with its own checkpointer (needs ``agui-core[langgraph]``).
+- or a Strands ``Agent``, or a function of no arguments returning a fresh one (needs
+  ``agui-core[strands]``): it is hosted by :class:`~agui_core.adapters.strands.StrandsAdapter`.
 
 The transport is ``ws`` (the default, on ``127.0.0.1:8765``), ``http`` (HTTP + Server-Sent
 Events under uvicorn, the transport of stock AG-UI clients), ``stdio``, or any transport
@@ -71,6 +73,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import inspect
 import logging
 import os
 import signal
@@ -115,8 +118,11 @@ def load_agent(target: str) -> tuple[Any, Sequence[Any]]:
     from agui_core.adapters.langgraph import is_compiled_graph, langgraph_agent  # imports no LangGraph
 
     if is_compiled_graph(found):
-        agent, tools = langgraph_agent(found), ()
-    elif hasattr(found, "agent"):
+        return langgraph_agent(found), ()
+    framework = _framework_agent(found)
+    if framework is not None:
+        return framework, ()
+    if hasattr(found, "agent"):
         agent, tools = found.agent, getattr(found, "tools", ())
     elif callable(found):
         agent, tools = found, getattr(module, "TOOLS", ())
@@ -131,6 +137,34 @@ def _legacy_resume() -> Any:
     from agui_core.adapters.langgraph import translate_legacy_resume  # imports no LangGraph
 
     return translate_legacy_resume
+
+
+def _framework_agent(found: Any) -> Any:
+    """``found`` hosted by a framework adapter, if it is a Strands agent or a factory of one.
+
+    A function of no arguments is called once to see what it builds (an agent function takes
+    the run's context). Strands is looked for only once the module, or that factory, loaded it:
+    serving a plain agent never imports a framework.
+    """
+    built = found() if _takes_nothing(found) else None
+    if "strands" not in sys.modules:
+        return None
+    from agui_core.adapters.strands import StrandsAdapter, is_strands_agent
+
+    if is_strands_agent(found) or is_strands_agent(built):
+        return StrandsAdapter(found)
+    return None
+
+
+def _takes_nothing(found: Any) -> bool:
+    """Whether ``found`` is a plain function (or class) called with no arguments."""
+    if not callable(found) or inspect.iscoroutinefunction(found) or hasattr(found, "agent"):
+        return False
+    try:
+        parameters = inspect.signature(found).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return not any(p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters)
 
 
 def _open_store(spec: str) -> Any:

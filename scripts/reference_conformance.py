@@ -24,7 +24,9 @@ It starts, each on a free port of 127.0.0.1:
 - ``ag-ui-strands``: its FastAPI endpoint (``add_strands_fastapi_endpoint``) under uvicorn,
   serving a Strands ``Agent`` whose model is a scripted provider (a tool call to ``send_email``
   first, then text once the tool result is in; no LLM, no network) and whose hook raises a
-  native Strands interrupt before the tool call (``BeforeToolCallEvent.interrupt``).
+  native Strands interrupt before the tool call (``BeforeToolCallEvent.interrupt``);
+- ``agui-core-strands``: that same Strands agent (one function builds both) hosted by
+  agui-core's adapter: ``agui serve scripts.reference_conformance:strands_agent --http``.
 
 Then it runs the kit in process (``agui_core.conformance.run_conformance``) against each over
 HTTP + SSE, prints each report's table, writes ``DIR/<name>.json`` (default
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import itertools
 import json
 import logging
@@ -196,9 +199,9 @@ def langgraph_parallel_app() -> Any:
 # ag-ui-strands: a scripted model, a tool, and a hook that interrupts before the tool runs
 
 
-def strands_app() -> Any:
-    from ag_ui_strands import StrandsAgent, add_strands_fastapi_endpoint
-    from fastapi import FastAPI
+@functools.cache
+def _strands_parts() -> tuple[Callable[[list[Any]], Any], Callable[[], Any]]:
+    """(build the agent with these hooks, make its approval hook): one definition for both hosts."""
     from strands import Agent, tool
     from strands.hooks import BeforeToolCallEvent, HookProvider, HookRegistry
     from strands.models.model import Model
@@ -274,16 +277,34 @@ def strands_app() -> Any:
             if not (isinstance(answer, dict) and answer.get("approved") is True):
                 event.cancel_tool = "The person did not approve sending the email."
 
-    template = Agent(
-        model=ScriptedModel(),
-        tools=[send_email],
-        callback_handler=None,
-        system_prompt="You send emails when asked.",
-    )
+    def build(hooks: list[Any]) -> Any:
+        return Agent(
+            model=ScriptedModel(),
+            tools=[send_email],
+            hooks=hooks,
+            callback_handler=None,
+            system_prompt="You send emails when asked.",
+        )
+
+    return build, ApprovalHook
+
+
+def strands_agent() -> Any:
+    """The Strands agent, hook included, as agui-core hosts it: ``agui serve
+    scripts.reference_conformance:strands_agent`` (a factory: a fresh agent per run)."""
+    build, hook = _strands_parts()
+    return build([hook()])
+
+
+def strands_app() -> Any:
+    from ag_ui_strands import StrandsAgent, add_strands_fastapi_endpoint
+    from fastapi import FastAPI
+
+    build, hook = _strands_parts()
     app = FastAPI()
     # The hook goes to StrandsAgent, not to the template Agent: the adapter builds an agent per
     # thread and forwards only the providers passed to it (a template's hooks never fire).
-    add_strands_fastapi_endpoint(app, StrandsAgent(template, name="approver", hooks=[ApprovalHook()]), "/")
+    add_strands_fastapi_endpoint(app, StrandsAgent(build([]), name="approver", hooks=[hook()]), "/")
     return app
 
 
@@ -357,6 +378,12 @@ TARGETS: dict[str, tuple[Callable[[int], Any], str, dict[str, Any] | None]] = {
     ),
     "ag-ui-strands": (
         lambda port: UvicornThread(strands_app(), port),
+        "Email the team the release notes.",
+        {"*": {"approved": True}},
+    ),
+    # The same Strands agent (model, tool, hook) hosted by agui-core's adapter.
+    "agui-core-strands": (
+        lambda port: AguiServe(port, "scripts.reference_conformance:strands_agent"),
         "Email the team the release notes.",
         {"*": {"approved": True}},
     ),

@@ -15,6 +15,7 @@ from agui_bench.scenarios import (
     machine_cycle,
     payload_validation,
     store_scale,
+    strands_cycle,
     transports,
 )
 
@@ -29,4 +30,5 @@ SCENARIOS: list[Scenario] = [
     transports.SCENARIO,
     http_sse.SCENARIO,
     langgraph_cycle.SCENARIO,
+    strands_cycle.SCENARIO,
 ]

@@ -1,1 +1,1 @@
-"""Framework adapters: a framework's agent as an agui-core agent (each module imports its framework lazily)."""
+"""Framework adapters: a framework's agent hosted as an agui-core agent (each module imports its framework lazily)."""
