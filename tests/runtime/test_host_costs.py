@@ -7,6 +7,9 @@
 - One long streamed message costs time linear in its length (16 MB against 4 MB in one run,
   about a second; before, appending each delta to the text made it quadratic: 57 s for 16 MB).
 
+Both compare this process's CPU time (``time.process_time``), late against early or large
+against small in one run, so other work on a shared machine does not move the ratios.
+
 The cycles run short in CI (40 cycles); ``pytest --long`` (or ``AGUI_LONG=1``) runs 100.
 """
 
@@ -88,9 +91,9 @@ async def test_resume_cycles_keep_record_size_file_size_and_time_flat(store: Thr
                 yes = {"interruptId": f"int-{previous}", "status": "resolved", "payload": {"approved": True}}
                 doc["resume"] = [yes]
             run_input = make_input(doc)
-            started = time.perf_counter()
+            started = time.process_time()
             events = [e async for e in host.run(run_input)]
-            seconds.append(time.perf_counter() - started)
+            seconds.append(time.process_time() - started)
             finished = events[-1]
             assert finished.type == "RUN_FINISHED" and finished.outcome.type == "interrupt", finished
             previous = f"r{n}"
@@ -141,11 +144,11 @@ async def test_a_long_streamed_message_costs_time_linear_in_its_length(store: Th
             thread_id = f"t-{megabytes}-{attempt}"
             async with Host(streaming_agent(megabytes), store=store, clock=Clock(), new_id=counter()) as host:
                 run_input = make_input({"threadId": thread_id, "runId": "r"})
-                started = time.perf_counter()
+                started = time.process_time()
                 count = 0
                 async for _ in host.run(run_input):
                     count += 1
-                timings[megabytes].append(time.perf_counter() - started)
+                timings[megabytes].append(time.process_time() - started)
             assert count == megabytes * 1024 + 4  # RUN_STARTED, START, the deltas, END, RUN_FINISHED
             record = await store.load(thread_id)
             assert record is not None and len(record.messages[-1].content) == megabytes * 2**20
