@@ -3,7 +3,8 @@
 Every input of :class:`~agui_core.machine.thread.ThreadMachine` returns a list of these. The
 host carries them out one by one: a :class:`Persist` that comes before an :class:`Emit` must be
 durable before that event leaves, which is how an interrupt is never announced before it is
-saved.
+saved. An input the machine refuses returns a lone :class:`Reject`: it keeps the rule that was
+broken (its code, the interrupt ids, the JSON path) and carries the ``RUN_ERROR`` to send.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from typing import Any, TypeAlias
 
 import attrs
 
+from agui_core.errors import RemoteProtocolError, RunErrorCode
 from agui_core.machine.record import Proposal, ThreadRecord
-from agui_core.protocol.events import Event
+from agui_core.protocol.events import Event, RunErrorEvent
 from agui_core.protocol.types import JSON, Interrupt, ResumeEntry, RunAgentInput
 
-__all__ = ["Answer", "Effect", "Emit", "Persist", "StartAgent"]
+__all__ = ["Answer", "Effect", "Emit", "Persist", "Reject", "StartAgent"]
 
 
 @attrs.frozen(kw_only=True)
@@ -86,4 +88,33 @@ class StartAgent:
     answers: tuple[Answer, ...] = ()
 
 
-Effect: TypeAlias = Emit | Persist | StartAgent
+@attrs.frozen(kw_only=True)
+class Reject:
+    """Refuse the input: send ``event`` (its ``RUN_ERROR``) and nothing else; the thread is unchanged.
+
+    ``code`` names the contract rule the input broke, ``interrupt_ids`` the interrupts it
+    concerns (empty when none is named, as for ``FORBIDDEN``) and ``path`` the JSON location of
+    a payload that failed its schema. ``event`` is exactly what goes on the wire.
+    """
+
+    code: RunErrorCode
+    message: str
+    interrupt_ids: tuple[str, ...] = ()
+    path: tuple[str | int, ...] | None = None
+    event: RunErrorEvent
+
+    @classmethod
+    def from_error(cls, error: RemoteProtocolError) -> Reject:
+        """The rejection for ``error``, with the ``RUN_ERROR`` that names its code."""
+        ids = error.details.get("interrupt_ids") or ()
+        path = error.details.get("path")
+        return cls(
+            code=error.code,
+            message=error.message,
+            interrupt_ids=tuple(ids),
+            path=tuple(path) if path is not None else None,
+            event=RunErrorEvent(message=error.message, code=error.code.value),
+        )
+
+
+Effect: TypeAlias = Emit | Persist | Reject | StartAgent

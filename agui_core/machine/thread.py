@@ -13,7 +13,7 @@ in order (:mod:`agui_core.machine.effects`):
 
 - the client's ``RunAgentInput`` (:meth:`ThreadMachine.receive_input`), with the instant it
   arrived. Every contract rule of SPEC section 3 is checked here, before anything changes: an
-  input that breaks one gets a lone ``RUN_ERROR`` whose ``code`` names the rule, and the
+  input that breaks one gets a lone ``Reject`` (its ``RUN_ERROR``) whose ``code`` names the rule, and the
   thread is exactly as it was. An input that repeats a resume already carried out is a replay:
   the recorded tool results and outcome are sent again and nothing runs twice.
 - the agent's acts during a run (:meth:`emit`, :meth:`interrupt`, :meth:`finish`,
@@ -47,8 +47,9 @@ from agui_core.errors import (
     RunErrorCode,
     format_path,
 )
-from agui_core.machine.effects import Answer, Effect, Emit, Persist, StartAgent
+from agui_core.machine.effects import Answer, Effect, Emit, Persist, Reject, StartAgent
 from agui_core.machine.expiry import read_expires_at
+from agui_core.machine.facts import InterruptHome
 from agui_core.machine.history import HistoryUpdate, check_input_depth, check_input_ids, merge_history
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
 from agui_core.machine.ordering import StreamVerifier
@@ -477,26 +478,30 @@ class ThreadMachine:
         now: datetime,
         principal: str = ANONYMOUS,
         busy: bool = False,
-        foreign_interrupts: Iterable[str] = (),
+        interrupt_homes: Mapping[str, InterruptHome] | None = None,
         lease_until: datetime | None = None,
     ) -> list[Effect]:
         """Accept ``run_input`` (a new run, a resumed run or a replay) or reject it.
 
-        A rejection returns a single ``Emit`` of a ``RUN_ERROR`` whose ``code`` names the rule
-        and changes nothing. The caller hands in the facts the machine cannot know: ``now``,
-        the ``principal`` the input comes from (a thread belongs to the principal whose input
-        created it; anyone else gets ``FORBIDDEN``), whether a run is ``busy`` on the thread
-        elsewhere, and which of the resume's interrupt ids belong to another thread of the
-        same principal (``foreign_interrupts``: ``THREAD_MISMATCH``). A run the input starts
-        holds the thread ``lease_until`` that instant, unless its host renews the lease in the
-        store (see :meth:`close_abandoned_run`).
+        A rejection returns a single :class:`~agui_core.machine.effects.Reject` whose ``code``
+        names the rule (its ``event`` is the ``RUN_ERROR`` to send) and changes nothing. The
+        caller hands in the facts the machine cannot know: ``now``; the ``principal`` the input
+        comes from (a thread belongs to the principal whose input created it; anyone else gets
+        ``FORBIDDEN``); whether another run holds the thread (``busy``: a run of this host, or
+        another host's lease on it: ``THREAD_BUSY``); and, for resume entries naming interrupt
+        ids this thread never raised, the thread each was raised on (``interrupt_homes``, by
+        interrupt id, as the store knows it). The machine decides ``THREAD_MISMATCH`` from
+        those: an id raised on another thread of the same principal is a mismatch, an id of
+        another principal's thread reads as unknown, so a stranger learns nothing of it. A run
+        the input starts holds the thread ``lease_until`` that instant, unless its host renews
+        the lease in the store (see :meth:`close_abandoned_run`).
         """
         if now.tzinfo is None or (lease_until is not None and lease_until.tzinfo is None):
             raise LocalProtocolError("receive_input needs aware datetimes for now and lease_until", state=self._state)
         try:
-            return self._accept(run_input, now, principal, busy, frozenset(foreign_interrupts), lease_until)
+            return self._accept(run_input, now, principal, busy, interrupt_homes or {}, lease_until)
         except RemoteProtocolError as exc:
-            return [Emit(event=ev.RunErrorEvent(message=exc.message, code=exc.code.value))]
+            return [Reject.from_error(exc)]
 
     def _accept(
         self,
@@ -504,7 +509,7 @@ class ThreadMachine:
         now: datetime,
         principal: str,
         busy: bool,
-        foreign: frozenset[str],
+        homes: Mapping[str, InterruptHome],
         lease_until: datetime | None,
     ) -> list[Effect]:
         # Everything up to the first mutation only reads: a rejection leaves no trace.
@@ -528,7 +533,7 @@ class ThreadMachine:
         check_input_ids(run_input)
         check_input_depth(run_input)
         self._check_entries(entries)
-        strangers = [e.interrupt_id for e in entries if e.interrupt_id in foreign]
+        strangers = [e.interrupt_id for e in entries if self._raised_elsewhere(e.interrupt_id, homes, principal)]
         if strangers:
             raise RemoteProtocolError(
                 RunErrorCode.THREAD_MISMATCH,
@@ -558,6 +563,17 @@ class ThreadMachine:
         return self._start(
             run_input, now, expired, answers=answers, history=history, principal=principal, lease_until=lease_until
         )
+
+    def _raised_elsewhere(self, interrupt_id: str, homes: Mapping[str, InterruptHome], principal: str) -> bool:
+        """Whether ``interrupt_id`` was raised on another thread of ``principal`` (rule 1).
+
+        Only an id this thread never raised can be another thread's; an id of another
+        principal's thread is not a mismatch but unknown, so its error names nothing of it.
+        """
+        home = homes.get(interrupt_id)
+        if home is None or home.thread_id == self._thread_id or home.owner != principal:
+            return False
+        return not self.knows_interrupt(interrupt_id)
 
     def _check_entries(self, entries: Sequence[ResumeEntry]) -> None:
         seen: set[str] = set()

@@ -62,7 +62,8 @@ import orjson
 from anyio.streams.memory import MemoryObjectSendStream
 
 from agui_core.errors import AguiError, LocalProtocolError, PayloadError, RemoteProtocolError, RunErrorCode
-from agui_core.machine.effects import Answer, Effect, Emit, Persist, StartAgent
+from agui_core.machine.effects import Answer, Effect, Emit, Persist, Reject, StartAgent
+from agui_core.machine.facts import InterruptHome
 from agui_core.machine.record import ANONYMOUS, OpenInterrupt, Proposal, ResolvedInterrupt, ThreadRecord
 from agui_core.machine.thread import MAX_INTERRUPTS, ThreadMachine
 from agui_core.protocol import events as ev
@@ -256,7 +257,7 @@ class Host:
             # The machine says what the sender hears: FORBIDDEN for a stranger, else THREAD_BUSY.
             machine = await self._load(thread_id)
             for effect in machine.receive_input(run_input, now=self.clock(), principal=principal, busy=True):
-                if isinstance(effect, Emit):
+                if isinstance(effect, Emit | Reject):
                     yield effect.event
             return
         self._busy.add(thread_id)
@@ -318,12 +319,12 @@ class Host:
                     except RemoteProtocolError as exc:
                         await out(ev.RunErrorEvent(message=exc.message, code=exc.code.value))
                         return
-            foreign = await self._foreign_interrupts(machine, run_input, principal)
+            homes = await self._interrupt_homes(machine, run_input, principal)
             effects = machine.receive_input(
                 run_input,
                 now=now,
                 principal=principal,
-                foreign_interrupts=foreign,
+                interrupt_homes=homes,
                 lease_until=now + timedelta(seconds=self.lease),
             )
             for index, effect in enumerate(effects):
@@ -352,7 +353,7 @@ class Host:
         The price: a caller that stops reading, without closing its stream, holds the step up,
         for ``send_timeout`` seconds at most (then it is dropped; see :class:`_Outlet`).
         """
-        if len(effects) == 1 and effects[0].__class__ is Emit:  # most steps: one event, nothing saved
+        if len(effects) == 1 and effects[0].__class__ in _LONE_EVENTS:  # most steps: one event, nothing saved
             await out(effects[0].event)
             return
         if any(isinstance(effect, Persist) for effect in effects):
@@ -365,7 +366,7 @@ class Host:
         for effect in effects:
             if isinstance(effect, Persist):
                 await self._save(effect)
-            elif isinstance(effect, Emit):
+            elif isinstance(effect, Emit | Reject):
                 await out(effect.event)
 
     async def _recover_abandoned(self, machine: ThreadMachine, now: datetime) -> None:
@@ -400,16 +401,18 @@ class Host:
         self._group.start_soon(keeper.keep)
         return keeper
 
-    async def _foreign_interrupts(self, machine: ThreadMachine, run_input: RunAgentInput, principal: str) -> set[str]:
-        """The resume's interrupt ids that another thread of ``principal`` raised (rule 1).
+    async def _interrupt_homes(
+        self, machine: ThreadMachine, run_input: RunAgentInput, principal: str
+    ) -> dict[str, InterruptHome]:
+        """Where the resume's interrupt ids that ``machine`` never raised were raised, per the store.
 
-        The fact the machine needs for ``THREAD_MISMATCH``. An id of another principal's
-        thread is left out, so it reads as unknown: a stranger learns nothing of that thread.
+        The facts the machine decides ``THREAD_MISMATCH`` from (rule 1): the thread of each
+        such id and that thread's owner. The machine, not the host, decides what they mean.
         """
         entries = run_input.resume or ()
         if len(entries) > MAX_INTERRUPTS or (machine.owner is not None and machine.owner != principal):
-            return set()  # refused anyway: no lookups for it
-        foreign: set[str] = set()
+            return {}  # refused anyway: no lookups for it
+        homes: dict[str, InterruptHome] = {}
         owners: dict[str, str | None] = {}
         for entry in entries:
             if machine.knows_interrupt(entry.interrupt_id):
@@ -420,9 +423,8 @@ class Host:
             if thread not in owners:
                 record = await self.store.load(thread)
                 owners[thread] = record.owner if record is not None else None
-            if owners[thread] == principal:
-                foreign.add(entry.interrupt_id)
-        return foreign
+            homes[entry.interrupt_id] = InterruptHome(thread_id=thread, owner=owners[thread])
+        return homes
 
     async def _run_agent(
         self,
@@ -595,6 +597,10 @@ class Host:
         if machine.has_message(message_id):
             message_id = f"{message_id}-{self.new_id()}"
         return ev.ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content)
+
+
+_LONE_EVENTS = (Emit, Reject)
+"""Effects that only send an event: a step of one of them needs no shield and no save."""
 
 
 def _run_error(message: str) -> ev.RunErrorEvent:

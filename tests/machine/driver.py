@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from agui_core.machine.effects import Effect, Emit, Persist, StartAgent
+from agui_core.machine.effects import Effect, Emit, Persist, Reject, StartAgent
 from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import converter, event_to_dict, input_from_dict
@@ -126,7 +126,7 @@ def drive(machine: ThreadMachine, acts: Iterable[Act]) -> list[Effect]:
 
 def events_of(effects: Iterable[Effect]) -> list[ev.Event]:
     """The events the effects emit, in order."""
-    return [e.event for e in effects if isinstance(e, Emit)]
+    return [e.event for e in effects if isinstance(e, Emit | Reject)]
 
 
 def wire(effects: Iterable[Effect]) -> list[dict[str, Any]]:
@@ -141,12 +141,12 @@ def trace(effects: Iterable[Effect]) -> list[str]:
     """The effects by kind: ``Persist``, ``StartAgent``, or the emitted event's type."""
     out: list[str] = []
     for effect in effects:
-        if isinstance(effect, Emit):
+        if isinstance(effect, Emit | Reject):
             out.append(effect.event.type)
         elif isinstance(effect, Persist):
             out.append("Persist")
         elif isinstance(effect, StartAgent):
             out.append("StartAgent")
-        else:  # pragma: no cover - the Effect union has three members
+        else:  # pragma: no cover - the Effect union has four members
             raise TypeError(f"unknown effect {effect!r}")
     return out

@@ -10,7 +10,8 @@ import orjson
 import pytest
 
 from agui_core.errors import RunErrorCode
-from agui_core.machine.effects import Emit, StartAgent
+from agui_core.machine.effects import Reject, StartAgent
+from agui_core.machine.facts import InterruptHome
 from agui_core.machine.history import MAX_ID_LENGTH
 from agui_core.machine.record import ANONYMOUS, record_from_dict, record_to_dict
 from agui_core.machine.thread import MAX_INTERRUPTS, ThreadMachine
@@ -158,7 +159,7 @@ def test_forbidden_names_nothing_and_comes_before_every_other_rule() -> None:
     for run_input in (make_input("t", "run-9"), resume("run-9", yes("int-1")), make_input("t", "run-1")):
         effects = machine.receive_input(run_input, now=NOW, principal="mallory")
         (effect,) = effects
-        assert isinstance(effect, Emit) and isinstance(effect.event, ev.RunErrorEvent)
+        assert isinstance(effect, Reject) and isinstance(effect.event, ev.RunErrorEvent)
         assert effect.event.code == "FORBIDDEN"
         assert "int-1" not in effect.event.message and "'t'" not in effect.event.message
     # The owner still answers.
@@ -178,17 +179,19 @@ def test_busy_elsewhere_is_thread_busy_for_the_owner_and_forbidden_for_a_strange
     machine = interrupted(approval("int-1", "tc-1"))
     (busy,) = machine.receive_input(resume("run-2", yes("int-1")), now=NOW, busy=True)
     (stranger,) = machine.receive_input(resume("run-2", yes("int-1")), now=NOW, principal="eve", busy=True)
-    assert isinstance(busy, Emit) and isinstance(stranger, Emit)
+    assert isinstance(busy, Reject) and isinstance(stranger, Reject)
     assert (busy.event.code, stranger.event.code) == ("THREAD_BUSY", "FORBIDDEN")  # type: ignore[union-attr]
 
 
 def test_an_interrupt_of_another_thread_is_thread_mismatch_without_naming_it() -> None:
     machine = interrupted(approval("int-1", "tc-1"))
     effects = machine.receive_input(
-        resume("run-2", yes("int-1"), yes("int-elsewhere")), now=NOW, foreign_interrupts={"int-elsewhere"}
+        resume("run-2", yes("int-1"), yes("int-elsewhere")),
+        now=NOW,
+        interrupt_homes={"int-elsewhere": InterruptHome(thread_id="t-other", owner=ANONYMOUS)},
     )
     (effect,) = effects
-    assert isinstance(effect, Emit) and isinstance(effect.event, ev.RunErrorEvent)
+    assert isinstance(effect, Reject) and isinstance(effect.event, ev.RunErrorEvent)
     assert effect.event.code == "THREAD_MISMATCH" and "'int-elsewhere'" in effect.event.message
 
 

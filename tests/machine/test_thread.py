@@ -22,7 +22,7 @@ from agui_core.errors import (
     ResponseSchemaError,
     RunErrorCode,
 )
-from agui_core.machine.effects import Answer, Effect, Emit, Persist, StartAgent
+from agui_core.machine.effects import Answer, Effect, Emit, Persist, Reject, StartAgent
 from agui_core.machine.record import ThreadRecord, record_from_dict, record_to_dict
 from agui_core.machine.thread import RESUMES_KEPT, ThreadMachine
 from agui_core.machine.transitions import ThreadState
@@ -538,7 +538,8 @@ def assert_rejected(
     effects = receive(run_input, now=now)(machine)
     assert len(effects) == 1, trace(effects)
     (effect,) = effects
-    assert isinstance(effect, Emit)
+    assert isinstance(effect, Reject)
+    assert effect.code is code
     error = effect.event
     assert isinstance(error, ev.RunErrorEvent)
     assert error.code == code.value
@@ -931,7 +932,7 @@ def test_a_run_error_is_a_valid_first_event() -> None:
 
     machine = interrupted(approval("int-1", "tc-1"))
     (effect,) = machine.receive_input(make_input("t", "run-2"), now=NOW)
-    assert isinstance(effect, Emit)
+    assert isinstance(effect, Reject)
     StreamVerifier().check(effect.event)
 
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from agui_core.errors import LocalProtocolError
-from agui_core.machine.effects import Emit, Persist
+from agui_core.machine.effects import Emit, Persist, Reject
 from agui_core.machine.record import record_from_dict, record_to_dict
 from agui_core.machine.thread import ThreadMachine
 from agui_core.machine.transitions import ThreadState
@@ -36,7 +36,7 @@ def approve(machine: ThreadMachine, run_id: str = "run-2", *, at: timedelta = ti
 
 
 def emitted(effects: list[object]) -> list[ev.Event]:
-    return [e.event for e in effects if isinstance(e, Emit)]
+    return [e.event for e in effects if isinstance(e, Emit | Reject)]
 
 
 def test_retrying_a_run_whose_end_was_never_seen_replays_it() -> None:
@@ -56,7 +56,7 @@ def test_retrying_a_run_whose_end_was_never_seen_replays_it() -> None:
 def test_a_new_run_id_on_an_interrupted_thread_still_needs_a_resume() -> None:
     machine = interrupted()
     (effect,) = machine.receive_input(make_input("t", "run-9"), now=NOW)
-    assert isinstance(effect, Emit) and effect.event.code == "PENDING_INTERRUPTS"
+    assert isinstance(effect, Reject) and effect.event.code == "PENDING_INTERRUPTS"
 
 
 def test_only_the_last_runs_are_kept_for_retries() -> None:

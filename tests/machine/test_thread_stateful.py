@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from agui_core.errors import LocalProtocolError, RunErrorCode
-from agui_core.machine.effects import Effect, Emit, Persist, StartAgent
+from agui_core.machine.effects import Effect, Emit, Persist, Reject, StartAgent
 from agui_core.machine.ordering import StreamVerifier
 from agui_core.machine.record import record_from_dict, record_to_dict
 from agui_core.machine.thread import ThreadMachine
@@ -140,7 +140,7 @@ class ThreadLife(RuleBasedStateMachine):
 
     def take(self, effects: list[Effect]) -> None:
         for effect in effects:
-            if isinstance(effect, Emit):
+            if isinstance(effect, Emit | Reject):
                 event_to_dict(effect.event, validate=True)
                 self.verifier.check(effect.event)
                 self.stream.append(effect.event)
@@ -149,7 +149,7 @@ class ThreadLife(RuleBasedStateMachine):
     def rejection(effects: list[Effect]) -> str | None:
         if (
             len(effects) == 1
-            and isinstance(effects[0], Emit)
+            and isinstance(effects[0], Reject)
             and isinstance(effects[0].event, ev.RunErrorEvent)
         ):
             return effects[0].event.code

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agui_core.errors import LocalProtocolError
-from agui_core.machine.effects import Effect, Emit
+from agui_core.machine.effects import Effect, Reject
 from agui_core.machine.thread import ThreadMachine
 from agui_core.machine.transitions import (
     TRANSITIONS,
@@ -180,7 +180,7 @@ CLIENT_INPUTS = {
 def rejected(effects: list[Effect]) -> bool:
     return (
         len(effects) == 1
-        and isinstance(effects[0], Emit)
+        and isinstance(effects[0], Reject)
         and isinstance(effects[0].event, ev.RunErrorEvent)
     )
 
