@@ -106,7 +106,7 @@ def _ours() -> Any:
                 [
                     Interrupt(id=f"i-{call_id[-1]}", reason="tool_call", tool_call_id=call_id, response_schema=SCHEMA)
                     for call_id, _ in CALLS
-                ]
+                ], now=NOW
             )
         )
         send(machine.receive_input(decode_input(SECOND), now=NOW))

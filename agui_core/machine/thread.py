@@ -887,7 +887,7 @@ class ThreadMachine:
         return [Emit(event=event)]
 
     def tool_started(
-        self, tool_call_id: str, *, now: datetime | None = None, ran: Proposal | None = None
+        self, tool_call_id: str, *, now: datetime, ran: Proposal | None = None
     ) -> list[Effect]:
         """Record that the host is about to run the tool of ``tool_call_id`` (``ran``: the tool
         and the arguments it runs with, for the audit trail).
@@ -906,7 +906,7 @@ class ThreadMachine:
         self._journal[tool_call_id] = ToolJournalEntry(
             tool_call_id=tool_call_id,
             run_id=run.run_id,
-            started_at=None if now is None else now.isoformat(),
+            started_at=now.isoformat(),
             ran=ran,
         )
         return [self._persist()]
@@ -1188,13 +1188,13 @@ class ThreadMachine:
         self,
         interrupts: Sequence[Interrupt],
         *,
-        now: datetime | None = None,
+        now: datetime,
         continuation: JSON = None,
         edit_schemas: Mapping[str, Mapping[str, JSON]] | None = None,
     ) -> list[Effect]:
         """End the run with interrupts: snapshots, then persist, then ``RUN_FINISHED``.
 
-        ``now``, when given, is recorded as the instant the interrupts were raised.
+        ``now`` is recorded as the instant the interrupts were raised.
         ``continuation`` (default: the run's :attr:`continuation`) is kept with the
         interrupts, never sent, and handed back with their answers. Each ``tool_call``
         interrupt is bound to its tool call as proposed in this run; ``edit_schemas`` (by tool
@@ -1231,7 +1231,9 @@ class ThreadMachine:
             self._track(snapshot)
             effects.append(Emit(event=snapshot))
         self._commit_answers(run, outcome, None)
-        raised_at = None if now is None else now.isoformat()
+        if now.tzinfo is None:
+            raise LocalProtocolError("interrupt needs an aware datetime for now", state=self._state)
+        raised_at = now.isoformat()
         self._open = tuple(
             OpenInterrupt(
                 interrupt=i,
@@ -1281,10 +1283,12 @@ class ThreadMachine:
         finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
         return effects + self._end(run, finished, MachineInput.CANCEL)
 
-    def fail(self, message: str, code: str | None = None) -> list[Effect]:
-        """End the run with ``RUN_ERROR``; the thread goes back to where it stood before the run."""
+    def fail(self, message: str, code: RunErrorCode = RunErrorCode.AGENT_ERROR) -> list[Effect]:
+        """End the run with ``RUN_ERROR`` with ``code``; the thread goes back to where it stood before the run."""
+        if not isinstance(code, RunErrorCode):
+            raise TypeError(f"fail() takes a RunErrorCode, not {code!r}")
         run = self._live_run(MachineInput.FAIL)
-        error = ev.RunErrorEvent(message=message, code=code or RunErrorCode.AGENT_ERROR.value)
+        error = ev.RunErrorEvent(message=message, code=code.value)
         run.verifier.check(error)
         self._state = next_state(self._state, MachineInput.FAIL)
         self._streams.clear()
@@ -1322,7 +1326,7 @@ class ThreadMachine:
                 return []
         elif run_timeout is None or now - datetime.fromisoformat(run.received_at) < run_timeout:
             return []
-        return self.fail("the host running this run stopped before it ended", RunErrorCode.AGENT_ERROR.value)
+        return self.fail("the host running this run stopped before it ended", RunErrorCode.AGENT_ERROR)
 
     def _persist(self) -> Persist:
         self._version += 1

@@ -6,7 +6,9 @@ For each input the host loads the thread from its store, hands the input to the 
 ``Persist`` is saved (a compare-and-set on the record's version) before anything after it is
 emitted, an ``Emit`` goes to the caller, a ``StartAgent`` runs the agent.
 
-The host owns the clock (injectable) and makes sure one run at a time goes on per thread:
+The host owns the clock (one injectable :class:`~agui_core.runtime.clock.Clock` for every
+instant it records and every wait it times on a run's behalf: expiry, leases, the run's
+deadline) and makes sure one run at a time goes on per thread:
 in this process by a set of busy threads, across processes and machines by the store's
 compare-and-set, which makes exactly one of two hosts win a thread. A run outlives its
 caller: if the caller stops listening, the run goes on and its outcome is saved.
@@ -51,7 +53,7 @@ import logging
 import math
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Literal
 
@@ -71,6 +73,7 @@ from agui_core.protocol.codec import converter
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
 from agui_core.runtime.auth import AuthenticationError, Authenticator, Credentials
+from agui_core.runtime.clock import Clock, SystemClock, as_clock
 from agui_core.runtime.context import RunContext
 from agui_core.runtime.lease import LeaseKeeper
 from agui_core.runtime.tools import NO_EDITS, Tool, ToolOutcome
@@ -84,10 +87,6 @@ log = logging.getLogger("agui_core.host")
 
 Agent = Callable[[RunContext], Awaitable[JSON]]
 """An agent: an async function of its run context; its return value is the run's result."""
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 def refusal(error: AguiError) -> ev.RunErrorEvent:
@@ -139,7 +138,7 @@ class Host:
         *,
         store: ThreadStore | None = None,
         tools: Sequence[Tool] = (),
-        clock: Callable[[], datetime] = _utcnow,
+        clock: Clock | Callable[[], datetime] | None = None,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex[:12],
         run_timeout: float = 300.0,
         lease: float = 10.0,
@@ -153,7 +152,9 @@ class Host:
         self.agent = agent
         self.store: ThreadStore = store if store is not None else MemoryThreadStore()
         self.tools: Mapping[str, Tool] = {t.name: t for t in tools}
-        self.clock = clock
+        self._clock: Clock = as_clock(clock) if clock is not None else SystemClock()
+        self.clock: Callable[[], datetime] = self._clock.now
+        """The current instant on the host's clock."""
         self.new_id = new_id
         self.run_timeout = run_timeout
         if not run_timeout > 0:
@@ -388,7 +389,7 @@ class Host:
             self.store,
             machine.thread_id,
             run_id,
-            clock=self.clock,
+            clock=self._clock,
             lease=self.lease,
             renew_every=self.lease_renew,
             # The run's own time, and the longest its last, shielded step may wait on a caller.
@@ -440,14 +441,13 @@ class Host:
 
         lost = anyio.CancelScope()  # cancelled if another host closes the run
         keeper = self._keep_lease(machine, lost.cancel)
+        deadline = anyio.CancelScope()  # cancelled when run_timeout has passed on the host's clock
+        timer = self._start_deadline(deadline)
         failure: str | None = None
         # The lease is kept until the run's last save: its RUN_ERROR included.
         try:
             try:
-                with (
-                    anyio.move_on_after(self.run_timeout if math.isfinite(self.run_timeout) else None) as deadline,
-                    lost,
-                ):
+                with deadline, lost:
                     outcomes = await self._carry_out_decisions(machine, answers, carry)
                     ctx = RunContext(
                         machine=machine,
@@ -493,6 +493,23 @@ class Host:
                 await self._fail(machine.thread_id, run, failure, out)
         finally:
             keeper.stop()
+            timer.cancel()
+
+    def _start_deadline(self, deadline: anyio.CancelScope) -> anyio.CancelScope:
+        """Cancel ``deadline`` once ``run_timeout`` has passed on the host's clock; cancel the
+        returned scope to stop waiting."""
+        timer = anyio.CancelScope()
+        if not math.isfinite(self.run_timeout):
+            return timer
+        assert self._group is not None
+
+        async def wait() -> None:
+            with timer:
+                await self._clock.sleep(self.run_timeout)
+                deadline.cancel()
+
+        self._group.start_soon(wait)
+        return timer
 
     async def _fail(self, thread_id: str, run: tuple[str | None, datetime | None], message: str, out: _Outlet) -> None:
         """End the run ``run`` (its id and when it was received) with ``RUN_ERROR``.
@@ -504,7 +521,7 @@ class Host:
         """
         stored = await self._load(thread_id)
         if (stored.run_id, stored.run_received_at) == run:
-            await self._carry(stored.fail(message, RunErrorCode.AGENT_ERROR.value), out)
+            await self._carry(stored.fail(message, RunErrorCode.AGENT_ERROR), out)
         elif not out.ended:
             await out(_run_error(message))
 

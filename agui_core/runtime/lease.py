@@ -6,8 +6,8 @@ So the host carrying a run renews the lease every ``renew_every`` seconds, each 
 ``lease`` seconds past its clock's now: a host that dies, or hangs, stops renewing, and its
 threads are free again within ``lease`` seconds.
 
-The lease's instants come from the host's clock (injectable, so tests move time by hand);
-only the pause between renewals is real time. Renewals stop at the run's deadline (the
+The lease's instants and the pause between renewals come from the host's clock (injectable,
+so tests move time by hand; a plain function of the time pauses in real time). Renewals stop at the run's deadline (the
 host's ``run_timeout``): a run that overstays it, on a host stuck in a step it cannot leave,
 loses its thread ``lease`` seconds later all the same. A renewal the store refuses while the
 run still goes on here (``running``) means another host closed it. The keeper then calls
@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 
 import anyio
 
+from agui_core.runtime.clock import Clock, as_clock
 from agui_core.store.base import ThreadStore
 
 __all__ = ["LeaseKeeper"]
@@ -38,7 +39,7 @@ class LeaseKeeper:
         thread_id: str,
         run_id: str,
         *,
-        clock: Callable[[], datetime],
+        clock: Clock | Callable[[], datetime],
         lease: float,
         renew_every: float,
         deadline: datetime | None,
@@ -48,7 +49,7 @@ class LeaseKeeper:
         self._store = store
         self._thread_id = thread_id
         self._run_id = run_id
-        self._clock = clock
+        self._clock = as_clock(clock)
         self._lease = timedelta(seconds=lease)
         self._renew_every = renew_every
         self._deadline = deadline
@@ -66,8 +67,8 @@ class LeaseKeeper:
         """Renew the lease every ``renew_every`` seconds until stopped, lost or past the deadline."""
         with self._scope:
             while True:
-                await anyio.sleep(self._renew_every)
-                now = self._clock()
+                await self._clock.sleep(self._renew_every)
+                now = self._clock.now()
                 if self._deadline is not None and now >= self._deadline:
                     return  # the run is overdue: its lease runs out, whatever its host does
                 try:

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from agui_core.errors import RunErrorCode
 from agui_core.machine.effects import Effect, Emit, Persist, Reject, StartAgent
 from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
@@ -101,14 +102,14 @@ def emit(*events: ev.Event) -> Act:
 def interrupt(*interrupts: Mapping[str, Any] | Interrupt) -> Act:
     """The agent ends the run on ``interrupts`` (wire dicts or ``Interrupt`` objects)."""
     built = [make_interrupt(i) for i in interrupts]
-    return lambda machine: machine.interrupt(built)
+    return lambda machine: machine.interrupt(built, now=NOW)
 
 
 def finish(result: Any = None) -> Act:
     return lambda machine: machine.finish(result)
 
 
-def fail(message: str = "the agent failed", code: str | None = None) -> Act:
+def fail(message: str = "the agent failed", code: RunErrorCode = RunErrorCode.AGENT_ERROR) -> Act:
     return lambda machine: machine.fail(message, code)
 
 

@@ -56,6 +56,7 @@ from agui_core.protocol.types import (
     UserMessage,
 )
 from agui_core.protocol.validation import validate_input
+from tests.machine.driver import NOW
 from tests.seed import APPROVE_SCHEMA, APPROVE_WITH_ANY_EDITS_SCHEMA, SEED_RESUME_INPUTS, SEED_RUN_FINISHED
 from tests.strategies import json_objects, json_values, texts
 
@@ -194,7 +195,7 @@ def play_seed(name: str) -> tuple[ThreadMachine, ClientMachine, list[ev.Event]]:
         if interrupt.tool_call_id is not None:
             for event in tool_call(interrupt.tool_call_id):
                 stream += emitted(thread.emit(event))
-    stream += emitted(thread.interrupt(finished.outcome.interrupts))
+    stream += emitted(thread.interrupt(finished.outcome.interrupts, now=NOW))
     assert event_to_dict(stream[-1]) == seed
     client = ClientMachine(seed["threadId"])
     feed(client, stream)
@@ -1071,7 +1072,7 @@ class _Agent:
                     self.emit(event)
                 self.calls.append(call_id)
             count = draw(st.integers(1, 3))
-            self.events += emitted(self.thread.interrupt([self.interrupt() for _ in range(count)]))
+            self.events += emitted(self.thread.interrupt([self.interrupt() for _ in range(count)], now=NOW))
         elif how == "finish":
             self.events += emitted(
                 self.thread.finish(draw(st.one_of(st.none(), json_values(max_leaves=3))))

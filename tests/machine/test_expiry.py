@@ -38,4 +38,4 @@ def test_the_thread_machine_refuses_what_a_client_could_not_read() -> None:
     machine = ThreadMachine("t")
     machine.receive_input(make_input("t", "run-1"), now=NOW)
     with pytest.raises(LocalProtocolError, match="not an RFC 3339"):
-        machine.interrupt([Interrupt(id="i", reason="input_required", expires_at="20260420T170000Z")])
+        machine.interrupt([Interrupt(id="i", reason="input_required", expires_at="20260420T170000Z")], now=NOW)

@@ -8,11 +8,16 @@ rule's code, the ids it names and the JSON path, next to the ``RUN_ERROR`` to se
 
 from __future__ import annotations
 
-from agui_core.errors import RunErrorCode
-from agui_core.machine import InterruptHome, Reject, ThreadState
+from datetime import datetime
+
+import pytest
+
+from agui_core.errors import LocalProtocolError, RunErrorCode
+from agui_core.machine import Emit, InterruptHome, Reject, ThreadMachine, ThreadState
 from agui_core.machine.record import ANONYMOUS
 from agui_core.protocol import events as ev
-from tests.machine.driver import NOW
+from agui_core.protocol.types import Interrupt
+from tests.machine.driver import NOW, make_input
 from tests.machine.test_thread import approval, interrupted, resume, yes
 
 
@@ -83,3 +88,24 @@ def test_a_payload_rejection_keeps_its_path() -> None:
     assert effect.interrupt_ids == ("int-1",)
     assert effect.path == ("approved",)
     assert effect.event.code == "INVALID_PAYLOAD"
+
+
+def test_fail_takes_a_run_error_code_not_a_string() -> None:
+    machine = interrupted(approval("int-1", "tc-1"))
+    machine.receive_input(resume("run-2", yes("int-1")), now=NOW)
+    with pytest.raises(TypeError, match="RunErrorCode"):
+        machine.fail("quota", "RATE_LIMITED")  # type: ignore[arg-type]
+    effects = machine.fail("quota", RunErrorCode.RATE_LIMITED)
+    assert [e.event.code for e in effects if isinstance(e, Emit)] == ["RATE_LIMITED"]
+
+
+def test_interrupt_and_tool_started_need_the_time() -> None:
+    machine = ThreadMachine("t")
+    machine.receive_input(make_input("t", "run-1"), now=NOW)
+    confirm = Interrupt(id="int-1", reason="confirmation")
+    with pytest.raises(TypeError):
+        machine.interrupt([confirm])  # type: ignore[call-arg]
+    with pytest.raises(LocalProtocolError, match="aware"):
+        machine.interrupt([confirm], now=datetime(2026, 4, 20, 12))
+    machine.interrupt([confirm], now=NOW)
+    assert machine.record().open_interrupts[0].raised_at == NOW.isoformat()

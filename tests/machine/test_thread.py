@@ -888,7 +888,7 @@ def test_agent_error_is_the_default_code_of_fail() -> None:
     ]
     assert machine.state is ThreadState.IDLE
     machine.receive_input(make_input("t", "run-2"), now=NOW)
-    assert wire(machine.fail("quota", code="RATE_LIMITED")) == [
+    assert wire(machine.fail("quota", code=RunErrorCode.RATE_LIMITED)) == [
         {"type": "RUN_ERROR", "message": "quota", "code": "RATE_LIMITED"}
     ]
 
@@ -1245,7 +1245,7 @@ def test_tool_call_id_must_name_a_closed_tool_call_of_this_run() -> None:
     refused(earlier, interrupt(approval("int-1", "tc-1")), "'tc-1'", "'run-2'")
     # Any reason may name a closed tool call of this run.
     effects = never.interrupt(
-        [make_interrupt({"id": "int-2", "reason": "acme:audit", "toolCallId": "tc-1"})]
+        [make_interrupt({"id": "int-2", "reason": "acme:audit", "toolCallId": "tc-1"})], now=NOW
     )
     assert trace(effects)[-1] == "RUN_FINISHED"
 
@@ -1259,7 +1259,7 @@ def test_reasons() -> None:
     )
     refused(running(), interrupt({"id": "int-1", "reason": ""}), "reason")
     effects = running().interrupt(
-        [make_interrupt({"id": "int-1", "reason": "acme:thing", "message": "Look?"})]
+        [make_interrupt({"id": "int-1", "reason": "acme:thing", "message": "Look?"})], now=NOW
     )
     assert wire(effects)[-1]["outcome"]["interrupts"] == [
         {"id": "int-1", "reason": "acme:thing", "message": "Look?"}
@@ -1276,7 +1276,7 @@ def test_interrupt_ids_are_unique_on_the_thread() -> None:
         "unique",
     )
     refused(running(), interrupt({"id": "", "reason": "confirmation"}), "empty")
-    refused(running(), lambda m: m.interrupt([]), "at least one")
+    refused(running(), lambda m: m.interrupt([], now=NOW), "at least one")
     # Against interrupts raised earlier on the thread: open, answered, or carried by this run.
     machine, _ = chain()
     machine.receive_input(make_input("t", "run-4"), now=NOW)
@@ -1304,7 +1304,7 @@ def test_expires_at_needs_a_time_zone() -> None:
             make_interrupt(
                 {"id": "int-1", "reason": "confirmation", "expiresAt": "2026-04-20T17:00:00+09:00"}
             )
-        ]
+        ], now=NOW
     )
     assert trace(effects)[-1] == "RUN_FINISHED"
 
@@ -1322,7 +1322,7 @@ def test_a_broken_response_schema_is_the_agents_error() -> None:
                         "responseSchema": {"type": "no-such-type"},
                     }
                 )
-            ]
+            ], now=NOW
         )
     assert machine.record() == before
 
@@ -1525,7 +1525,7 @@ def test_a_subagent_with_interrupts_is_suspended_before_run_finished() -> None:
             make_interrupt({"id": "int-2", "reason": "confirmation", "subagentRunId": "sub-1"}),
             make_interrupt({"id": "int-3", "reason": "confirmation", "subagentRunId": "sub-2"}),
             make_interrupt({"id": "int-4", "reason": "confirmation"}),
-        ]
+        ], now=NOW
     )
     assert trace(effects) == ["SUBAGENT_FINISHED", "SUBAGENT_FINISHED", *INTERRUPT_END]
     out = wire(effects)
@@ -1551,7 +1551,7 @@ def test_a_subagent_with_interrupts_is_suspended_before_run_finished() -> None:
 
 def test_a_running_subagent_without_interrupts_is_suspended_with_the_run() -> None:
     machine = running(ev.SubagentStartedEvent(subagent_run_id="sub-1", name="watcher"))
-    effects = machine.interrupt([make_interrupt({"id": "int-1", "reason": "confirmation"})])
+    effects = machine.interrupt([make_interrupt({"id": "int-1", "reason": "confirmation"})], now=NOW)
     closing = effects[0]
     assert isinstance(closing, Emit)
     assert closing.event == ev.SubagentFinishedEvent(
@@ -1568,7 +1568,7 @@ def test_an_interrupt_may_name_a_subagent_that_already_finished() -> None:
         ),
     )
     effects = machine.interrupt(
-        [make_interrupt({"id": "int-1", "reason": "confirmation", "subagentRunId": "sub-1"})]
+        [make_interrupt({"id": "int-1", "reason": "confirmation", "subagentRunId": "sub-1"})], now=NOW
     )
     assert trace(effects) == INTERRUPT_END
 
@@ -1590,7 +1590,7 @@ def test_every_started_subagent_is_closed_before_run_finished(end: Callable[[], 
 def test_a_resumed_run_may_continue_a_suspended_subagent() -> None:
     machine = running(ev.SubagentStartedEvent(subagent_run_id="sub-1", name="mailer"))
     machine.interrupt(
-        [make_interrupt({"id": "int-1", "reason": "confirmation", "subagentRunId": "sub-1"})]
+        [make_interrupt({"id": "int-1", "reason": "confirmation", "subagentRunId": "sub-1"})], now=NOW
     )
     effects = drive(
         machine,
@@ -1623,7 +1623,7 @@ def test_fresh_snapshots_from_the_agent_are_not_duplicated() -> None:
         ev.StateSnapshotEvent(snapshot={"step": 2}),
         ev.MessagesSnapshotEvent(messages=()),
     )
-    effects = machine.interrupt([make_interrupt(CONFIRM)])
+    effects = machine.interrupt([make_interrupt(CONFIRM)], now=NOW)
     assert trace(effects) == ["Persist", "RUN_FINISHED"]
 
 
@@ -1633,7 +1633,7 @@ def test_snapshots_made_stale_by_later_events_are_sent_again() -> None:
         ev.MessagesSnapshotEvent(messages=()),
         ev.StateDeltaEvent(delta=({"op": "replace", "path": "/step", "value": 3},)),
     )
-    effects = machine.interrupt([make_interrupt(CONFIRM)])
+    effects = machine.interrupt([make_interrupt(CONFIRM)], now=NOW)
     assert trace(effects) == ["STATE_SNAPSHOT", "Persist", "RUN_FINISHED"]
     assert wire(effects)[0] == {"type": "STATE_SNAPSHOT", "snapshot": {"step": 3}}
 
@@ -1643,7 +1643,7 @@ def test_snapshots_made_stale_by_later_events_are_sent_again() -> None:
         ev.TextMessageStartEvent(message_id="m-1"),
         ev.TextMessageEndEvent(message_id="m-1"),
     )
-    effects = machine.interrupt([make_interrupt(CONFIRM)])
+    effects = machine.interrupt([make_interrupt(CONFIRM)], now=NOW)
     assert trace(effects) == ["MESSAGES_SNAPSHOT", "Persist", "RUN_FINISHED"]
 
 
@@ -1690,7 +1690,7 @@ def test_the_messages_snapshot_reflects_what_was_streamed() -> None:
         ],
     )
     effects = machine.interrupt(
-        [make_interrupt({"id": "int-1", "reason": "tool_call", "toolCallId": "tc-2"})]
+        [make_interrupt({"id": "int-1", "reason": "tool_call", "toolCallId": "tc-2"})], now=NOW
     )
     state, messages = wire(effects)[:2]
     assert state == {"type": "STATE_SNAPSHOT", "snapshot": {"items": [1, 2]}}
@@ -1791,7 +1791,7 @@ def test_snapshots_follow_the_input_of_the_resumed_run() -> None:
             emit(tool_result("r-1", "tc-1", "ok")),
         ],
     )
-    out = wire(machine.interrupt([make_interrupt({"id": "int-2", "reason": "confirmation"})]))
+    out = wire(machine.interrupt([make_interrupt({"id": "int-2", "reason": "confirmation"})], now=NOW))
     assert out[0] == {"type": "STATE_SNAPSHOT", "snapshot": {"v": 2}}
     # The input's new message is appended; the messages it left out are kept (SPEC section 9).
     assert out[1]["messages"][-2:] == [
@@ -1958,7 +1958,7 @@ def nested_lists(depth: int) -> Any:
 def announced(machine: ThreadMachine) -> None:
     """Everything the machine holds can be saved and announced (the limit leaves room for both)."""
     orjson.dumps(record_to_dict(machine.record()))
-    effects = machine.interrupt([make_interrupt(CONFIRM)])
+    effects = machine.interrupt([make_interrupt(CONFIRM)], now=NOW)
     wire(effects)  # STATE_SNAPSHOT, MESSAGES_SNAPSHOT, RUN_FINISHED: each validated and encoded
 
 
@@ -2008,8 +2008,8 @@ def test_results_interrupts_and_continuations_are_held_to_the_limit(depth: int) 
     deep_interrupt = make_interrupt({**CONFIRM, "metadata": {"k": nested_lists(depth - 5)}})
     acts: list[Act] = [
         finish(nested_lists(depth - 1)),
-        lambda machine: machine.interrupt([deep_interrupt]),
-        lambda machine: machine.interrupt([make_interrupt(CONFIRM)], continuation=nested_lists(depth)),
+        lambda machine: machine.interrupt([deep_interrupt], now=NOW),
+        lambda machine: machine.interrupt([make_interrupt(CONFIRM)], continuation=nested_lists(depth), now=NOW),
     ]
     for act in acts:
         machine = running()
@@ -2041,7 +2041,7 @@ def cycles(count: int) -> ThreadMachine:
     machine = ThreadMachine("t")
     machine.receive_input(make_input("t", "run-0", messages=[{"id": "u", "role": "user", "content": "x"}]), now=NOW)
     for n in range(count):
-        machine.interrupt([make_interrupt({"id": f"int-{n}", "reason": "confirmation"})])
+        machine.interrupt([make_interrupt({"id": f"int-{n}", "reason": "confirmation"})], now=NOW)
         machine.receive_input(resume(f"run-{n + 1}", yes_to(f"int-{n}")), now=NOW)
     machine.finish({"n": count})
     return machine
@@ -2107,7 +2107,7 @@ def test_the_audit_trail_keeps_proposals_without_their_edit_schemas() -> None:
     for event in tool_call("tc-1", "send", '{"to":"a"}', parent="m-1"):
         machine.emit(event)
     schema = {"type": "object", "properties": {"to": {"type": "string"}}}
-    machine.interrupt([make_interrupt(approval("int-1", "tc-1"))], edit_schemas={"tc-1": schema})
+    machine.interrupt([make_interrupt(approval("int-1", "tc-1"))], edit_schemas={"tc-1": schema}, now=NOW)
     assert machine.record().open_interrupts[0].proposal.parameters == schema  # needed while open
     machine.receive_input(resume("run-2", yes("int-1")), now=NOW)
     machine.finish()

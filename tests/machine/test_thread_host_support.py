@@ -116,7 +116,7 @@ def test_the_tool_journal_is_saved_before_the_tool_runs_and_before_its_result_go
     assert [type(e) for e in effects] == [Persist, Emit]
     assert effects[0].record.tool_journal[0].result == result
     with pytest.raises(LocalProtocolError, match="already started"):
-        machine.tool_started("tc-1")
+        machine.tool_started("tc-1", now=NOW)
 
 
 def test_the_journal_survives_a_failed_run_and_a_restore() -> None:
@@ -134,9 +134,9 @@ def test_a_tool_cannot_start_before_its_call_is_closed() -> None:
     machine.receive_input(make_input("t", "run-1"), now=NOW)
     machine.emit(ev.ToolCallStartEvent(tool_call_id="tc-1", tool_call_name="x"))
     with pytest.raises(LocalProtocolError, match="not a closed tool call"):
-        machine.tool_started("tc-1")
+        machine.tool_started("tc-1", now=NOW)
     with pytest.raises(LocalProtocolError, match="not a closed tool call"):
-        machine.tool_started("tc-unknown")
+        machine.tool_started("tc-unknown", now=NOW)
 
 
 def test_run_received_at_and_open_subagents() -> None:

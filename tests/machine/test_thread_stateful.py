@@ -34,7 +34,7 @@ from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import event_to_dict
 from agui_core.protocol.types import Interrupt, ResumeEntry, RunAgentInput
-from tests.machine.driver import Act, make_input, trace
+from tests.machine.driver import NOW, Act, make_input, trace
 from tests.seed import APPROVE_SCHEMA
 
 THREAD = "t"
@@ -453,15 +453,15 @@ class ThreadLife(RuleBasedStateMachine):
             lambda m: m.emit(ev.TextMessageContentEvent(message_id="never-opened", delta="?")),
             lambda m: m.emit(ev.TextMessageChunkEvent(message_id="c", delta="x")),
             lambda m: m.emit(ev.RunFinishedEvent(thread_id=THREAD, run_id="x")),
-            lambda m: m.interrupt([Interrupt(id="int-core", reason="core:future")]),
-            lambda m: m.interrupt([Interrupt(id="int-unbound", reason="tool_call")]),
+            lambda m: m.interrupt([Interrupt(id="int-core", reason="core:future")], now=NOW),
+            lambda m: m.interrupt([Interrupt(id="int-unbound", reason="tool_call")], now=NOW),
             lambda m: m.interrupt(
-                [Interrupt(id="int-naive", reason="confirmation", expires_at="2026-04-20T17:00:00")]
+                [Interrupt(id="int-naive", reason="confirmation", expires_at="2026-04-20T17:00:00")], now=NOW
             ),
         ]
         if self.interrupt_ids:
             reused = Interrupt(id=self.interrupt_ids[0], reason="confirmation")
-            mistakes.append(lambda m: m.interrupt([reused]))
+            mistakes.append(lambda m: m.interrupt([reused], now=NOW))
         for act in mistakes:
             self.agent(act, refused=True)
 
@@ -487,7 +487,7 @@ class ThreadLife(RuleBasedStateMachine):
                 fields["subagent_run_id"] = data.draw(st.sampled_from(self.open_subagents))
             interrupts.append(Interrupt(**fields))
         blocked = bool(self.open_text or self.open_tools)
-        effects = self.agent(lambda m: m.interrupt(interrupts), refused=blocked)
+        effects = self.agent(lambda m: m.interrupt(interrupts, now=NOW), refused=blocked)
         if blocked:
             return
         self.interrupt_ids += [i.id for i in interrupts]

@@ -164,7 +164,7 @@ OPERATIONS: dict[MachineInput, Operation] = {
     # After "b" expired, any input closes it first, then starts its own run.
     MachineInput.EXPIRE: lambda m: m.receive_input(make_input("t", "run-9"), now=LATER),
     MachineInput.EMIT: lambda m: m.emit(ev.CustomEvent(name="tick", value=1)),
-    MachineInput.INTERRUPT: lambda m: m.interrupt([Interrupt(id="z", reason="confirmation")]),
+    MachineInput.INTERRUPT: lambda m: m.interrupt([Interrupt(id="z", reason="confirmation")], now=NOW),
     MachineInput.FINISH: lambda m: m.finish(),
     MachineInput.FAIL: lambda m: m.fail("boom"),
     MachineInput.CANCEL: lambda m: m.cancel(),
