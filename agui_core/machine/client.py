@@ -87,10 +87,17 @@ from agui_core.errors import (
     LocalProtocolError,
     OrderingError,
     PayloadError,
-    ResponseSchemaError,
     RunErrorCode,
 )
 from agui_core.machine.expiry import read_expires_at
+from agui_core.machine.interrupts import (
+    CONFIRMATION_SCHEMA,
+    answer_fault,
+    check_answer_payload,
+    check_interrupt,
+    format_ids,
+    offers_edits,
+)
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
 from agui_core.machine.ordering import StreamVerifier
 from agui_core.protocol import events as ev
@@ -197,7 +204,7 @@ CLIENT_RULES = frozenset(
 )
 """The rules the client machine checks beyond the reference client's ``verifyEvents``."""
 
-DEFAULT_CONFIRMATION_SCHEMA: Mapping[str, Any] = {"type": "boolean"}
+DEFAULT_CONFIRMATION_SCHEMA: Mapping[str, Any] = CONFIRMATION_SCHEMA
 """What a ``confirmation`` without a ``responseSchema`` is answered with (SPEC section 4)."""
 
 # RFC 3339 section 5.6 (a space may stand for "T", as the RFC's note allows).
@@ -216,15 +223,6 @@ def is_interrupt_expired(interrupt: Interrupt, now: datetime) -> bool:
     if interrupt.expires_at is None:
         return False
     return read_expires_at(interrupt.expires_at) <= now
-
-
-def offers_edits(schema: object) -> bool:
-    """Whether a ``responseSchema`` declares ``properties.editedArgs``: the signal that the
-    agent accepts approve-with-edits (SPEC section 5)."""
-    if not isinstance(schema, Mapping):
-        return False
-    properties = schema.get("properties")
-    return isinstance(properties, Mapping) and "editedArgs" in properties
 
 
 # --- answers -------------------------------------------------------------------------------
@@ -348,10 +346,6 @@ class _ToolCallDraft:
     def __init__(self, name: str | None, arguments: str = "") -> None:
         self.name = name
         self.arguments = arguments
-
-
-def _ids(items: Iterable[str]) -> str:
-    return ", ".join(repr(i) for i in items)
 
 
 def _bare_message(error: OrderingError) -> str:
@@ -661,15 +655,11 @@ class ClientMachine:
                 )
             iid = interrupt.id
             where = f"{label} interrupt {iid!r}"
-            if not iid:
-                raise self._fail(
-                    "interrupt-id-empty", f"{label} interrupts[{position}] has an empty id", event
-                )
-            if iid in seen:
+            if iid and iid in seen:
                 raise self._fail(
                     "interrupt-duplicate-id", f"{where} appears twice in the outcome", event
                 )
-            if iid in self._seen_ids:
+            if iid and iid in self._seen_ids:
                 raise self._fail(
                     "interrupt-duplicate-id",
                     f"{where} was already announced on thread {self._thread_id!r}; "
@@ -677,23 +667,12 @@ class ClientMachine:
                     event,
                 )
             seen.add(iid)
-            reason = interrupt.reason
-            if not reason:
-                raise self._fail("interrupt-reason-empty", f"{where} has an empty reason", event)
-            if reason.startswith("core:"):
-                raise self._fail(
-                    "interrupt-reason-reserved",
-                    f"{where} has reason {reason!r}; the prefix 'core:' is reserved for future "
-                    "core reasons",
-                    event,
-                )
+            fault = check_interrupt(interrupt, self._validators)
+            if fault is not None:
+                if fault.rule == "interrupt-id-empty":
+                    where = f"{label} interrupts[{position}]"
+                raise self._fail(fault.rule, f"{where}: {fault.why}", event)
             call_id = interrupt.tool_call_id
-            if reason == "tool_call" and call_id is None:
-                raise self._fail(
-                    "interrupt-tool-call-missing",
-                    f"{where} has reason 'tool_call' but no toolCallId",
-                    event,
-                )
             if (
                 call_id is not None
                 and call_id not in closed
@@ -705,24 +684,10 @@ class ClientMachine:
                     "closed with TOOL_CALL_END nor carried in its MESSAGES_SNAPSHOT",
                     event,
                 )
-            if interrupt.expires_at is not None:
-                try:
-                    read_expires_at(interrupt.expires_at)
-                except ValueError as exc:
-                    raise self._fail(
-                        "interrupt-expires-at-invalid", f"{where}: {exc}", event
-                    ) from None
-            if interrupt.response_schema is not None:
-                try:
-                    self._validators.check_schema(iid, interrupt.response_schema)
-                except ResponseSchemaError as exc:
-                    raise self._fail(
-                        "interrupt-schema-invalid", f"{label}: {exc.message}", event
-                    ) from None
         if missing:
             raise self._fail(
                 "snapshot-missing",
-                f"{label} with interrupts {_ids(i.id for i in interrupts)} in a run that sent no "
+                f"{label} with interrupts {format_ids(i.id for i in interrupts)} in a run that sent no "
                 f"{' and no '.join(missing)}; the interrupt boundary carries both",
                 event,
             )
@@ -887,8 +852,8 @@ class ClientMachine:
         if unknown:
             raise self._refuse(
                 RunErrorCode.UNKNOWN_INTERRUPT_ID,
-                f"no interrupt {_ids(unknown)} is open on thread {self._thread_id!r} "
-                f"(open: {_ids(open_by_id)})",
+                f"no interrupt {format_ids(unknown)} is open on thread {self._thread_id!r} "
+                f"(open: {format_ids(open_by_id)})",
             )
         for iid, reply in replies.items():
             if reply.status == "resolved" and is_interrupt_expired(open_by_id[iid], now):
@@ -902,7 +867,7 @@ class ClientMachine:
         if missing:
             raise self._refuse(
                 RunErrorCode.PARTIAL_RESUME,
-                f"open interrupt {_ids(missing)} has no answer; one resume answers every open "
+                f"open interrupt {format_ids(missing)} has no answer; one resume answers every open "
                 "interrupt (cancel the ones to decline)",
             )
         entries = []
@@ -957,7 +922,7 @@ class ClientMachine:
             if extra:
                 raise self._refuse(
                     RunErrorCode.INVALID_RESUME,
-                    f"{where} has unknown key {_ids(extra)}; it holds status, payload and metadata",
+                    f"{where} has unknown key {format_ids(extra)}; it holds status, payload and metadata",
                     answer,
                 )
             if "metadata" in answer and answer["metadata"] is None:
@@ -984,22 +949,9 @@ class ClientMachine:
                 "approve_with_edits() or cancel()",
                 answer,
             )
-        if reply.status not in ("resolved", "cancelled"):
-            raise self._refuse(
-                RunErrorCode.INVALID_RESUME,
-                f"{where} has status {reply.status!r}; it is 'resolved' or 'cancelled'",
-                answer,
-            )
-        if reply.status == "cancelled" and reply.payload is not None:
-            raise self._refuse(
-                RunErrorCode.INVALID_RESUME, f"{where} is cancelled and carries a payload", answer
-            )
-        if reply.metadata is not None and not isinstance(reply.metadata, Mapping):
-            raise self._refuse(
-                RunErrorCode.INVALID_RESUME,
-                f"{where} has metadata of type {type(reply.metadata).__name__}; metadata is an object",
-                answer,
-            )
+        fault = answer_fault(reply.status, reply.payload, reply.metadata)
+        if fault is not None:
+            raise self._refuse(RunErrorCode.INVALID_RESUME, f"{where}: {fault}", answer)
         try:
             # A copy, so the entry is plain JSON and the caller's objects stay theirs.
             reply = Reply(
@@ -1016,22 +968,8 @@ class ClientMachine:
         return reply
 
     def _check_payload(self, interrupt: Interrupt, reply: Reply) -> None:
-        schema = interrupt.response_schema
-        if schema is None and interrupt.reason == "confirmation":
-            schema = DEFAULT_CONFIRMATION_SCHEMA
-        payload = reply.payload
-        if isinstance(payload, Mapping) and "editedArgs" in payload and not offers_edits(schema):
-            raise self._refuse(
-                RunErrorCode.INVALID_PAYLOAD,
-                f"the answer to interrupt {interrupt.id!r} carries editedArgs, but its "
-                "responseSchema does not declare properties.editedArgs, so the agent offered "
-                "no edits (they would be ignored)",
-                reply,
-            )
-        if schema is None:
-            return
         try:
-            self._validators.validate(interrupt.id, schema, payload)
+            check_answer_payload(interrupt, reply.payload, self._validators)
         except PayloadError as exc:
             raise self._refuse(RunErrorCode.INVALID_PAYLOAD, exc.message, reply) from exc
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import attrs
 import orjson
 
+from agui_core.machine.interrupts import BoundAnswer
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol.codec import converter, event_from_dict, event_to_dict
 from agui_core.protocol.events import Event, ToolCallResultEvent
@@ -156,8 +157,8 @@ class ActiveRun:
 
     run_id: str
     parent_run_id: str | None = None
-    answers: tuple[tuple[Interrupt, ResumeEntry, str], ...] = ()
-    """The resume being carried out: (interrupt, entry, the run that raised the interrupt)."""
+    answers: tuple[BoundAnswer, ...] = ()
+    """The resume being carried out: each entry with its interrupt and the run that raised it."""
     received_at: str = ""
     raised_at: tuple[tuple[str, str], ...] = ()
     """When each answered interrupt was raised, by interrupt id (where known)."""
@@ -294,11 +295,11 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
             "parentRunId": run.parent_run_id,
             "answers": [
                 {
-                    "interrupt": _unstructure(i, Interrupt),
-                    "entry": _unstructure(e, ResumeEntry),
-                    "raisedIn": raised_in,
+                    "interrupt": _unstructure(a.interrupt, Interrupt),
+                    "entry": _unstructure(a.entry, ResumeEntry),
+                    "raisedIn": a.raised_in,
                 }
-                for i, e, raised_in in run.answers
+                for a in run.answers
             ],
             "receivedAt": run.received_at,
             "raisedAt": [list(pair) for pair in run.raised_at],
@@ -413,7 +414,11 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
             run_id=run["runId"],
             parent_run_id=run["parentRunId"],
             answers=tuple(
-                (structure(a["interrupt"], Interrupt), structure(a["entry"], ResumeEntry), a["raisedIn"])
+                BoundAnswer(
+                    interrupt=structure(a["interrupt"], Interrupt),
+                    entry=structure(a["entry"], ResumeEntry),
+                    raised_in=a["raisedIn"],
+                )
                 for a in run["answers"]
             ),
             received_at=run["receivedAt"],

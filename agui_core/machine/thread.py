@@ -51,6 +51,14 @@ from agui_core.machine.effects import Answer, Effect, Emit, Persist, Reject, Sta
 from agui_core.machine.expiry import read_expires_at
 from agui_core.machine.facts import InterruptHome
 from agui_core.machine.history import HistoryUpdate, check_input_depth, check_input_ids, merge_history
+from agui_core.machine.interrupts import (
+    CORE_REASONS,
+    BoundAnswer,
+    answer_fault,
+    check_answer_payload,
+    check_interrupt,
+    format_ids,
+)
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
 from agui_core.machine.ordering import StreamVerifier
 from agui_core.machine.record import (
@@ -83,9 +91,6 @@ from agui_core.protocol.types import (
 
 __all__ = ["CORE_REASONS", "MAX_INTERRUPTS", "RESUMES_KEPT", "ThreadMachine"]
 
-CORE_REASONS = frozenset({"tool_call", "input_required", "confirmation"})
-"""The reasons SPEC section 4 defines; ``core:`` is reserved for future ones."""
-
 MAX_INTERRUPTS = 100
 """The most interrupts one run may end with, so the most entries a resume may carry."""
 
@@ -100,9 +105,6 @@ record grows with its conversation and its audit trail, not with how many runs i
 
 _RETRIES_KEPT = 4
 """How many ended runs that answered nothing are kept for clients retrying them by run id."""
-
-_CONFIRMATION_SCHEMA: Mapping[str, Any] = {"type": "boolean"}
-"""A ``confirmation`` without a ``responseSchema`` is answered yes or no."""
 
 # Events that belong to the machine, not to the agent's stream.
 _RUN_EVENTS = (ev.RunStartedEvent, ev.RunFinishedEvent, ev.RunErrorEvent)
@@ -181,22 +183,9 @@ def _without_parameters(proposal: Proposal | None) -> Proposal | None:
     return attrs.evolve(proposal, parameters=None)
 
 
-def _offers_edits(schema: Mapping[str, Any] | None) -> bool:
-    """Whether an approval's ``responseSchema`` offers ``editedArgs`` (SPEC section 5)."""
-    properties = schema.get("properties") if isinstance(schema, Mapping) else None
-    return isinstance(properties, Mapping) and "editedArgs" in properties
-
-
 def _fingerprint(entries: Iterable[ResumeEntry]) -> tuple[tuple[str, str, str], ...]:
     """A resume's identity for replay: (interrupt id, status, payload) per entry, by id."""
     return tuple(sorted((e.interrupt_id, e.status, payload_digest(_canonical(e.payload))) for e in entries))
-
-
-def _ids(items: Iterable[str], *, shown: int = 5) -> str:
-    """Ids for an error message: the first few, and how many more (messages stay short)."""
-    listed = list(items)
-    text = ", ".join(repr(i) for i in listed[:shown])
-    return text if len(listed) <= shown else f"{text} and {len(listed) - shown} more"
 
 
 @attrs.define
@@ -205,7 +194,7 @@ class _Run:
 
     run_id: str
     parent_run_id: str | None
-    answers: tuple[tuple[Interrupt, ResumeEntry, str], ...]
+    answers: tuple[BoundAnswer, ...]
     received_at: str
     messages_before: tuple[Message, ...]
     state_before: JSON
@@ -226,11 +215,11 @@ class _Run:
     lease_until: str | None = None
     """Until when the run's host holds the thread, as the run started (renewals go to the store)."""
 
-    bound: dict[str, tuple[Interrupt, ResumeEntry, str]] = attrs.field(init=False)
+    bound: dict[str, BoundAnswer] = attrs.field(init=False)
     """The answered tool-bound interrupts of this run, by tool call id."""
 
     def __attrs_post_init__(self) -> None:
-        self.bound = {a[0].tool_call_id: a for a in self.answers if a[0].tool_call_id is not None}
+        self.bound = {a.interrupt.tool_call_id: a for a in self.answers if a.interrupt.tool_call_id is not None}
 
 
 class ThreadMachine:
@@ -288,7 +277,7 @@ class ThreadMachine:
         run = self._run
         if run is None:
             return ()
-        return tuple(self._answer(run, i, e) for i, e, _ in run.answers)
+        return tuple(self._answer(run, a.interrupt, a.entry) for a in run.answers)
 
     @staticmethod
     def _answer(run: _Run, interrupt: Interrupt, entry: ResumeEntry) -> Answer:
@@ -361,7 +350,7 @@ class ThreadMachine:
         return (
             any(o.interrupt.id == interrupt_id for o in self._open)
             or any(r.interrupt.id == interrupt_id for r in self._resolved)
-            or (self._run is not None and any(i.id == interrupt_id for i, _, _ in self._run.answers))
+            or (self._run is not None and any(a.interrupt.id == interrupt_id for a in self._run.answers))
         )
 
     def has_message(self, message_id: str) -> bool:
@@ -537,7 +526,7 @@ class ThreadMachine:
         if strangers:
             raise RemoteProtocolError(
                 RunErrorCode.THREAD_MISMATCH,
-                f"interrupt {_ids(strangers)} belongs to another thread; resume it on the thread that raised it",
+                f"interrupt {format_ids(strangers)} belongs to another thread; resume it on the thread that raised it",
                 interrupt_ids=strangers,
             )
         live, expired = self._partition_open(now)
@@ -548,7 +537,7 @@ class ThreadMachine:
             if live:
                 raise RemoteProtocolError(
                     RunErrorCode.PENDING_INTERRUPTS,
-                    f"thread {self._thread_id!r} has open interrupts {_ids(o.interrupt.id for o in live)}; "
+                    f"thread {self._thread_id!r} has open interrupts {format_ids(o.interrupt.id for o in live)}; "
                     "the input must carry a resume answering them",
                 )
             history = self._merge_history(run_input)
@@ -579,15 +568,9 @@ class ThreadMachine:
         seen: set[str] = set()
         for index, entry in enumerate(entries):
             where = f"resume[{index}] (interrupt {entry.interrupt_id!r})"
-            if entry.status not in ("resolved", "cancelled"):
-                raise RemoteProtocolError(
-                    RunErrorCode.INVALID_RESUME,
-                    f"{where}: status must be 'resolved' or 'cancelled', not {entry.status!r}",
-                )
-            if entry.status == "cancelled" and entry.payload is not None:
-                raise RemoteProtocolError(RunErrorCode.INVALID_RESUME, f"{where}: a cancelled entry carries no payload")
-            if entry.metadata is not None and not isinstance(entry.metadata, Mapping):
-                raise RemoteProtocolError(RunErrorCode.INVALID_RESUME, f"{where}: metadata must be an object")
+            fault = answer_fault(entry.status, entry.payload, entry.metadata)
+            if fault is not None:
+                raise RemoteProtocolError(RunErrorCode.INVALID_RESUME, f"{where}: {fault}")
             if entry.interrupt_id in seen:
                 raise RemoteProtocolError(
                     RunErrorCode.DUPLICATE_RESUME_ENTRY,
@@ -635,7 +618,7 @@ class ThreadMachine:
 
     def _bind(
         self, entries: Sequence[ResumeEntry], live: list[OpenInterrupt], expired: list[OpenInterrupt]
-    ) -> tuple[tuple[Interrupt, ResumeEntry, str], ...]:
+    ) -> tuple[BoundAnswer, ...]:
         live_by_id = {o.interrupt.id: o for o in live}
         expired_ids = {o.interrupt.id for o in expired} | {
             r.interrupt.id for r in self._resolved if r.status == "expired"
@@ -658,20 +641,20 @@ class ThreadMachine:
         if unknown:
             raise RemoteProtocolError(
                 RunErrorCode.UNKNOWN_INTERRUPT_ID,
-                f"no interrupt {_ids(unknown)} is open on thread {self._thread_id!r}",
+                f"no interrupt {format_ids(unknown)} is open on thread {self._thread_id!r}",
                 interrupt_ids=unknown,
             )
         if late:
             raise RemoteProtocolError(
                 RunErrorCode.INTERRUPT_EXPIRED,
-                f"interrupt {_ids(late)} expired before the resume arrived",
+                f"interrupt {format_ids(late)} expired before the resume arrived",
                 interrupt_ids=late,
             )
         if again:
             runs = {answered[i].answered_in for i in again}
             raise RemoteProtocolError(
                 RunErrorCode.INTERRUPT_ALREADY_RESOLVED,
-                f"interrupt {_ids(again)} was already answered (in run {_ids(r or '?' for r in runs)}); "
+                f"interrupt {format_ids(again)} was already answered (in run {format_ids(r or '?' for r in runs)}); "
                 "only the same resume, whole, can be sent again",
                 interrupt_ids=again,
             )
@@ -680,7 +663,7 @@ class ThreadMachine:
         if missing:
             raise RemoteProtocolError(
                 RunErrorCode.PARTIAL_RESUME,
-                f"the resume leaves open interrupt {_ids(missing)} unanswered; one resume answers them all",
+                f"the resume leaves open interrupt {format_ids(missing)} unanswered; one resume answers them all",
                 interrupt_ids=missing,
             )
         # Bound in the order the interrupts were raised, whatever the order of the entries, so
@@ -690,36 +673,19 @@ class ThreadMachine:
         for item in live:
             entry = by_id[item.interrupt.id]
             self._check_payload(item, entry)
-            bound.append((item.interrupt, entry, item.run_id))
+            bound.append(BoundAnswer(interrupt=item.interrupt, entry=entry, raised_in=item.run_id))
         return tuple(bound)
 
     def _check_payload(self, item: OpenInterrupt, entry: ResumeEntry) -> None:
         if entry.status != "resolved":
             return
-        interrupt = item.interrupt
-        schema = interrupt.response_schema
-        payload = entry.payload
-        if interrupt.tool_call_id is not None and isinstance(payload, dict) and "editedArgs" in payload:
-            # Edits are the one change a client may make to a proposal (SPEC section 9).
-            if not _offers_edits(schema):
-                raise self._payload_error(
-                    interrupt, PayloadError(interrupt.id, "this approval does not offer edits", ("editedArgs",))
-                )
-            parameters = item.proposal.parameters if item.proposal is not None else None
-            if parameters is not None:
-                try:
-                    self._validators.validate(interrupt.id, parameters, payload["editedArgs"])
-                except PayloadError as exc:
-                    at = ("editedArgs", *exc.path)
-                    raise self._payload_error(interrupt, PayloadError(interrupt.id, exc.expected, at)) from None
-        if schema is None and interrupt.reason == "confirmation":
-            schema = _CONFIRMATION_SCHEMA
-        if schema is None:
-            return
+        # Edits are the one change a client may make to a proposal (SPEC section 9): they must
+        # pass the tool's parameters as bound with the proposal.
+        parameters = item.proposal.parameters if item.proposal is not None else None
         try:
-            self._validators.validate(interrupt.id, schema, entry.payload)
+            check_answer_payload(item.interrupt, entry.payload, self._validators, edit_parameters=parameters)
         except PayloadError as exc:
-            raise self._payload_error(interrupt, exc) from None
+            raise self._payload_error(item.interrupt, exc) from None
 
     @staticmethod
     def _payload_error(interrupt: Interrupt, exc: PayloadError) -> RemoteProtocolError:
@@ -733,7 +699,7 @@ class ThreadMachine:
         now: datetime,
         expired: list[OpenInterrupt],
         *,
-        answers: tuple[tuple[Interrupt, ResumeEntry, str], ...],
+        answers: tuple[BoundAnswer, ...],
         history: HistoryUpdate,
         principal: str,
         lease_until: datetime | None = None,
@@ -742,7 +708,7 @@ class ThreadMachine:
         if self._owner is None:
             self._owner = principal
         state = self._state
-        answered_ids = {i.id for i, _, _ in answers}
+        answered_ids = {a.interrupt.id for a in answers}
         answered_open = [o for o in self._open if o.interrupt.id in answered_ids]
         raised_at = {o.interrupt.id: o.raised_at for o in answered_open if o.raised_at}
         proposals: dict[str, Proposal] = {}
@@ -864,7 +830,7 @@ class ThreadMachine:
         tool_call_id = getattr(event, "tool_call_id", None)
         bound = run.bound.get(tool_call_id) if tool_call_id is not None else None
         if bound is not None:
-            interrupt, entry, _ = bound
+            interrupt, entry = bound.interrupt, bound.entry
             if isinstance(event, _TOOL_CALL_STREAM):
                 raise self._refuse(
                     event,
@@ -1077,7 +1043,7 @@ class ThreadMachine:
             "reasoning message": verifier.open_reasoning_messages,
             "reasoning span": verifier.open_reasoning_spans,
         }
-        problems = [f"{kind} {_ids(sorted(ids))}" for kind, ids in still_open.items() if ids]
+        problems = [f"{kind} {format_ids(sorted(ids))}" for kind, ids in still_open.items() if ids]
         if problems:
             raise LocalProtocolError(
                 f"in state {self._state.name}: cannot {what} while {'; '.join(problems)} still open",
@@ -1104,7 +1070,7 @@ class ThreadMachine:
         if not interrupts:
             raise LocalProtocolError("interrupt() needs at least one interrupt", state=self._state)
         taken = {o.interrupt.id for o in self._open} | {r.interrupt.id for r in self._resolved}
-        taken |= {i.id for i, _, _ in run.answers}
+        taken |= {a.interrupt.id for a in run.answers}
         seen: set[str] = set()
         closed_calls = run.verifier.closed_tool_calls_this_run
         for interrupt in interrupts:
@@ -1115,32 +1081,19 @@ class ThreadMachine:
             def bad(why: str, interrupt: Interrupt = interrupt) -> LocalProtocolError:
                 return LocalProtocolError(f"interrupt {interrupt.id!r}: {why}", state=self._state, event=interrupt)
 
-            if not iid:
-                raise bad("the id is empty")
-            if iid in seen or iid in taken:
+            if iid and (iid in seen or iid in taken):
                 raise bad("the id is already used on this thread; interrupt ids are unique per thread")
             seen.add(iid)
-            reason = interrupt.reason
-            if not reason:
-                raise bad("the reason is empty")
-            if reason.startswith("core:"):
-                raise bad(f"reason {reason!r}: the prefix 'core:' is reserved for future core reasons")
-            if reason == "tool_call" and interrupt.tool_call_id is None:
-                raise bad("reason 'tool_call' needs the toolCallId of the call it gates")
+            fault = check_interrupt(interrupt, self._validators)
+            if fault is not None:
+                if fault.schema_error is not None:
+                    raise fault.schema_error  # the agent declared a schema that does not compile
+                raise bad(fault.why)
             if interrupt.tool_call_id is not None and interrupt.tool_call_id not in closed_calls:
                 raise bad(
                     f"toolCallId {interrupt.tool_call_id!r} is not a closed tool call of run "
                     f"{run.run_id!r} (send TOOL_CALL_END before interrupting)"
                 )
-            if interrupt.expires_at is not None:
-                try:
-                    read_expires_at(interrupt.expires_at)
-                except ValueError as exc:
-                    raise bad(str(exc)) from None
-            if interrupt.metadata is not None and not isinstance(interrupt.metadata, Mapping):
-                raise bad("metadata must be an object")
-            if interrupt.response_schema is not None:
-                self._validators.check_schema(iid, interrupt.response_schema)
 
     def _commit_answers(self, run: _Run, outcome: RunFinishedOutcome, result: JSON) -> None:
         # Kept for replay, the last few of each kind: resumes, and runs that answered nothing
@@ -1149,13 +1102,14 @@ class ThreadMachine:
         limit = RESUMES_KEPT if run.answers else _RETRIES_KEPT
         for dropped in same_kind[: max(0, len(same_kind) - limit + 1)]:
             self._completed.remove(dropped)
-        for interrupt, entry, raised_in in run.answers:
+        for answer in run.answers:
+            interrupt, entry = answer.interrupt, answer.entry
             call_id = interrupt.tool_call_id
             journal = self._journal.get(call_id) if call_id is not None else None
             self._resolved.append(
                 ResolvedInterrupt(
                     interrupt=interrupt,
-                    run_id=raised_in,
+                    run_id=answer.raised_in,
                     raised_at=run.raised_at.get(interrupt.id),
                     status=entry.status,
                     payload=entry.payload,
@@ -1171,7 +1125,7 @@ class ThreadMachine:
         self._completed.append(
             CompletedResume(
                 run_id=run.run_id,
-                answers=_fingerprint(e for _, e, _ in run.answers),
+                answers=_fingerprint(a.entry for a in run.answers),
                 outcome=outcome,
                 result=result,
                 tool_results=tuple(run.tool_results),
@@ -1297,13 +1251,13 @@ class ThreadMachine:
         self._agent_state = run.state_before
         self._open = self._open + tuple(
             OpenInterrupt(
-                interrupt=i,
-                run_id=raised_in,
-                raised_at=run.raised_at.get(i.id),
-                proposal=run.proposals.get(i.tool_call_id) if i.tool_call_id is not None else None,
+                interrupt=a.interrupt,
+                run_id=a.raised_in,
+                raised_at=run.raised_at.get(a.interrupt.id),
+                proposal=run.proposals.get(a.interrupt.tool_call_id) if a.interrupt.tool_call_id is not None else None,
                 continuation=run.continuation_in,
             )
-            for i, _, raised_in in run.answers
+            for a in run.answers
         )
         self._run = None
         return [self._persist(), Emit(event=error)]

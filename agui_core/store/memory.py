@@ -125,8 +125,8 @@ class MemoryThreadStore:
         for item in record.open_interrupts:
             index.setdefault(item.interrupt.id, thread_id)
         if record.active_run is not None:
-            for answered, _, _ in record.active_run.answers:
-                index.setdefault(answered.id, thread_id)
+            for bound in record.active_run.answers:
+                index.setdefault(bound.interrupt.id, thread_id)
         for closed in record.resolved:
             index.setdefault(closed.interrupt.id, thread_id)
 

@@ -470,7 +470,7 @@ class PostgresThreadStore:
         ids = [o.interrupt.id for o in record.open_interrupts]
         run = record.active_run
         if run is not None:
-            ids += [answered.id for answered, _, _ in run.answers]
+            ids += [a.interrupt.id for a in run.answers]
         lease_until = None if run is None else run.lease_until
         try:
             lease = None if lease_until is None else datetime.fromisoformat(lease_until)

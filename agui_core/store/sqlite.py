@@ -773,7 +773,7 @@ class SqliteThreadStore:
         fresh = range(known, len(resolved))
         ids = [(o.interrupt.id, thread_id) for o in record.open_interrupts]
         if record.active_run is not None:
-            ids += [(i.id, thread_id) for i, _, _ in record.active_run.answers]
+            ids += [(a.interrupt.id, thread_id) for a in record.active_run.answers]
         ids += [(resolved[i].interrupt.id, thread_id) for i in fresh]
         if ids:
             # OR IGNORE: an id already known keeps the thread that raised it first (interrupt

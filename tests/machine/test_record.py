@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agui_core.machine.interrupts import BoundAnswer
 from agui_core.machine.record import (
     ActiveRun,
     CompletedResume,
@@ -120,15 +121,15 @@ def rich_record() -> ThreadRecord:
             run_id="run-5",
             parent_run_id="run-4",
             answers=(
-                (
-                    BOUND,
-                    ResumeEntry(
+                BoundAnswer(
+                    interrupt=BOUND,
+                    entry=ResumeEntry(
                         interrupt_id="int-1",
                         status="resolved",
                         payload={"approved": True},
                         metadata={"k": None},
                     ),
-                    "run-2",
+                    raised_in="run-2",
                 ),
             ),
             received_at="2026-04-20T12:30:00+00:00",
