@@ -311,7 +311,26 @@ def _make_structure(cls: type[Any], wire: Mapping[str, str]) -> Callable[..., An
     return _compile(f"structure_{cls.__name__}", lines, namespace)  # type: ignore[no-any-return]
 
 
+def _check_plain(cls: type[Any]) -> None:
+    """Refuse a class the generated structure function would build wrongly.
+
+    That function fills the slots of an object made with ``object.__new__`` and never calls
+    ``__init__``: an attrs validator, converter or ``__attrs_post_init__`` on a wire class
+    would be skipped without a word. Such a class needs a structure function of its own.
+    """
+    for field in attrs.fields(cls):
+        if field.validator is not None or field.converter is not None:
+            raise TypeError(
+                f"{cls.__name__}.{field.name} has an attrs validator or converter, which the generated "
+                "decoder (object.__new__, no __init__) would skip"
+            )
+    for hook in ("__attrs_pre_init__", "__attrs_post_init__"):
+        if hasattr(cls, hook):
+            raise TypeError(f"{cls.__name__} defines {hook}, which the generated decoder would skip")
+
+
 def _register_class(cls: type[Any]) -> None:
+    _check_plain(cls)
     wire = {f.name: _camel(f.name) for f in attrs.fields(cls) if f.name != "extra"}
     unstructure = _BY_CLASS[cls] = _make_unstructure(cls, wire)
     structure = _STRUCTURE_BY_CLASS[cls] = _make_structure(cls, wire)

@@ -43,6 +43,7 @@ from agui_core.errors import InvalidEventError, InvalidInputError, RunErrorCode,
 __all__ = [
     "DEVIATIONS",
     "EVENT_TYPES",
+    "LEAN_SKIPPED",
     "Deviation",
     "schema_documents",
     "validate_capabilities",
@@ -179,7 +180,9 @@ def _for_compiler(node: Any) -> Any:
 # (for additionalProperties, which these schemas never use), and builds the set of required
 # keys even when none is missing. Those allocations are most of its cost on the small objects
 # of AG-UI, so the generated code is rewritten to test the object itself. Should the generated
-# code ever change shape, the rewrite is abandoned whole and the code runs as generated.
+# code ever change shape, the rewrite is abandoned whole and the code runs as generated; that
+# is recorded in LEAN_SKIPPED, and tests/protocol/test_validation_fences.py fails on it (and on
+# any fastjsonschema whose generated code differs from the version the rewrite was written for).
 _KEY_SET: Final = re.compile(r"^[ ]*(\w+)_keys = set\(\1\.keys\(\)\)\n", re.MULTILINE)
 _KEY_REMOVE: Final = re.compile(r'^[ ]*\w+_keys\.remove\("[^"\\]+"\)\n', re.MULTILINE)
 _KEY_TEST: Final = re.compile(r'if "([^"\\]+)" in (\w+)_keys:')
@@ -195,13 +198,20 @@ def _all_present(match: re.Match[str]) -> str:
     return f"{indent}{target}__missing_keys = not ({present}) and set({names}) - {obj}.keys()"
 
 
+LEAN_SKIPPED: Final[list[str]] = []
+"""Generated code the lean rewrite could not be applied to (it then runs as generated)."""
+
+
 def _lean(code: str) -> str:
     """The generated ``code`` without its per-object key sets, or ``code`` itself."""
     lean = _KEY_SET.sub("", code)
     lean = _KEY_REMOVE.sub("", lean)
     lean = _KEY_TEST.sub(r'if "\1" in \2:', lean)
     lean = _MISSING.sub(_all_present, lean)
-    return code if _KEY_SET_LEFT.search(lean) else lean
+    if _KEY_SET_LEFT.search(lean):
+        LEAN_SKIPPED.append(code)
+        return code
+    return lean
 
 
 def _nodes(node: Any) -> Iterator[dict[str, Any]]:
@@ -214,18 +224,43 @@ def _nodes(node: Any) -> Iterator[dict[str, Any]]:
             yield from _nodes(value)
 
 
-def _compile(schema: Mapping[str, Any]) -> Callable[[Any], Any]:
-    if any(
-        "additionalProperties" in node or "patternProperties" in node for node in _nodes(schema)
-    ):
-        raise RuntimeError("the lean rewrite of the generated code assumes open objects")
-    code = fastjsonschema.compile_to_code(
+_VALIDATOR_FILE: Final = "<agui_core compiled validator>"
+"""The file name the compiled validators' code runs under, so a crash in it is recognised."""
+_OUR_FILES: Final = (_VALIDATOR_FILE, __file__, fastjsonschema.__file__.removesuffix("__init__.py"))
+
+
+def _crashed_in_our_code(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised by the validator's own code rather than by the value checked.
+
+    A value may be a mapping of the caller's that raises when it is read: that is the value's
+    fault, and it is refused. An exception whose innermost frame is the compiled validator,
+    this module or fastjsonschema is a bug of ours, and must not be turned into a refusal.
+    """
+    tb = exc.__traceback__
+    if tb is None:
+        return True
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename.startswith(_OUR_FILES)
+
+
+def _generate(schema: Mapping[str, Any]) -> str:
+    """fastjsonschema's code for ``schema``, as generated."""
+    return fastjsonschema.compile_to_code(
         {"$schema": "http://json-schema.org/draft-07/schema#", **schema},
         use_default=False,  # a default would be written into the caller's document
         use_formats=False,
     )
+
+
+def _compile(schema: Mapping[str, Any], *, lean: bool = True) -> Callable[[Any], Any]:
+    if any(
+        "additionalProperties" in node or "patternProperties" in node for node in _nodes(schema)
+    ):
+        raise RuntimeError("the lean rewrite of the generated code assumes open objects")
+    code = _generate(schema)
     namespace: dict[str, Any] = {}
-    exec(_lean(code), namespace)
+    exec(compile(_lean(code) if lean else code, _VALIDATOR_FILE, "exec"), namespace)
     validate: Callable[[Any], Any] = namespace["validate"]
     return validate
 
@@ -434,7 +469,13 @@ def _shape(ref: str) -> Check:
             validate(value)
         except JsonSchemaValueException as exc:
             raise _fault(exc) from None
+        except RecursionError as exc:  # the value's own depth, not a bug: the value is refused
+            raise _Fault(_unreadable(exc), ()) from None
         except Exception as exc:
+            # A crash of the compiled validator (or of the lean rewrite of it) is a bug: it is
+            # raised as it is, never turned into a refusal that would blame the client.
+            if _crashed_in_our_code(exc):
+                raise
             raise _Fault(_unreadable(exc), ()) from None
         for slot in slots:
             slot(value)
@@ -465,7 +506,11 @@ def _run(check: Check, value: Any, at: Path) -> tuple[str, Path] | None:
         check(value)
     except _Fault as fault:
         return fault.expected, (*at, *fault.path)
+    except RecursionError as exc:
+        return _unreadable(exc), at
     except Exception as exc:
+        if _crashed_in_our_code(exc):
+            raise
         return _unreadable(exc), at
     return None
 

@@ -1,0 +1,191 @@
+"""Fences around the speed tricks of the wire layer: each fails the moment its assumption breaks.
+
+- The lean rewrite (``validation._lean``) edits fastjsonschema's generated source with regular
+  expressions. It was written against the code of one fastjsonschema version: a test pins that
+  code's digest, a test fails if the rewrite was skipped for any shape, and the lean and the
+  generated validators must agree on a corpus of valid documents and their mutations.
+- The generated decoders build objects with ``object.__new__`` and never call ``__init__``: a
+  wire class that gains an attrs validator, converter or post-init hook is refused at codegen.
+- A crash inside a compiled validator is a bug of ours: it raises, it never becomes a refusal
+  (``INVALID_INPUT``) that blames the client.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+import fastjsonschema
+import pytest
+from fastjsonschema import JsonSchemaValueException
+
+from agui_core.errors import InvalidInputError
+from agui_core.protocol import codec, validation
+from agui_core.protocol.codec import decode_input
+from tests.interop.corpus import CASES
+
+GENERATED_FOR: dict[str, str] = {
+    "2.22.3": "c52c78f6762f56ca58f2e234b20b2ae6a6ca05d09f0b9260df28b00e01bd0c18",
+}
+"""fastjsonschema version -> sha256 of the code it generates for RunAgentInput, as the lean
+rewrite was written and checked against. A new version: read its generated code, check that
+``_lean`` still removes every key set (the tests below), then add its digest here."""
+
+INPUT_REF = "input.json#/definitions/RunAgentInput"
+
+
+def _schema(ref: str) -> dict[str, Any]:
+    file, node = validation._lookup(ref)
+    schema: dict[str, Any] = validation._for_compiler(validation._inline(node, file))
+    return schema
+
+
+def test_fastjsonschema_generates_the_code_the_rewrite_was_written_for() -> None:
+    code = validation._generate(_schema(INPUT_REF))
+    digest = hashlib.sha256(code.encode()).hexdigest()
+    assert fastjsonschema.VERSION in GENERATED_FOR, (
+        f"fastjsonschema {fastjsonschema.VERSION} is not one the lean rewrite was checked against"
+    )
+    assert digest == GENERATED_FOR[fastjsonschema.VERSION], (
+        "fastjsonschema generated other code than the lean rewrite was written for: check _lean"
+    )
+
+
+def test_the_lean_rewrite_applied_to_every_shape() -> None:
+    assert validation.LEAN_SKIPPED == []
+    code = validation._generate(_schema(INPUT_REF))
+    lean = validation._lean(code)
+    assert "_keys = set(" in code and "_keys = set(" not in lean
+    assert validation.LEAN_SKIPPED == []
+
+
+def test_a_shape_the_rewrite_cannot_handle_runs_as_generated_and_is_recorded() -> None:
+    odd = (
+        "def validate(data):\n"
+        "    other_keys = set(data.keys())\n"
+        "    if 'x' in other_keys and unknown_keys:\n"
+        "        pass\n"
+    )
+    before = len(validation.LEAN_SKIPPED)
+    try:
+        assert validation._lean(odd) == odd
+        assert validation.LEAN_SKIPPED[before:] == [odd]
+    finally:
+        del validation.LEAN_SKIPPED[before:]
+
+
+def _mutations(doc: Any, depth: int = 0) -> Iterator[Any]:
+    """``doc``, then copies of it with one key dropped or one value replaced, a few levels deep."""
+    yield doc
+    if depth > 2:
+        return
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            yield {k: v for k, v in doc.items() if k != key}
+            for other in (None, 1, "x", [], {}, True):
+                yield {**doc, key: other}
+            for inner in _mutations(value, depth + 1):
+                yield {**doc, key: inner}
+    elif isinstance(doc, list):
+        for index, value in enumerate(doc[:3]):
+            for inner in _mutations(value, depth + 1):
+                yield [*doc[:index], inner, *doc[index + 1 :]]
+
+
+def _verdict(validate: Callable[[Any], Any], doc: Any) -> tuple[str, str] | None:
+    try:
+        validate(doc)
+    except JsonSchemaValueException as exc:
+        return exc.message, str(exc.path)
+    return None
+
+
+def test_the_lean_and_the_generated_validators_agree_on_the_corpus() -> None:
+    refs = {"input": INPUT_REF}
+    dispatch = validation._EVENT_DISPATCH["shapes"]
+    pairs: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {}
+
+    def pair(ref: str) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+        if ref not in pairs:
+            schema = _schema(ref)
+            pairs[ref] = (validation._compile(schema), validation._compile(schema, lean=False))
+        return pairs[ref]
+
+    checked = 0
+    for case in CASES:
+        doc = case.value
+        if case.kind == "input":
+            ref = refs["input"]
+        elif isinstance(doc, dict) and doc.get("type") in dispatch:
+            ref = dispatch[doc["type"]]
+        else:
+            continue
+        lean, generated = pair(ref)
+        for mutated in _mutations(doc):
+            assert _verdict(lean, mutated) == _verdict(generated, mutated), (case.name, mutated)
+            checked += 1
+    assert checked > 1000 and len(pairs) > 20
+
+
+def test_every_wire_class_is_plain_for_the_generated_decoder() -> None:
+    for cls in codec._WIRE_CLASSES:
+        codec._check_plain(cls)
+
+
+@pytest.mark.parametrize("kind", ["validator", "converter", "post_init"])
+def test_a_wire_class_with_init_logic_is_refused_at_codegen(kind: str) -> None:
+    if kind == "validator":
+
+        @attrs.frozen(kw_only=True)
+        class Odd:
+            name: str = attrs.field(validator=attrs.validators.instance_of(str))
+
+    elif kind == "converter":
+
+        @attrs.frozen(kw_only=True)
+        class Odd:  # type: ignore[no-redef]
+            name: str = attrs.field(converter=str)
+
+    else:
+
+        @attrs.frozen(kw_only=True)
+        class Odd:  # type: ignore[no-redef]
+            name: str
+
+            def __attrs_post_init__(self) -> None:
+                pass
+
+    with pytest.raises(TypeError, match="Odd"):
+        codec._register_class(Odd)
+
+
+def _crashing_check(monkeypatch: pytest.MonkeyPatch, ref: str) -> validation.Check:
+    """The check of ``ref`` compiled from generated code that crashes (a bug, not a refusal)."""
+    monkeypatch.setattr(validation, "_generate", lambda schema: "def validate(data):\n    return 1 / 0\n")
+    monkeypatch.delitem(validation._SHAPES, ref)
+    return validation._shape(ref)
+
+
+def test_a_crash_inside_a_compiled_validator_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    check = _crashing_check(monkeypatch, INPUT_REF)
+    monkeypatch.setattr(validation, "_check_input", check)
+    body = b'{"threadId":"t","runId":"r","messages":[],"tools":[],"context":[],"forwardedProps":{}}'
+    with pytest.raises(ZeroDivisionError):
+        decode_input(body)
+    with pytest.raises(ZeroDivisionError):
+        validation.validate_input({"threadId": "t"})
+
+
+class _Refusing(dict[str, Any]):
+    """A caller's mapping that fails when read: the value's fault, refused, not a crash of ours."""
+
+    def __contains__(self, key: object) -> bool:
+        raise LookupError("no")
+
+
+def test_a_value_that_fails_when_read_is_still_refused() -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        validation.validate_input(_Refusing(threadId="t"))
+    assert "LookupError" in caught.value.expected
