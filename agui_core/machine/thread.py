@@ -27,12 +27,27 @@ boundary needs and so that :meth:`record` can hand a store everything needed to 
 thread back. The record is persisted (a ``Persist`` effect) before the ``RUN_FINISHED`` that
 announces interrupts, so no interrupt is announced that a crash could lose.
 
+Where the rest lives (each a module of its own, named for its seam):
+
+- :mod:`~agui_core.machine.transitions`: the table of every state change (this module
+  takes each one there, and is the only one that assigns the state);
+- :mod:`~agui_core.machine.admission`: resume admission, the rules that decide a client's
+  input before anything changes (coverage, unknown and expired ids, replay, payloads);
+- :mod:`~agui_core.machine.facts`: what the host hands in with an input (where an interrupt
+  id was raised), from which admission decides ``THREAD_MISMATCH``;
+- :mod:`~agui_core.machine.interrupts`: what makes an interrupt or an answer well formed,
+  shared with :class:`~agui_core.machine.client.ClientMachine`;
+- :mod:`~agui_core.machine.transcript`: the thread's messages and state, as events left them;
+- :mod:`~agui_core.machine.history`: merging the messages a client sends back.
+
+This module keeps the run lifecycle: a run's start, the agent's acts, its end, and the record.
+
 No clock, no randomness, no I/O: time comes in as ``now``, ids come from the caller.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -42,20 +57,25 @@ import orjson
 from agui_core.errors import (
     LocalProtocolError,
     OrderingError,
-    PayloadError,
     RemoteProtocolError,
     RunErrorCode,
     format_path,
 )
+from agui_core.machine.admission import (
+    bind_answers,
+    check_entries,
+    find_replay,
+    find_retry,
+    fingerprint,
+    partition_open,
+    raised_elsewhere,
+)
 from agui_core.machine.effects import Answer, Effect, Emit, Persist, Reject, StartAgent
-from agui_core.machine.expiry import read_expires_at
 from agui_core.machine.facts import InterruptHome
 from agui_core.machine.history import HistoryUpdate, check_input_depth, check_input_ids, merge_history
 from agui_core.machine.interrupts import (
     CORE_REASONS,
     BoundAnswer,
-    answer_fault,
-    check_answer_payload,
     check_interrupt,
     format_ids,
 )
@@ -70,8 +90,8 @@ from agui_core.machine.record import (
     ResolvedInterrupt,
     ThreadRecord,
     ToolJournalEntry,
-    payload_digest,
 )
+from agui_core.machine.transcript import Transcript, own_json, tool_message
 from agui_core.machine.transitions import MachineInput, ThreadState, next_state
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import MAX_DEPTH, converter, event_to_dict, overnested_at
@@ -146,46 +166,10 @@ _MESSAGE_CONTENT_LEVEL = 4
 """The level of a message's content in a ``MESSAGES_SNAPSHOT`` (event, messages, message)."""
 
 
-def _own(value: JSON) -> JSON:
-    """A copy of ``value`` whose containers are the machine's own.
-
-    Agents keep editing the state objects they are handed or have emitted; without a copy,
-    such an edit would change the machine's state, its records and what ``fail()`` rolls back to.
-    """
-    if isinstance(value, dict):
-        return {key: _own(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_own(item) for item in value]
-    if isinstance(value, tuple):
-        return tuple(_own(item) for item in value)
-    return value
-
-
-def _canonical(value: JSON) -> str:
-    """JSON text that is equal for equal JSON values (keys sorted; ``true`` is not ``1``)."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-
-
-def _tool_message(event: ev.ToolCallResultEvent) -> dict[str, Any]:
-    """The ``tool`` message a ``TOOL_CALL_RESULT`` adds to the thread, as a wire dict."""
-    content = event.content
-    return {
-        "id": event.message_id,
-        "role": "tool",
-        "toolCallId": event.tool_call_id,
-        "content": content if isinstance(content, str) else [converter.unstructure(p) for p in content],
-    }
-
-
 def _without_parameters(proposal: Proposal | None) -> Proposal | None:
     if proposal is None or proposal.parameters is None:
         return proposal
     return attrs.evolve(proposal, parameters=None)
-
-
-def _fingerprint(entries: Iterable[ResumeEntry]) -> tuple[tuple[str, str, str], ...]:
-    """A resume's identity for replay: (interrupt id, status, payload) per entry, by id."""
-    return tuple(sorted((e.interrupt_id, e.status, payload_digest(_canonical(e.payload))) for e in entries))
 
 
 @attrs.define
@@ -230,15 +214,8 @@ class ThreadMachine:
         self._validators = payload_validators if payload_validators is not None else PayloadValidators()
         self._version = 0
         self._state = ThreadState.IDLE
-        self._messages: list[dict[str, Any]] = []
-        self._structured: tuple[Message, ...] | None = ()
-        """``_messages`` as wire objects, built when asked for and dropped when they change."""
-        self._streams: dict[tuple[str, str], tuple[dict[str, Any], str, list[str]]] = {}
-        """Text streamed into ``_messages`` and not yet joined: by (field, id), the dict that
-        holds the text, its key, and the pieces. Appending each delta to a string would copy
-        the whole text every time (quadratic in its length); the pieces are joined once, when
-        the messages are read (:meth:`_settle`)."""
-        self._agent_state: JSON = None
+        self._transcript = Transcript()
+        """The thread's messages and agent state, as the machine has applied them."""
         self._open: tuple[OpenInterrupt, ...] = ()
         self._resolved: list[ResolvedInterrupt] = []
         self._completed: list[CompletedResume] = []
@@ -303,21 +280,17 @@ class ThreadMachine:
     def continuation(self, value: JSON) -> None:
         run = self._live_run(MachineInput.EMIT)
         self._check_depth(value, 1, value, "the continuation")
-        run.continuation = _own(value)
+        run.continuation = own_json(value)
 
     @property
     def messages(self) -> tuple[Message, ...]:
         """The thread's messages as the machine has tracked them."""
-        if self._structured is None:
-            self._settle()
-            structure = converter.get_structure_hook(Message)
-            self._structured = tuple(structure(m, Message) for m in self._messages)
-        return self._structured
+        return self._transcript.messages
 
     @property
     def agent_state(self) -> JSON:
         """The thread's agent state as the machine has tracked it."""
-        return self._agent_state
+        return self._transcript.state
 
     @property
     def resolved(self) -> tuple[ResolvedInterrupt, ...]:
@@ -355,29 +328,19 @@ class ThreadMachine:
 
     def has_message(self, message_id: str) -> bool:
         """Whether the thread holds a message with id ``message_id``."""
-        return self._find_message(message_id) is not None
+        return self._transcript.find_message(message_id) is not None
 
     def _proposal(self, tool_call_id: str, parameters: Mapping[str, JSON] | None) -> Proposal | None:
         """The tool call ``tool_call_id`` as the thread holds it now (the agent's own, this run)."""
-        self._settle()
-        call = self._find_tool_call(tool_call_id)
-        if call is None:
-            return None
-        function = call["function"]
-        return Proposal(
-            tool_call_id=tool_call_id,
-            name=function["name"],
-            arguments=function["arguments"] or "",
-            parameters=parameters,
-        )
+        return self._transcript.proposal(tool_call_id, parameters)
 
     def proposed_tool_call(self, tool_call_id: str) -> tuple[str, dict[str, Any]] | None:
         """The name and arguments of a tool call the thread's messages hold.
 
         Arguments that are not a JSON object read as ``{}``: a tool is called with keywords.
         """
-        self._settle()
-        call = self._find_tool_call(tool_call_id)
+        self._transcript.settle()
+        call = self._transcript.find_tool_call(tool_call_id)
         if call is None:
             return None
         try:
@@ -394,7 +357,7 @@ class ThreadMachine:
             version=self._version,
             state=self._state,
             messages=self.messages if run is None else run.messages_before,
-            agent_state=self._agent_state if run is None else run.state_before,
+            agent_state=self._transcript.state if run is None else run.state_before,
             open_interrupts=self._open,
             resolved=tuple(self._resolved),
             completed_resumes=tuple(self._completed),
@@ -425,9 +388,8 @@ class ThreadMachine:
         machine = cls(record.thread_id, payload_validators=payload_validators)
         machine._version = record.version
         machine._state = record.state
-        machine._messages = [converter.unstructure(m, Message) for m in record.messages]
-        machine._structured = None
-        machine._agent_state = record.agent_state
+        machine._transcript.replace(record.messages)
+        machine._transcript.state = record.agent_state
         machine._open = record.open_interrupts
         machine._resolved = list(record.resolved)
         machine._completed = list(record.completed_resumes)
@@ -521,17 +483,23 @@ class ThreadMachine:
             )
         check_input_ids(run_input)
         check_input_depth(run_input)
-        self._check_entries(entries)
-        strangers = [e.interrupt_id for e in entries if self._raised_elsewhere(e.interrupt_id, homes, principal)]
+        check_entries(entries)
+        strangers = [
+            e.interrupt_id
+            for e in entries
+            if raised_elsewhere(
+                e.interrupt_id, thread_id=self._thread_id, homes=homes, principal=principal, known=self.knows_interrupt
+            )
+        ]
         if strangers:
             raise RemoteProtocolError(
                 RunErrorCode.THREAD_MISMATCH,
                 f"interrupt {format_ids(strangers)} belongs to another thread; resume it on the thread that raised it",
                 interrupt_ids=strangers,
             )
-        live, expired = self._partition_open(now)
+        live, expired = partition_open(self._open, now)
         if not entries:
-            retried = self._find_retry(run_input.run_id)
+            retried = find_retry(run_input.run_id, self._completed)
             if retried is not None:
                 return self._replay(run_input, retried)
             if live:
@@ -544,153 +512,31 @@ class ThreadMachine:
             return self._start(
                 run_input, now, expired, answers=(), history=history, principal=principal, lease_until=lease_until
             )
-        replay = self._find_replay(entries)
+        replay = find_replay(entries, self._resolved, self._completed)
         if replay is not None:
             return self._replay(run_input, replay)
-        answers = self._bind(entries, live, expired)
+        answers = bind_answers(
+            entries,
+            thread_id=self._thread_id,
+            live=live,
+            expired=expired,
+            resolved=self._resolved,
+            validators=self._validators,
+        )
         history = self._merge_history(run_input)
         return self._start(
             run_input, now, expired, answers=answers, history=history, principal=principal, lease_until=lease_until
         )
 
-    def _raised_elsewhere(self, interrupt_id: str, homes: Mapping[str, InterruptHome], principal: str) -> bool:
-        """Whether ``interrupt_id`` was raised on another thread of ``principal`` (rule 1).
-
-        Only an id this thread never raised can be another thread's; an id of another
-        principal's thread is not a mismatch but unknown, so its error names nothing of it.
-        """
-        home = homes.get(interrupt_id)
-        if home is None or home.thread_id == self._thread_id or home.owner != principal:
-            return False
-        return not self.knows_interrupt(interrupt_id)
-
-    def _check_entries(self, entries: Sequence[ResumeEntry]) -> None:
-        seen: set[str] = set()
-        for index, entry in enumerate(entries):
-            where = f"resume[{index}] (interrupt {entry.interrupt_id!r})"
-            fault = answer_fault(entry.status, entry.payload, entry.metadata)
-            if fault is not None:
-                raise RemoteProtocolError(RunErrorCode.INVALID_RESUME, f"{where}: {fault}")
-            if entry.interrupt_id in seen:
-                raise RemoteProtocolError(
-                    RunErrorCode.DUPLICATE_RESUME_ENTRY,
-                    f"the resume answers interrupt {entry.interrupt_id!r} more than once",
-                )
-            seen.add(entry.interrupt_id)
-
     def _merge_history(self, run_input: RunAgentInput) -> HistoryUpdate:
         gated = {o.interrupt.tool_call_id for o in self._open if o.interrupt.tool_call_id is not None}
         gated |= {r.interrupt.tool_call_id for r in self._resolved if r.interrupt.tool_call_id is not None}
         gated |= set(self._journal)
-        host_results = {j.result.message_id: _tool_message(j.result) for j in self._journal.values() if j.result}
-        self._settle()
-        return merge_history(self._messages, self._agent_state, run_input, gated_calls=gated, host_results=host_results)
-
-    def _partition_open(self, now: datetime) -> tuple[list[OpenInterrupt], list[OpenInterrupt]]:
-        """The open interrupts still answerable at ``now``, and those expired (the instant counts)."""
-        live: list[OpenInterrupt] = []
-        expired: list[OpenInterrupt] = []
-        for item in self._open:
-            expires = item.interrupt.expires_at
-            (expired if expires is not None and read_expires_at(expires) <= now else live).append(item)
-        return live, expired
-
-    def _find_retry(self, run_id: str) -> CompletedResume | None:
-        """The run ``run_id`` if it ended and answered nothing: the client is retrying it."""
-        for completed in self._completed:
-            if completed.run_id == run_id and not completed.answers:
-                return completed
-        return None
-
-    def _find_replay(self, entries: Sequence[ResumeEntry]) -> CompletedResume | None:
-        # A resume may cancel interrupts that had expired; those entries bind nothing and are
-        # not in the recorded identity, so they are left out here too, or the same resume,
-        # whole, would not be recognised when it comes again.
-        expired = {r.interrupt.id for r in self._resolved if r.status == "expired"}
-        kept = [e for e in entries if not (e.status == "cancelled" and e.interrupt_id in expired)]
-        if not kept:
-            return None
-        fingerprint = _fingerprint(kept)
-        for completed in self._completed:
-            if completed.answers == fingerprint:
-                return completed
-        return None
-
-    def _bind(
-        self, entries: Sequence[ResumeEntry], live: list[OpenInterrupt], expired: list[OpenInterrupt]
-    ) -> tuple[BoundAnswer, ...]:
-        live_by_id = {o.interrupt.id: o for o in live}
-        expired_ids = {o.interrupt.id for o in expired} | {
-            r.interrupt.id for r in self._resolved if r.status == "expired"
-        }
-        answered = {r.interrupt.id: r for r in self._resolved if r.status != "expired"}
-        unknown, late, again = [], [], []
-        for entry in entries:
-            iid = entry.interrupt_id
-            if iid in live_by_id:
-                continue
-            if iid in expired_ids:
-                # Cancelling an interrupt that expired is how a client that saw it expire moves
-                # on (the reference client tells its users to do exactly that); answering it is late.
-                if entry.status != "cancelled":
-                    late.append(iid)
-            elif iid in answered:
-                again.append(iid)
-            else:
-                unknown.append(iid)
-        if unknown:
-            raise RemoteProtocolError(
-                RunErrorCode.UNKNOWN_INTERRUPT_ID,
-                f"no interrupt {format_ids(unknown)} is open on thread {self._thread_id!r}",
-                interrupt_ids=unknown,
-            )
-        if late:
-            raise RemoteProtocolError(
-                RunErrorCode.INTERRUPT_EXPIRED,
-                f"interrupt {format_ids(late)} expired before the resume arrived",
-                interrupt_ids=late,
-            )
-        if again:
-            runs = {answered[i].answered_in for i in again}
-            raise RemoteProtocolError(
-                RunErrorCode.INTERRUPT_ALREADY_RESOLVED,
-                f"interrupt {format_ids(again)} was already answered (in run {format_ids(r or '?' for r in runs)}); "
-                "only the same resume, whole, can be sent again",
-                interrupt_ids=again,
-            )
-        answered_ids = {e.interrupt_id for e in entries}
-        missing = [i for i in live_by_id if i not in answered_ids]
-        if missing:
-            raise RemoteProtocolError(
-                RunErrorCode.PARTIAL_RESUME,
-                f"the resume leaves open interrupt {format_ids(missing)} unanswered; one resume answers them all",
-                interrupt_ids=missing,
-            )
-        # Bound in the order the interrupts were raised, whatever the order of the entries, so
-        # a failed run hands them back open exactly as they stood.
-        by_id = {e.interrupt_id: e for e in entries}
-        bound = []
-        for item in live:
-            entry = by_id[item.interrupt.id]
-            self._check_payload(item, entry)
-            bound.append(BoundAnswer(interrupt=item.interrupt, entry=entry, raised_in=item.run_id))
-        return tuple(bound)
-
-    def _check_payload(self, item: OpenInterrupt, entry: ResumeEntry) -> None:
-        if entry.status != "resolved":
-            return
-        # Edits are the one change a client may make to a proposal (SPEC section 9): they must
-        # pass the tool's parameters as bound with the proposal.
-        parameters = item.proposal.parameters if item.proposal is not None else None
-        try:
-            check_answer_payload(item.interrupt, entry.payload, self._validators, edit_parameters=parameters)
-        except PayloadError as exc:
-            raise self._payload_error(item.interrupt, exc) from None
-
-    @staticmethod
-    def _payload_error(interrupt: Interrupt, exc: PayloadError) -> RemoteProtocolError:
-        return RemoteProtocolError(
-            RunErrorCode.INVALID_PAYLOAD, exc.message, interrupt_ids=[interrupt.id], path=exc.path
+        host_results = {j.result.message_id: tool_message(j.result) for j in self._journal.values() if j.result}
+        self._transcript.settle()
+        transcript = self._transcript
+        return merge_history(
+            transcript.raw, transcript.state, run_input, gated_calls=gated, host_results=host_results
         )
 
     def _start(
@@ -739,9 +585,9 @@ class ThreadMachine:
             state = next_state(state, MachineInput.START_RUN)
         self._state = state
         # The thread as it stood before the input: what a failed run goes back to.
-        messages_before, state_before = self.messages, self._agent_state
+        messages_before, state_before = self.messages, self._transcript.state
         input_messages = history.added or None
-        input_state = _own(history.state)
+        input_state = own_json(history.state)
         self._adopt(input_messages, input_state)
         self._run = _Run(
             run_id=run_input.run_id,
@@ -794,10 +640,10 @@ class ThreadMachine:
         """Take what an accepted input adds: new messages appended, and a new state (``None``: keep)."""
         if messages:
             unstructure = converter.get_unstructure_hook(Message)
-            self._messages.extend(unstructure(m) for m in messages)
-            self._structured = None
+            self._transcript.raw.extend(unstructure(m) for m in messages)
+            self._transcript.structured = None
         if state is not None:
-            self._agent_state = state
+            self._transcript.state = state
 
     def _replay_snapshots(self, completed: CompletedResume) -> Sequence[ev.Event]:
         """The snapshots a replay sends before an interrupt ``RUN_FINISHED``: the thread's current ones.
@@ -807,7 +653,10 @@ class ThreadMachine:
         """
         if completed.outcome.type != "interrupt":
             return ()
-        return (ev.StateSnapshotEvent(snapshot=self._agent_state), ev.MessagesSnapshotEvent(messages=self.messages))
+        return (
+            ev.StateSnapshotEvent(snapshot=self._transcript.state),
+            ev.MessagesSnapshotEvent(messages=self.messages),
+        )
 
     # -- the agent's side -----------------------------------------------------------------
 
@@ -865,7 +714,7 @@ class ThreadMachine:
         run = self._live_run(MachineInput.EMIT)
         if tool_call_id in self._journal:
             raise LocalProtocolError(f"tool call {tool_call_id!r} was already started", state=self._state)
-        if self._find_tool_call(tool_call_id) is None or tool_call_id in run.verifier.open_tool_calls:
+        if self._transcript.find_tool_call(tool_call_id) is None or tool_call_id in run.verifier.open_tool_calls:
             raise LocalProtocolError(
                 f"tool call {tool_call_id!r} is not a closed tool call of this thread", state=self._state
             )
@@ -896,15 +745,15 @@ class ThreadMachine:
         """Check ``event`` against the ordering rules, then apply it; all or nothing."""
         run = self._run
         assert run is not None
-        new_state = self._agent_state
+        new_state = self._transcript.state
         if isinstance(event, ev.StateDeltaEvent):
             try:
-                new_state = apply_patch(self._agent_state, event.delta)
+                new_state = apply_patch(self._transcript.state, event.delta)
             except JsonPatchError as exc:
                 raise self._refuse(event, f"the JSON Patch does not apply to the state: {exc}") from None
             self._check_depth(new_state, _STATE_LEVEL, event, "the patched state (as its STATE_SNAPSHOT)")
         elif isinstance(event, ev.ActivityDeltaEvent):
-            target = self._find_message(event.message_id)
+            target = self._transcript.find_message(event.message_id)
             if target is None:
                 raise self._refuse(event, f"no activity message {event.message_id!r} to patch")
             try:
@@ -922,117 +771,29 @@ class ThreadMachine:
             ) from None
         run.events.append(event)
         if event.__class__ in _MESSAGE_EVENTS:
-            self._apply_message_event(event)
-            self._structured = None
+            self._transcript.apply_message_event(event)
+            self._transcript.structured = None
             run.messages_fresh = False
             if isinstance(event, ev.ToolCallResultEvent):
                 run.tool_results.append(event)
         elif isinstance(event, ev.StateSnapshotEvent):
-            self._agent_state = _own(event.snapshot)
+            self._transcript.state = own_json(event.snapshot)
             run.state_fresh = True
         elif isinstance(event, ev.StateDeltaEvent):
-            self._agent_state = new_state
+            self._transcript.state = new_state
             run.state_fresh = False
         elif isinstance(event, ev.MessagesSnapshotEvent):
-            if event.messages is not self._structured:  # the machine's own snapshot is current
-                self._streams.clear()
-                self._messages = [converter.unstructure(m, Message) for m in event.messages]
-                self._structured = tuple(event.messages)
+            if event.messages is not self._transcript.structured:  # the machine's own snapshot is current
+                self._transcript.streams.clear()
+                self._transcript.raw = [converter.unstructure(m, Message) for m in event.messages]
+                self._transcript.structured = tuple(event.messages)
             run.messages_fresh = True
         elif isinstance(event, ev.ActivityDeltaEvent):
-            target = self._find_message(event.message_id)
+            target = self._transcript.find_message(event.message_id)
             assert target is not None
             target["content"] = patched
-            self._structured = None
+            self._transcript.structured = None
             run.messages_fresh = False
-
-    def _find_message(self, message_id: str) -> dict[str, Any] | None:
-        for message in reversed(self._messages):
-            if message.get("id") == message_id:
-                found: dict[str, Any] = message
-                return found
-        return None
-
-    def _find_tool_call(self, tool_call_id: str) -> dict[str, Any] | None:
-        for message in reversed(self._messages):
-            for call in message.get("toolCalls") or ():
-                if call.get("id") == tool_call_id:
-                    return call  # type: ignore[no-any-return]
-        return None
-
-    def _stream(self, key: tuple[str, str], delta: str) -> None:
-        """Add ``delta`` to the text ``key`` names: a message's content or a tool call's arguments."""
-        stream = self._streams.get(key)
-        if stream is None:
-            field, ident = key
-            if field == "content":
-                holder = self._find_message(ident)
-            else:
-                call = self._find_tool_call(ident)
-                holder = None if call is None else call["function"]
-            if holder is None:
-                return
-            stream = self._streams[key] = (holder, field, [holder.get(field) or ""])
-        stream[2].append(delta)
-
-    def _settle(self) -> None:
-        """Join the text streamed since the messages were last read into the messages."""
-        for holder, field, pieces in self._streams.values():
-            holder[field] = "".join(pieces)
-        self._streams.clear()
-
-    def _end_stream(self, key: tuple[str, str]) -> None:
-        """Join one stream: a new message or call with the same id must not receive its deltas."""
-        stream = self._streams.pop(key, None)
-        if stream is not None:
-            holder, field, pieces = stream
-            holder[field] = "".join(pieces)
-
-    def _apply_message_event(self, event: ev.Event) -> None:
-        if isinstance(event, ev.TextMessageStartEvent):
-            self._end_stream(("content", event.message_id))
-            message: dict[str, Any] = {"id": event.message_id, "role": event.role or "assistant", "content": ""}
-            if event.name is not None:
-                message["name"] = event.name
-            self._messages.append(message)
-        elif isinstance(event, ev.TextMessageContentEvent | ev.ReasoningMessageContentEvent):
-            self._stream(("content", event.message_id), event.delta)
-        elif isinstance(event, ev.ReasoningMessageStartEvent):
-            self._end_stream(("content", event.message_id))
-            self._messages.append({"id": event.message_id, "role": "reasoning", "content": ""})
-        elif isinstance(event, ev.ToolCallStartEvent):
-            self._end_stream(("arguments", event.tool_call_id))
-            call: dict[str, Any] = {
-                "id": event.tool_call_id,
-                "type": "function",
-                "function": {"name": event.tool_call_name, "arguments": ""},
-            }
-            parent_id = event.parent_message_id
-            parent = self._find_message(parent_id) if parent_id is not None else None
-            if parent is None or parent.get("role") != "assistant":
-                parent = {"id": parent_id or event.tool_call_id, "role": "assistant"}
-                self._messages.append(parent)
-            parent.setdefault("toolCalls", []).append(call)
-        elif isinstance(event, ev.ToolCallArgsEvent):
-            self._stream(("arguments", event.tool_call_id), event.delta)
-        elif isinstance(event, ev.ToolCallResultEvent):
-            self._messages.append(_tool_message(event))
-        elif isinstance(event, ev.ActivitySnapshotEvent):
-            existing = self._find_message(event.message_id)
-            if existing is not None and event.replace is False:
-                return
-            activity = {
-                "id": event.message_id,
-                "role": "activity",
-                "activityType": event.activity_type,
-                "content": dict(event.content),
-            }
-            if existing is not None:
-                self._settle()  # nothing streamed into the message it replaces may land later
-                existing.clear()
-                existing.update(activity)
-            else:
-                self._messages.append(activity)
 
     def _check_closable(self, run: _Run, what: str) -> None:
         verifier = run.verifier
@@ -1125,7 +886,7 @@ class ThreadMachine:
         self._completed.append(
             CompletedResume(
                 run_id=run.run_id,
-                answers=_fingerprint(a.entry for a in run.answers),
+                answers=fingerprint(a.entry for a in run.answers),
                 outcome=outcome,
                 result=result,
                 tool_results=tuple(run.tool_results),
@@ -1167,7 +928,7 @@ class ThreadMachine:
         self._check_depth(event_to_dict(finished), 1, finished)
         if continuation is not None:
             self._check_depth(continuation, 1, finished, "the continuation")
-        kept = _own(continuation) if continuation is not None else run.continuation
+        kept = own_json(continuation) if continuation is not None else run.continuation
         edit_schemas = edit_schemas or {}
         for call_id, schema in edit_schemas.items():
             self._validators.check_schema(call_id, schema)
@@ -1178,7 +939,7 @@ class ThreadMachine:
         effects = self._close_subagents(run, suspended)
         snapshots: list[ev.Event] = []
         if not run.state_fresh:
-            snapshots.append(ev.StateSnapshotEvent(snapshot=self._agent_state))
+            snapshots.append(ev.StateSnapshotEvent(snapshot=self._transcript.state))
         if not run.messages_fresh:
             snapshots.append(ev.MessagesSnapshotEvent(messages=self.messages))
         for snapshot in snapshots:
@@ -1245,10 +1006,8 @@ class ThreadMachine:
         error = ev.RunErrorEvent(message=message, code=code.value)
         run.verifier.check(error)
         self._state = next_state(self._state, MachineInput.FAIL)
-        self._streams.clear()
-        self._messages = [converter.unstructure(m, Message) for m in run.messages_before]
-        self._structured = None
-        self._agent_state = run.state_before
+        self._transcript.replace(run.messages_before)
+        self._transcript.state = run.state_before
         self._open = self._open + tuple(
             OpenInterrupt(
                 interrupt=a.interrupt,

@@ -1,0 +1,179 @@
+"""The transcript of a thread: its messages and agent state, as the events of its runs left them.
+
+:class:`~agui_core.machine.thread.ThreadMachine` applies every event it lets through to its
+:class:`Transcript`, so that it can emit the ``STATE_SNAPSHOT`` and ``MESSAGES_SNAPSHOT`` an
+interrupt boundary needs, bind a tool-bound interrupt to the call as proposed, and hand a
+store the conversation. The machine decides what may be applied (ordering, depth, JSON Patch);
+the transcript only keeps the result. No I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agui_core.machine.record import Proposal
+from agui_core.protocol import events as ev
+from agui_core.protocol.codec import converter
+from agui_core.protocol.types import JSON, Message
+
+__all__ = ["Transcript", "own_json", "tool_message"]
+
+
+def own_json(value: JSON) -> JSON:
+    """A copy of ``value`` whose containers are the machine's own.
+
+    Agents keep editing the state objects they are handed or have emitted; without a copy,
+    such an edit would change the machine's state, its records and what ``fail()`` rolls back to.
+    """
+    if isinstance(value, dict):
+        return {key: own_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [own_json(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(own_json(item) for item in value)
+    return value
+
+
+def tool_message(event: ev.ToolCallResultEvent) -> dict[str, Any]:
+    """The ``tool`` message a ``TOOL_CALL_RESULT`` adds to the thread, as a wire dict."""
+    content = event.content
+    return {
+        "id": event.message_id,
+        "role": "tool",
+        "toolCallId": event.tool_call_id,
+        "content": content if isinstance(content, str) else [converter.unstructure(p) for p in content],
+    }
+
+
+class Transcript:
+    """A thread's messages (as wire dicts, structured when read) and its agent state."""
+
+    def __init__(self) -> None:
+        self.raw: list[dict[str, Any]] = []
+        """The messages as wire dicts, the form events are applied to."""
+        self.structured: tuple[Message, ...] | None = ()
+        """``raw`` as wire objects, built when asked for and dropped (``None``) when they change."""
+        self.streams: dict[tuple[str, str], tuple[dict[str, Any], str, list[str]]] = {}
+        """Text streamed into ``raw`` and not yet joined: by (field, id), the dict that holds
+        the text, its key, and the pieces. Appending each delta to a string would copy the
+        whole text every time (quadratic in its length); the pieces are joined once, when the
+        messages are read (:meth:`settle`)."""
+        self.state: JSON = None
+        """The agent state."""
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """The messages as wire objects."""
+        if self.structured is None:
+            self.settle()
+            structure = converter.get_structure_hook(Message)
+            self.structured = tuple(structure(m, Message) for m in self.raw)
+        return self.structured
+
+    def replace(self, messages: tuple[Message, ...]) -> None:
+        """Take ``messages`` as the whole conversation (what is streamed and not joined is dropped)."""
+        self.streams.clear()
+        self.raw = [converter.unstructure(m, Message) for m in messages]
+        self.structured = None
+
+    def proposal(self, tool_call_id: str, parameters: Any) -> Proposal | None:
+        """The tool call ``tool_call_id`` as the transcript holds it now, or ``None``."""
+        self.settle()
+        call = self.find_tool_call(tool_call_id)
+        if call is None:
+            return None
+        function = call["function"]
+        return Proposal(
+            tool_call_id=tool_call_id,
+            name=function["name"],
+            arguments=function["arguments"] or "",
+            parameters=parameters,
+        )
+
+    def find_message(self, message_id: str) -> dict[str, Any] | None:
+        for message in reversed(self.raw):
+            if message.get("id") == message_id:
+                found: dict[str, Any] = message
+                return found
+        return None
+
+    def find_tool_call(self, tool_call_id: str) -> dict[str, Any] | None:
+        for message in reversed(self.raw):
+            for call in message.get("toolCalls") or ():
+                if call.get("id") == tool_call_id:
+                    return call  # type: ignore[no-any-return]
+        return None
+
+    def stream(self, key: tuple[str, str], delta: str) -> None:
+        """Add ``delta`` to the text ``key`` names: a message's content or a tool call's arguments."""
+        stream = self.streams.get(key)
+        if stream is None:
+            field, ident = key
+            if field == "content":
+                holder = self.find_message(ident)
+            else:
+                call = self.find_tool_call(ident)
+                holder = None if call is None else call["function"]
+            if holder is None:
+                return
+            stream = self.streams[key] = (holder, field, [holder.get(field) or ""])
+        stream[2].append(delta)
+
+    def settle(self) -> None:
+        """Join the text streamed since the messages were last read into the messages."""
+        for holder, field, pieces in self.streams.values():
+            holder[field] = "".join(pieces)
+        self.streams.clear()
+
+    def end_stream(self, key: tuple[str, str]) -> None:
+        """Join one stream: a new message or call with the same id must not receive its deltas."""
+        stream = self.streams.pop(key, None)
+        if stream is not None:
+            holder, field, pieces = stream
+            holder[field] = "".join(pieces)
+
+    def apply_message_event(self, event: ev.Event) -> None:
+        if isinstance(event, ev.TextMessageStartEvent):
+            self.end_stream(("content", event.message_id))
+            message: dict[str, Any] = {"id": event.message_id, "role": event.role or "assistant", "content": ""}
+            if event.name is not None:
+                message["name"] = event.name
+            self.raw.append(message)
+        elif isinstance(event, ev.TextMessageContentEvent | ev.ReasoningMessageContentEvent):
+            self.stream(("content", event.message_id), event.delta)
+        elif isinstance(event, ev.ReasoningMessageStartEvent):
+            self.end_stream(("content", event.message_id))
+            self.raw.append({"id": event.message_id, "role": "reasoning", "content": ""})
+        elif isinstance(event, ev.ToolCallStartEvent):
+            self.end_stream(("arguments", event.tool_call_id))
+            call: dict[str, Any] = {
+                "id": event.tool_call_id,
+                "type": "function",
+                "function": {"name": event.tool_call_name, "arguments": ""},
+            }
+            parent_id = event.parent_message_id
+            parent = self.find_message(parent_id) if parent_id is not None else None
+            if parent is None or parent.get("role") != "assistant":
+                parent = {"id": parent_id or event.tool_call_id, "role": "assistant"}
+                self.raw.append(parent)
+            parent.setdefault("toolCalls", []).append(call)
+        elif isinstance(event, ev.ToolCallArgsEvent):
+            self.stream(("arguments", event.tool_call_id), event.delta)
+        elif isinstance(event, ev.ToolCallResultEvent):
+            self.raw.append(tool_message(event))
+        elif isinstance(event, ev.ActivitySnapshotEvent):
+            existing = self.find_message(event.message_id)
+            if existing is not None and event.replace is False:
+                return
+            activity = {
+                "id": event.message_id,
+                "role": "activity",
+                "activityType": event.activity_type,
+                "content": dict(event.content),
+            }
+            if existing is not None:
+                self.settle()  # nothing streamed into the message it replaces may land later
+                existing.clear()
+                existing.update(activity)
+            else:
+                self.raw.append(activity)
