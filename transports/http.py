@@ -39,7 +39,11 @@ host. With the console on, the host's own origin (the request's scheme and ``Hos
 too, so that the console's page may call it, but only where that cannot be abused: when the
 host has an authenticator (a page of another site that reached the host through a rebound
 name has no token), or when the ``Host`` is a loopback address or ``localhost``. A request
-carrying any other ``Origin`` is refused whatever it asks; preflight
+carrying any other ``Origin`` is refused whatever it asks. A browser sends no ``Origin`` with a
+``GET`` of its page's own origin, so when the plugin is told ``options.loopback_only`` (``agui
+serve`` with no authenticator) every request must also name the host by a loopback address or
+``localhost`` in its ``Host`` (``loopback_names_only``), or it is refused with 403
+``host_not_allowed``: a page of another site rebound to 127.0.0.1 reads nothing; preflight
 ``OPTIONS`` requests are answered for allowed origins only, and only their responses carry
 ``Access-Control-Allow-Origin`` (the origin echoed, never ``*``). Clients that are not
 browsers send no ``Origin`` and are not concerned.
@@ -230,10 +234,16 @@ class HttpApp:
         websocket: bool = False,
         send_timeout: float = DEFAULT_SEND_TIMEOUT,
         console: bool = True,
+        loopback_names_only: bool = False,
     ) -> None:
         """``websocket`` says whether the same host is also served over WebSocket (for the
-        capabilities document); ``console`` whether to serve the approval console."""
+        capabilities document); ``console`` whether to serve the approval console;
+        ``loopback_names_only`` refuses (403 ``host_not_allowed``) every request whose ``Host``
+        is not a loopback address or ``localhost``: set it when the host listens on loopback
+        for anyone who can reach it there (no authenticator), so that a web page whose own
+        name was rebound to 127.0.0.1 cannot read what it serves."""
         self.host = host
+        self.loopback_names_only = loopback_names_only
         self.max_body = max_body
         self.body_timeout = body_timeout
         self.allow_origins = tuple(allow_origins)
@@ -267,6 +277,12 @@ class HttpApp:
         origin = headers.get("origin")
         cors: list[tuple[bytes, bytes]] = []
         try:
+            if self.loopback_names_only and "host" in headers and not _loopback_name(headers["host"]):
+                raise _Refused(
+                    403,
+                    "host_not_allowed",
+                    "this host answers requests addressed to a loopback name only (127.0.0.1, [::1], localhost)",
+                )
             if origin is not None and not self._own_origin(scope, headers, origin):
                 if not origin_allowed(origin, self.allow_origins):
                     raise _Refused(403, "origin_not_allowed", f"requests from origin {origin!r} are not allowed")
@@ -622,6 +638,7 @@ class HttpTransport:
             body_timeout=setting(s, "body_timeout", float, DEFAULT_BODY_TIMEOUT),
             allow_origins=options.allow_origins,
             send_timeout=setting(s, "send_timeout", float, host.send_timeout),
+            loopback_names_only=options.loopback_only,
         )
         address, port = parse_address(options.address, default_port=DEFAULT_PORT)
         if options.loopback_only:
