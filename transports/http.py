@@ -71,6 +71,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import logging
+import math
 import socket
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, MutableMapping
 from contextlib import aclosing
@@ -102,6 +103,7 @@ from agui_core.runtime.host import Host, refusal
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_FEED_HEARTBEAT",
     "DEFAULT_MAX_BODY",
     "DEFAULT_PORT",
     "HttpApp",
@@ -126,7 +128,7 @@ DEFAULT_PORT: Final = 8000
 _THREADS: Final = "/threads/"
 _AUDIT: Final = "/audit/"
 _CONSOLE: Final = "/console/"
-_FEED_HEARTBEAT: Final = 15.0  # seconds between comment lines on an idle feed: proxies and browsers see it alive
+DEFAULT_FEED_HEARTBEAT: Final = 15.0  # seconds between comment lines on an idle feed: proxies and browsers see it alive
 _CONSOLE_TYPES: Final = {
     ".html": b"text/html; charset=utf-8",
     ".mjs": b"text/javascript; charset=utf-8",
@@ -235,13 +237,16 @@ class HttpApp:
         send_timeout: float = DEFAULT_SEND_TIMEOUT,
         console: bool = True,
         loopback_names_only: bool = False,
+        feed_heartbeat: float = DEFAULT_FEED_HEARTBEAT,
     ) -> None:
         """``websocket`` says whether the same host is also served over WebSocket (for the
         capabilities document); ``console`` whether to serve the approval console;
         ``loopback_names_only`` refuses (403 ``host_not_allowed``) every request whose ``Host``
         is not a loopback address or ``localhost``: set it when the host listens on loopback
         for anyone who can reach it there (no authenticator), so that a web page whose own
-        name was rebound to 127.0.0.1 cannot read what it serves."""
+        name was rebound to 127.0.0.1 cannot read what it serves; ``feed_heartbeat`` is how
+        many seconds an idle inbox feed waits between comment lines (its credentials are
+        checked again at each)."""
         self.host = host
         self.loopback_names_only = loopback_names_only
         self.max_body = max_body
@@ -256,6 +261,7 @@ class HttpApp:
         """Whether the approval console is served (at ``/console/``)."""
         self._console = _console_files() if console else None
         self._closing = anyio.Event()
+        self.feed_heartbeat = feed_heartbeat
 
     def close_feeds(self) -> None:
         """End the inbox feeds (the server is stopping): they would never end by themselves."""
@@ -334,6 +340,13 @@ class HttpApp:
             ]
         await send({"type": "http.response.start", "status": 204, "headers": [*extra, *cors]})
         await send({"type": "http.response.body", "body": b""})
+
+    async def _still(self, principal: str, headers: Mapping[str, str]) -> bool:
+        """Whether the credentials in ``headers`` still stand for ``principal``."""
+        try:
+            return await self._principal(headers) == principal
+        except _Refused:
+            return False
 
     async def _principal(self, headers: Mapping[str, str]) -> str:
         credentials = Credentials(bearer=bearer_token(headers.get("authorization")), headers=headers)
@@ -475,7 +488,10 @@ class HttpApp:
         """The principal's changes as Server-Sent Events, until the client leaves or the server stops.
 
         A feed that falls behind is ended (the host drops its watcher): the page reads its
-        inbox again when it reconnects, so nothing is missed, only read once more.
+        inbox again when it reconnects, so nothing is missed, only read once more. The
+        credentials are checked again at each heartbeat: once the authenticator refuses them
+        (a token revoked, a JWT past its ``exp``) or names someone else, the feed ends, and the
+        page's next request gets the 401.
         """
         principal = await self._principal(headers)
         await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]})
@@ -507,7 +523,7 @@ class HttpApp:
                         complete = False  # a client that reads nothing: leave the response unfinished
                         break
                     frame = b": still here\n\n"
-                    with anyio.move_on_after(_FEED_HEARTBEAT):
+                    with anyio.move_on_after(self.feed_heartbeat) as idle:
                         try:
                             change = await changes.receive()
                         except anyio.EndOfStream:
@@ -515,6 +531,8 @@ class HttpApp:
                         else:
                             event = {"type": "changed", "threadId": change.thread_id, "state": change.state}
                             frame = b"data: " + orjson.dumps(event) + b"\n\n"
+                    if idle.cancel_called and not await self._still(principal, headers):
+                        frame = b""
             group.cancel_scope.cancel()
         if complete:
             with contextlib.suppress(OSError):
@@ -611,7 +629,8 @@ class HttpTransport:
 
     Settings: ``max_body`` (bytes, default 1 MiB), ``body_timeout`` (seconds, default 30),
     ``keep_alive`` (seconds an idle connection stays open, default 5), ``send_timeout``
-    (seconds, default the host's). The trust options are the plugin contract's:
+    (seconds, default the host's), ``feed_heartbeat`` (seconds between comment lines on an idle
+    inbox feed, and between checks of its credentials; default 15). The trust options are the plugin contract's:
     ``options.allow_origins``, ``options.ssl`` (``https://``) and ``options.loopback_only``
     (refuses to listen on anything but a loopback address); ``options.max_connections`` is
     uvicorn's ``limit_concurrency``.
@@ -626,7 +645,7 @@ class HttpTransport:
     async def serve(self, host: Host, options: ServeOptions) -> None:
         import uvicorn  # an optional dependency: imported only by those who serve HTTP
 
-        known = {"max_body", "body_timeout", "keep_alive", "send_timeout", "console"}
+        known = {"max_body", "body_timeout", "keep_alive", "send_timeout", "console", "feed_heartbeat"}
         unknown = set(options.settings) - known
         if unknown:
             raise ValueError(f"the http transport has no option {', '.join(sorted(unknown))}")
@@ -639,6 +658,7 @@ class HttpTransport:
             allow_origins=options.allow_origins,
             send_timeout=setting(s, "send_timeout", float, host.send_timeout),
             loopback_names_only=options.loopback_only,
+            feed_heartbeat=setting(s, "feed_heartbeat", _seconds, DEFAULT_FEED_HEARTBEAT),
         )
         address, port = parse_address(options.address, default_port=DEFAULT_PORT)
         if options.loopback_only:
@@ -684,6 +704,13 @@ class HttpTransport:
             finally:
                 listener.close()
             group.cancel_scope.cancel()
+
+
+def _seconds(value: str) -> float:
+    seconds = float(value)
+    if not 0 < seconds < math.inf:
+        raise ValueError(f"{value!r} is not a positive number of seconds")
+    return seconds
 
 
 def _yes(value: str) -> bool:
