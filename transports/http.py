@@ -479,7 +479,7 @@ class HttpApp:
             raise _Refused(403, "forbidden", exc.message) from None
         if found is None:
             raise _Refused(404, "not_found", "no such thread")
-        document = audit_document(*found)
+        document = audit_document(*found, host_tools=self.host.tools.keys())
         await _send_json(send, 200, orjson.dumps(document), [(b"cache-control", b"no-store"), *cors])
 
     async def _feed(

@@ -75,7 +75,7 @@ async def test_the_inbox_and_the_audit_trail_are_their_owners_only() -> None:
         assert entry["status"] == "resolved" and entry["payload"] == {"approved": True}
         assert entry["decidedBy"] == "ann" and entry["answeredIn"] == "run-2"
         assert entry["proposed"] == entry["ran"] == {"name": "sendEmail", "arguments": PROPOSED}
-        assert "result" in entry
+        assert "result" in entry and entry["ranBy"] == "host"
 
 
 async def test_the_feed_tells_each_principal_of_its_own_threads_and_ends_when_the_server_stops() -> None:
@@ -222,3 +222,25 @@ async def test_a_feed_heartbeat_that_is_not_a_positive_number_of_seconds_is_refu
         options = ServeOptions(address="127.0.0.1:0", settings={"feed_heartbeat": value})
         with pytest.raises(ValueError, match="feed_heartbeat"):
             await HttpTransport().serve(host, options)
+
+
+async def test_the_audit_says_who_answered_a_call_the_host_tool_or_the_agents_own_code() -> None:
+    from agui_core.adapters.langgraph import langgraph_agent
+    from tests.adapters import graphs
+
+    async with serving(agent=langgraph_agent(graphs.approval_graph())) as client:
+        interrupt = await start(client, "graph", ANN)
+        approve = ResumeEntry(interrupt_id=interrupt["id"], status="resolved", payload={"approved": True})
+        await client.post("/", content=body(run_input("graph", "run-2", resume=(approve,))), headers=JSON_HEADERS)
+        (by_graph,) = (await client.get("/audit/graph")).json()["entries"]
+    async with serving() as client:
+        interrupt = await start(client, "host", ANN)
+        deny = ResumeEntry(interrupt_id=interrupt["id"], status="resolved", payload={"approved": False})
+        await client.post("/", content=body(run_input("host", "run-2", resume=(deny,))), headers=JSON_HEADERS)
+        (denied,) = (await client.get("/audit/host")).json()["entries"]
+    # The graph's node sent the email: the host cannot vouch for the arguments, only report it.
+    assert by_graph["proposed"]["name"] == "send_email" and "ran" not in by_graph
+    assert by_graph["ranBy"] == "agent" and by_graph["result"] == "sent to bob@example.com: hi"
+    # The host's own tool, denied: nothing ran, and the result is the host's note of the denial.
+    assert "ran" not in denied and "ranBy" not in denied
+    assert denied["result"] == "the user denied this call"

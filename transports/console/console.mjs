@@ -890,6 +890,7 @@ async function showAudit(threadId) {
     item.append(el("p", { class: `status-${entry.status}` }, `${decided}${by}${when}`));
     if (entry.status === "resolved") item.append(el("p", {}, "Decision: ", el("code", { text: JSON.stringify(entry.payload) })));
     if (entry.ran) item.append(el("p", {}, "Ran: ", el("code", { text: `${entry.ran.name} ${JSON.stringify(entry.ran.arguments)}` })));
+    else if (entry.ranBy === "agent") item.append(el("p", { text: "Answered by the agent's own code (not a tool of the host), which reported the result below" }));
     else if (entry.proposed) item.append(el("p", { text: "Ran: nothing" }));
     if (entry.result !== undefined) item.append(el("p", {}, "Result: ", el("code", { text: pretty(entry.result) })));
     list.append(item);
