@@ -47,7 +47,8 @@ a pipe is local, and runs as the anonymous principal.
 WebSocket (or HTTP) host on localhost over a SQLite file (default ``agui-demo.sqlite3``) serving the example agents, and
 a terminal client that answers their interrupts (you, or the demo itself with ``--auto``);
 see :mod:`agui_core.demo`. It exits with 0 when every scenario ended as expected. ``agui demo
---console`` serves the approval console instead, with a thread of each scenario waiting there.
+--console`` serves the approval console instead (at ``http://127.0.0.1:8770/console/`` unless
+``--port`` says otherwise), with a thread of each scenario waiting there.
 
 ``agui bench [--quick] [--out PATH] [--only NAME]`` runs the benchmark suite (the
 ``agui_bench`` package, as ``python -m agui_bench`` does) against the reference SDK, which
@@ -535,7 +536,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="the SQLite file the host keeps threads in (default: agui-demo.sqlite3)",
     )
-    demo.add_argument("--port", type=int, default=0, help="the port on 127.0.0.1 (default: any free port)")
+    demo.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="the port on 127.0.0.1 (default: any free port; with --console, 8770; 0: any free port)",
+    )
     demo.add_argument(
         "--transport",
         choices=["ws", "http"],
@@ -723,13 +729,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         from agui_core.demo import run_demo
 
-        if not 0 <= args.port <= 65535:
+        if args.port is not None and not 0 <= args.port <= 65535:
             parser.error(f"--port {args.port} is outside 0-65535")
         if args.console:
-            from agui_core.demo import run_console
+            from agui_core.demo import CONSOLE_PORT, run_console
 
-            return run_console(store=args.store, port=args.port)
-        return run_demo(auto=args.auto, store=args.store, port=args.port, transport=args.transport)
+            return run_console(store=args.store, port=CONSOLE_PORT if args.port is None else args.port)
+        return run_demo(auto=args.auto, store=args.store, port=args.port or 0, transport=args.transport)
     if args.command == "bench":
         return _bench(args)
     if args.command == "check":

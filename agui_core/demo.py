@@ -76,6 +76,8 @@ __all__ = [
 ]
 
 DEFAULT_STORE: Final = "agui-demo.sqlite3"
+CONSOLE_PORT: Final = 8770
+"""Where ``agui demo --console`` serves the approval console unless ``--port`` says otherwise."""
 """Where the demo keeps its threads, relative to the current directory."""
 
 _MAX_ROUNDS: Final = 8  # a scenario that keeps interrupting past this is broken, not long
@@ -539,7 +541,7 @@ async def _http_server(host: Any, port: int) -> AsyncIterator[str]:
         where.append(url)
         ready.set()
 
-    options = ServeOptions(address=f"127.0.0.1:{port}", stop=stop, grace=5.0, ready=serving)
+    options = ServeOptions(address=f"127.0.0.1:{port}", stop=stop, grace=5.0, ready=serving, loopback_only=True)
     async with anyio.create_task_group() as group:
         group.start_soon(HttpTransport().serve, host, options)
         await ready.wait()
@@ -847,14 +849,18 @@ def run_demo(
         print(f"agui demo: {len(failed)} of {len(SCENARIOS)} scenarios failed: {', '.join(failed)}", file=out)
         return 1
     print(f"agui demo: all {len(SCENARIOS)} scenarios ended as expected", file=out)
-    print("agui demo: to answer interrupts in a browser, `bash scripts/demo --console` serves the console", file=out)
+    print(
+        f"agui demo: the approval console, where you answer interrupts in a browser: `bash scripts/demo --console` "
+        f"serves it at http://127.0.0.1:{CONSOLE_PORT}/console/ with a thread of each scenario waiting",
+        file=out,
+    )
     return 0
 
 
 # --- the approval console ----------------------------------------------------------------
 
 
-def run_console(*, store: str | Path = DEFAULT_STORE, port: int = 0, out: TextIO | None = None) -> int:
+def run_console(*, store: str | Path = DEFAULT_STORE, port: int = CONSOLE_PORT, out: TextIO | None = None) -> int:
     """Host the example agents over HTTP with the approval console until Ctrl-C; the exit status.
 
     One thread of each scenario is started and left waiting, so the console's inbox has an

@@ -67,6 +67,8 @@ def test_auto_plays_every_scenario_to_its_expected_end_and_a_rerun_does_too(tmp_
     for name in ("email", "filing", "parallel"):
         assert f"== {name}: ended as expected" in out
     assert "agui demo: all 3 scenarios ended as expected" in out
+    # The main job ends by telling where the approval console is served.
+    assert "`bash scripts/demo --console` serves it at http://127.0.0.1:8770/console/" in out
     assert store.stat().st_size > 0 and "stored: " in out
     # Every event is one line, and nothing else was said on standard error.
     assert all(len(line) < 400 for line in out.splitlines())

@@ -39,7 +39,11 @@ host. With the console on, the host's own origin (the request's scheme and ``Hos
 too, so that the console's page may call it, but only where that cannot be abused: when the
 host has an authenticator (a page of another site that reached the host through a rebound
 name has no token), or when the ``Host`` is a loopback address or ``localhost``. A request
-carrying any other ``Origin`` is refused whatever it asks; preflight
+carrying any other ``Origin`` is refused whatever it asks. A browser sends no ``Origin`` with a
+``GET`` of its page's own origin, so when the plugin is told ``options.loopback_only`` (``agui
+serve`` with no authenticator) every request must also name the host by a loopback address or
+``localhost`` in its ``Host`` (``loopback_names_only``), or it is refused with 403
+``host_not_allowed``: a page of another site rebound to 127.0.0.1 reads nothing; preflight
 ``OPTIONS`` requests are answered for allowed origins only, and only their responses carry
 ``Access-Control-Allow-Origin`` (the origin echoed, never ``*``). Clients that are not
 browsers send no ``Origin`` and are not concerned.
@@ -67,6 +71,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import logging
+import math
 import socket
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, MutableMapping
 from contextlib import aclosing
@@ -98,6 +103,7 @@ from agui_core.runtime.host import Host, refusal
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_FEED_HEARTBEAT",
     "DEFAULT_MAX_BODY",
     "DEFAULT_PORT",
     "HttpApp",
@@ -122,7 +128,7 @@ DEFAULT_PORT: Final = 8000
 _THREADS: Final = "/threads/"
 _AUDIT: Final = "/audit/"
 _CONSOLE: Final = "/console/"
-_FEED_HEARTBEAT: Final = 15.0  # seconds between comment lines on an idle feed: proxies and browsers see it alive
+DEFAULT_FEED_HEARTBEAT: Final = 15.0  # seconds between comment lines on an idle feed: proxies and browsers see it alive
 _CONSOLE_TYPES: Final = {
     ".html": b"text/html; charset=utf-8",
     ".mjs": b"text/javascript; charset=utf-8",
@@ -230,10 +236,19 @@ class HttpApp:
         websocket: bool = False,
         send_timeout: float = DEFAULT_SEND_TIMEOUT,
         console: bool = True,
+        loopback_names_only: bool = False,
+        feed_heartbeat: float = DEFAULT_FEED_HEARTBEAT,
     ) -> None:
         """``websocket`` says whether the same host is also served over WebSocket (for the
-        capabilities document); ``console`` whether to serve the approval console."""
+        capabilities document); ``console`` whether to serve the approval console;
+        ``loopback_names_only`` refuses (403 ``host_not_allowed``) every request whose ``Host``
+        is not a loopback address or ``localhost``: set it when the host listens on loopback
+        for anyone who can reach it there (no authenticator), so that a web page whose own
+        name was rebound to 127.0.0.1 cannot read what it serves; ``feed_heartbeat`` is how
+        many seconds an idle inbox feed waits between comment lines (its credentials are
+        checked again at each)."""
         self.host = host
+        self.loopback_names_only = loopback_names_only
         self.max_body = max_body
         self.body_timeout = body_timeout
         self.allow_origins = tuple(allow_origins)
@@ -246,6 +261,7 @@ class HttpApp:
         """Whether the approval console is served (at ``/console/``)."""
         self._console = _console_files() if console else None
         self._closing = anyio.Event()
+        self.feed_heartbeat = feed_heartbeat
 
     def close_feeds(self) -> None:
         """End the inbox feeds (the server is stopping): they would never end by themselves."""
@@ -267,6 +283,12 @@ class HttpApp:
         origin = headers.get("origin")
         cors: list[tuple[bytes, bytes]] = []
         try:
+            if self.loopback_names_only and "host" in headers and not _loopback_name(headers["host"]):
+                raise _Refused(
+                    403,
+                    "host_not_allowed",
+                    "this host answers requests addressed to a loopback name only (127.0.0.1, [::1], localhost)",
+                )
             if origin is not None and not self._own_origin(scope, headers, origin):
                 if not origin_allowed(origin, self.allow_origins):
                     raise _Refused(403, "origin_not_allowed", f"requests from origin {origin!r} are not allowed")
@@ -318,6 +340,13 @@ class HttpApp:
             ]
         await send({"type": "http.response.start", "status": 204, "headers": [*extra, *cors]})
         await send({"type": "http.response.body", "body": b""})
+
+    async def _still(self, principal: str, headers: Mapping[str, str]) -> bool:
+        """Whether the credentials in ``headers`` still stand for ``principal``."""
+        try:
+            return await self._principal(headers) == principal
+        except _Refused:
+            return False
 
     async def _principal(self, headers: Mapping[str, str]) -> str:
         credentials = Credentials(bearer=bearer_token(headers.get("authorization")), headers=headers)
@@ -450,7 +479,7 @@ class HttpApp:
             raise _Refused(403, "forbidden", exc.message) from None
         if found is None:
             raise _Refused(404, "not_found", "no such thread")
-        document = audit_document(*found)
+        document = audit_document(*found, host_tools=self.host.tools.keys())
         await _send_json(send, 200, orjson.dumps(document), [(b"cache-control", b"no-store"), *cors])
 
     async def _feed(
@@ -459,7 +488,10 @@ class HttpApp:
         """The principal's changes as Server-Sent Events, until the client leaves or the server stops.
 
         A feed that falls behind is ended (the host drops its watcher): the page reads its
-        inbox again when it reconnects, so nothing is missed, only read once more.
+        inbox again when it reconnects, so nothing is missed, only read once more. The
+        credentials are checked again at each heartbeat: once the authenticator refuses them
+        (a token revoked, a JWT past its ``exp``) or names someone else, the feed ends, and the
+        page's next request gets the 401.
         """
         principal = await self._principal(headers)
         await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]})
@@ -491,7 +523,7 @@ class HttpApp:
                         complete = False  # a client that reads nothing: leave the response unfinished
                         break
                     frame = b": still here\n\n"
-                    with anyio.move_on_after(_FEED_HEARTBEAT):
+                    with anyio.move_on_after(self.feed_heartbeat) as idle:
                         try:
                             change = await changes.receive()
                         except anyio.EndOfStream:
@@ -499,6 +531,8 @@ class HttpApp:
                         else:
                             event = {"type": "changed", "threadId": change.thread_id, "state": change.state}
                             frame = b"data: " + orjson.dumps(event) + b"\n\n"
+                    if idle.cancel_called and not await self._still(principal, headers):
+                        frame = b""
             group.cancel_scope.cancel()
         if complete:
             with contextlib.suppress(OSError):
@@ -595,7 +629,8 @@ class HttpTransport:
 
     Settings: ``max_body`` (bytes, default 1 MiB), ``body_timeout`` (seconds, default 30),
     ``keep_alive`` (seconds an idle connection stays open, default 5), ``send_timeout``
-    (seconds, default the host's). The trust options are the plugin contract's:
+    (seconds, default the host's), ``feed_heartbeat`` (seconds between comment lines on an idle
+    inbox feed, and between checks of its credentials; default 15). The trust options are the plugin contract's:
     ``options.allow_origins``, ``options.ssl`` (``https://``) and ``options.loopback_only``
     (refuses to listen on anything but a loopback address); ``options.max_connections`` is
     uvicorn's ``limit_concurrency``.
@@ -610,7 +645,7 @@ class HttpTransport:
     async def serve(self, host: Host, options: ServeOptions) -> None:
         import uvicorn  # an optional dependency: imported only by those who serve HTTP
 
-        known = {"max_body", "body_timeout", "keep_alive", "send_timeout", "console"}
+        known = {"max_body", "body_timeout", "keep_alive", "send_timeout", "console", "feed_heartbeat"}
         unknown = set(options.settings) - known
         if unknown:
             raise ValueError(f"the http transport has no option {', '.join(sorted(unknown))}")
@@ -622,6 +657,8 @@ class HttpTransport:
             body_timeout=setting(s, "body_timeout", float, DEFAULT_BODY_TIMEOUT),
             allow_origins=options.allow_origins,
             send_timeout=setting(s, "send_timeout", float, host.send_timeout),
+            loopback_names_only=options.loopback_only,
+            feed_heartbeat=setting(s, "feed_heartbeat", _seconds, DEFAULT_FEED_HEARTBEAT),
         )
         address, port = parse_address(options.address, default_port=DEFAULT_PORT)
         if options.loopback_only:
@@ -667,6 +704,13 @@ class HttpTransport:
             finally:
                 listener.close()
             group.cancel_scope.cancel()
+
+
+def _seconds(value: str) -> float:
+    seconds = float(value)
+    if not 0 < seconds < math.inf:
+        raise ValueError(f"{value!r} is not a positive number of seconds")
+    return seconds
 
 
 def _yes(value: str) -> bool:

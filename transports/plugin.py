@@ -31,7 +31,10 @@ Trust (SPEC section 9) is part of the contract too. A transport:
 - serves TLS with ``options.ssl`` when it is given;
 - listens on a loopback address by default and, when ``options.loopback_only`` is set (by
   ``agui serve`` when the host has no authenticator and ``--insecure`` was not given), on no
-  other: it raises ``ValueError`` before listening (see :func:`require_loopback`);
+  other: it raises ``ValueError`` before listening (see :func:`require_loopback`), and a
+  transport that serves browsers plain ``GET`` requests (which carry no ``Origin``) refuses
+  those whose ``Host`` is not a loopback name, so a page whose own name was rebound to the
+  loopback address reads nothing (the WebSocket handshake always carries an ``Origin``);
 - reads each input with :func:`read_input` and refuses it with
   :func:`~agui_core.runtime.host.refusal` of the error, so the ``RUN_ERROR`` code is the
   error's own on every transport; a client's fault is never logged with a traceback.
@@ -110,7 +113,8 @@ class ServeOptions:
     connect; a request with any other ``Origin`` is refused (HTTP 403). ``ssl``, when given,
     is the TLS context to serve with (``wss://``, ``https://``). ``loopback_only``: the host
     has no authenticator, so every client would act as the same principal; the transport
-    listens on a loopback address or not at all.
+    listens on a loopback address or not at all, and answers requests addressed to a loopback
+    name only.
 
     ``max_connections`` is how many connections the transport holds open at once (``None``:
     no cap); ``rate_limit`` how many inputs a second one connection may send on average, in

@@ -134,6 +134,25 @@ def _code(ex: Exchange) -> str | None:
     return code if isinstance(code, str) else None
 
 
+def ran_at_once(early: Exchange, late: Exchange) -> bool:
+    """Whether two runs of one resume were under way together, as far as arrival times show.
+
+    The two responses come over two connections, and which of two sockets that are both
+    readable the client reads first is the scheduler's choice: a server that answers the
+    second request only once the first run ended (a replay) can still have the second
+    ``RUN_STARTED`` read before the first run's last events. So the end of the first run is
+    no evidence; what is, is the second run starting before the first had sent anything past
+    its own ``RUN_STARTED``: a server that waits for the first run never does that, a server
+    that starts both at once nearly always does.
+    """
+    if late.started_at is None:
+        return False
+    started = next((i for i, f in enumerate(early.frames) if f.type == "RUN_STARTED"), None)
+    if started is None or started + 1 >= len(early.frames):
+        return False
+    return late.started_at < early.frames[started + 1].at
+
+
 class _Suite:
     def __init__(self, transport: ProbeTransport, options: Options) -> None:
         self.transport = transport
@@ -844,12 +863,12 @@ class _Suite:
             )
             return
         early, late = sorted(runs, key=lambda e: e.started_at or 0.0)
-        early_end = early.frames[-1].at
-        if late.started_at is not None and late.started_at < early_end:
+        if ran_at_once(early, late):
             self._set(
                 check_id,
                 Status.FAIL,
-                "both resumes ran at once: the second RUN_STARTED came before the first run ended",
+                "both resumes ran at once: the second RUN_STARTED came before the first run sent anything "
+                "past its own RUN_STARTED",
                 evidence=evidence,
             )
             return

@@ -12,14 +12,18 @@ Audit trail: ``{"threadId", "owner", "entries": [...]}``, one entry per closed i
 order they were closed: ``interruptId``, ``reason``, ``message``?, ``raisedIn``, ``raisedAt``?,
 ``status`` (``resolved``, ``cancelled`` or ``expired``), ``payload``?, ``decidedBy``?,
 ``answeredIn``?, ``answeredAt``?, ``outcome``?, ``proposed``? and ``ran``? (``{"name",
-"arguments"}``), ``result``? (what the tool that ran returned, as the thread's messages hold it).
+"arguments"}``: the tool and arguments the host ran), ``result``? (the result the thread's
+messages hold for the proposed call) and ``ranBy``?: ``"host"`` when the host ran the tool
+(one of its approval-gated tools, so ``ran`` says with what), ``"agent"`` when the call is not
+one of the host's tools and the agent's own code answered it (a framework's tool under an
+adapter: the result is the agent's report; the host cannot vouch for the arguments).
 ``decidedBy`` is the thread's owner, the one principal whose answers a host accepts on it; an
 expired interrupt was decided by nobody.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from agui_core.machine.record import Proposal, ResolvedInterrupt, ThreadRecord
@@ -50,8 +54,11 @@ def inbox_document(principal: str, threads: Sequence[WaitingThread]) -> dict[str
     return {"principal": principal, "threads": listed}
 
 
-def audit_document(record: ThreadRecord, entries: Sequence[ResolvedInterrupt]) -> dict[str, Any]:
-    """The audit trail of ``record``'s thread (see the module docstring)."""
+def audit_document(
+    record: ThreadRecord, entries: Sequence[ResolvedInterrupt], *, host_tools: Collection[str] = ()
+) -> dict[str, Any]:
+    """The audit trail of ``record``'s thread (see the module docstring); ``host_tools`` are the
+    names of the host's own tools (``Host.tools``)."""
     results = {m.tool_call_id: m.content for m in record.messages if isinstance(m, ToolMessage)}
     listed = []
     for item in entries:
@@ -75,8 +82,13 @@ def audit_document(record: ThreadRecord, entries: Sequence[ResolvedInterrupt]) -
         entry.update((key, value) for key, value in optional.items() if value is not None)
         if item.status == "resolved":
             entry["payload"] = item.payload
-        if item.ran is not None and item.ran.tool_call_id in results:
-            result = results[item.ran.tool_call_id]
+        call = item.ran or item.proposal
+        if call is not None and call.tool_call_id in results:
+            result = results[call.tool_call_id]
             entry["result"] = result if isinstance(result, str) else converter.unstructure(result)
+            if item.ran is None and call.name not in host_tools:
+                entry["ranBy"] = "agent"
+        if item.ran is not None:
+            entry["ranBy"] = "host"
         listed.append(entry)
     return {"threadId": record.thread_id, "owner": record.owner, "entries": listed}

@@ -15,6 +15,9 @@ unless told otherwise), which the store creates and migrates itself:
 ``audit(thread_id, seq, interrupt_id, reason, raised_in, raised_at, status, answered_in, answered_at, outcome, entry)``
     the audit trail, one row per closed interrupt in the order it was closed, the whole entry
     as JSON in ``entry``. Rows are only ever added: a later save cannot rewrite history.
+``threads_waiting``
+    a partial index of the interrupted threads by owner: the approval console's inbox
+    (:meth:`PostgresThreadStore.waiting`).
 ``leases(thread_id, run_id, until)``
     one row per thread with a run in progress: the run, and until when its host holds the
     thread. Each save writes it in its transaction (keeping the later lease when the run is
@@ -75,7 +78,7 @@ except ImportError as exc:  # pragma: no cover - the extra is part of the test i
 
 __all__ = ["DEFAULT_SCHEMA", "SCHEMA_VERSION", "PostgresThreadStore"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The layout of the schema, kept in its ``schema_version`` table; a newer schema is refused."""
 
 DEFAULT_SCHEMA = "agui"
@@ -242,6 +245,11 @@ _MIGRATIONS: tuple[str, ...] = (
             END IF;
         END IF;
     END $$;
+    """,
+    """
+    -- The approval console's inbox: an owner's threads with open interrupts, read on every
+    -- change of one of them, without walking every thread of every owner.
+    CREATE INDEX threads_waiting ON {s}.threads (owner) WHERE state = 'INTERRUPTED';
     """,
 )
 
@@ -527,8 +535,8 @@ class PostgresThreadStore:
             raise StoreError(f"the audit trail of thread {thread_id!r} is corrupt: {exc!r}") from exc
 
     async def waiting(self, owner: str, *, limit: int = 100) -> Sequence[WaitingThread]:
-        """The threads of ``owner`` with open interrupts, newest first (one query, no index of its own:
-        it reads the owner's interrupted rows)."""
+        """The threads of ``owner`` with open interrupts, newest first: one query on the partial
+        index ``threads_waiting`` (the interrupted rows, by owner)."""
         rows = await self._read(f"list the waiting threads of {owner!r}", "fetch", self._waiting_sql, owner, limit)
         found = []
         for thread_id, text in rows:

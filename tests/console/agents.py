@@ -3,7 +3,9 @@
 ``forwardedProps.scenario`` picks the example (``email``, ``filing``, ``parallel``) as in
 :mod:`agui_core.examples.assistant`; ``expiring`` asks for the quarterly form with an
 ``expiresAt`` :data:`EXPIRES_IN` ahead, for the tests of expiry; ``review`` raises two
-interrupts of reasons no client knows (:data:`REVIEW_SCHEMA`, a nested form, and a free answer).
+interrupts of reasons no client knows (:data:`REVIEW_SCHEMA`, a nested form, and a free answer);
+``scheduled`` gates a tool call with a question of its own (:data:`CHOICE_SCHEMA`), not an
+approval.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from agui_core.examples import QUARTERLY_FILING_SCHEMA, TOOLS, assistant
 from agui_core.protocol.types import JSON, Interrupt
 from agui_core.runtime.context import RunContext
 
-__all__ = ["EXPIRES_IN", "REVIEW_SCHEMA", "TOOLS", "agent"]
+__all__ = ["CHOICE_SCHEMA", "EXPIRES_IN", "REVIEW_SCHEMA", "TOOLS", "agent"]
 
 EXPIRES_IN = timedelta(seconds=4)
 
@@ -52,9 +54,40 @@ async def review(ctx: RunContext) -> JSON:
     return None
 
 
+CHOICE_SCHEMA: dict[str, JSON] = {
+    "type": "object",
+    "properties": {"send": {"type": "string", "enum": ["now", "tonight"]}},
+    "required": ["send"],
+}
+
+
+async def scheduled(ctx: RunContext) -> JSON:
+    """A tool call gated by a question of its own (when to send), not by an approval."""
+    if ctx.resumed:
+        (answer,) = ctx.answers
+        await ctx.text(f"Scheduled: {answer.entry.status} {answer.entry.payload!r}.")
+        return None
+    ctx.continuation = {"scheduled": True}
+    call = await ctx.propose_tool_call("sendEmail", {"to": "dan@example.com", "subject": "Minutes"})
+    await ctx.interrupt(
+        Interrupt(
+            id=ctx.new_id("when"),
+            reason="tool_call",
+            tool_call_id=call,
+            message="When should the minutes go out?",
+            response_schema=CHOICE_SCHEMA,
+        )
+    )
+    return None
+
+
 async def agent(ctx: RunContext) -> JSON:
     props = ctx.input.forwarded_props
     kept = ctx.continuation if ctx.resumed else None
+    if (isinstance(props, dict) and props.get("scenario") == "scheduled") or (
+        isinstance(kept, dict) and kept.get("scheduled")
+    ):
+        return await scheduled(ctx)
     if (isinstance(props, dict) and props.get("scenario") == "review") or (
         isinstance(kept, dict) and kept.get("review")
     ):

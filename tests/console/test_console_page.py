@@ -343,6 +343,19 @@ def test_reasons_the_console_does_not_know_are_shown_from_message_schema_and_met
     ]
 
 
+def test_a_tool_call_that_asks_its_own_question_gets_a_form_not_approve_or_deny(served: Served, ann: Session) -> None:
+    page = ann.page
+    (asked,) = interrupts_of(served.run("scheduled-1", "scheduled"))
+    ann.open("scheduled-1")
+    card = ann.card("When should the minutes go out?")
+    expect(card).to_contain_text("dan@example.com")  # the proposed call is shown
+    expect(card.get_by_label("Approve", exact=True)).to_have_count(0)  # {approved} is not its answer
+    card.get_by_label("send (required)").select_option(label="tonight")
+    page.get_by_role("button", name="Send answer").click()
+    expect(ann.run_log).to_contain_text("Scheduled: resolved {'send': 'tonight'}.")
+    assert ann.posts[0]["resume"] == [{"interruptId": asked["id"], "status": "resolved", "payload": {"send": "tonight"}}]
+
+
 def test_a_second_window_that_answers_differently_is_told_so_in_plain_words(
     served: Served, ann: Session, new_session: Any
 ) -> None:

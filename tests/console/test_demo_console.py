@@ -10,13 +10,24 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.console.conftest import ROOT
 
 
 def test_the_demo_serves_the_console_with_a_thread_of_each_scenario_waiting(tmp_path: Path) -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "agui_core.cli", "demo", "--console", "--store", str(tmp_path / "demo.sqlite3")],
+        [
+            sys.executable,
+            "-m",
+            "agui_core.cli",
+            "demo",
+            "--console",
+            "--port",
+            "0",  # the default, 8770, may be taken on a test machine: its own test is below
+            "--store",
+            str(tmp_path / "demo.sqlite3"),
+        ],
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -47,3 +58,15 @@ def test_the_demo_serves_the_console_with_a_thread_of_each_scenario_waiting(tmp_
         out, err = process.communicate(timeout=20)
     assert process.returncode == 0, err
     assert out.endswith("agui demo: stopped\n") and err == ""
+
+
+def test_the_console_is_served_at_the_address_the_main_job_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agui_core.demo
+    from agui_core.cli import main
+
+    ports: list[int] = []
+    monkeypatch.setattr(agui_core.demo, "run_console", lambda *, store, port: ports.append(port) or 0)
+    assert main(["demo", "--console"]) == 0
+    assert main(["demo", "--console", "--port", "0"]) == 0
+    assert main(["demo", "--console", "--port", "9001"]) == 0
+    assert ports == [agui_core.demo.CONSOLE_PORT, 0, 9001] and agui_core.demo.CONSOLE_PORT == 8770

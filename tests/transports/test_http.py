@@ -567,3 +567,30 @@ async def test_an_input_nested_too_deep_is_refused_as_invalid_input() -> None:
     async with serving() as client:
         response = await client.post("/", content=deep, headers=JSON_HEADERS)
     assert [(e["type"], e["code"]) for e in events_of(response.content)] == [("RUN_ERROR", "INVALID_INPUT")]
+
+
+async def test_told_loopback_only_it_answers_no_request_addressed_to_another_name() -> None:
+    # DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1 reaches the
+    # host with its own name in Host and, for a GET of its own origin, no Origin at all.
+    with anyio.fail_after(LIMIT):
+        async with uvicorn_host(loopback_only=True) as (url, _, _), httpx.AsyncClient(base_url=url) as client:
+            port = url.rsplit(":", 1)[1]
+            rebound = {"host": f"evil.example:{port}"}
+            refused = [
+                await client.get("/inbox", headers=rebound),
+                await client.get("/console/", headers=rebound),
+                await client.get("/threads/x", headers=rebound),
+                await client.post("/", headers={**rebound, "content-type": "application/json"}, content=b"{}"),
+            ]
+            by_loopback = [
+                await client.get("/inbox"),
+                await client.get("/inbox", headers={"host": f"localhost:{port}"}),
+                await client.get("/capabilities", headers={"host": f"[::1]:{port}"}),
+            ]
+        async with uvicorn_host() as (url, _, _), httpx.AsyncClient(base_url=url) as client:
+            # Not told loopback_only (an embedder behind a proxy, say): the Host is not judged.
+            proxied = await client.get("/capabilities", headers={"host": "app.example"})
+    assert [r.status_code for r in refused] == [403] * 4
+    assert {r.json()["error"] for r in refused} == {"host_not_allowed"}
+    assert [r.status_code for r in by_loopback] == [200] * 3
+    assert proxied.status_code == 200

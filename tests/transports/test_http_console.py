@@ -9,10 +9,14 @@ import anyio
 import httpx
 import orjson
 import pytest
+from agui_transports.http import HttpApp, HttpTransport
+from agui_transports.plugin import ServeOptions
 
 from agui_core.protocol.framing import SSEReader
 from agui_core.protocol.types import ResumeEntry
-from agui_core.runtime.auth import TokenAuthenticator
+from agui_core.runtime import Host
+from agui_core.runtime.auth import AuthenticationError, Credentials, TokenAuthenticator
+from tests.transports import agents
 from tests.transports.test_http import (
     ANN,
     BOB,
@@ -71,7 +75,7 @@ async def test_the_inbox_and_the_audit_trail_are_their_owners_only() -> None:
         assert entry["status"] == "resolved" and entry["payload"] == {"approved": True}
         assert entry["decidedBy"] == "ann" and entry["answeredIn"] == "run-2"
         assert entry["proposed"] == entry["ran"] == {"name": "sendEmail", "arguments": PROPOSED}
-        assert "result" in entry
+        assert "result" in entry and entry["ranBy"] == "host"
 
 
 async def test_the_feed_tells_each_principal_of_its_own_threads_and_ends_when_the_server_stops() -> None:
@@ -122,10 +126,37 @@ async def test_the_console_is_served_whole_with_a_strict_content_policy() -> Non
             assert found.status_code == 200 and found.headers["content-security-policy"] == policy
         assert (await client.get("/console/schema.mjs")).headers["content-type"] == "text/javascript; charset=utf-8"
         assert "http://" not in page.text and "https://" not in page.text  # nothing from elsewhere
-        assert (await client.get("/console/../pyproject.toml")).status_code == 404
         assert (await client.post("/console/")).status_code == 405
     async with serving(console=False) as client:
         assert (await client.get("/console/")).status_code == 404
+
+
+async def raw_get(app: HttpApp, path: str) -> int:
+    """The status ``app`` answers a GET of ``path`` with, the path passed as is (an HTTP client
+    would resolve its dot segments before sending it)."""
+    scope = {"type": "http", "method": "GET", "path": path, "raw_path": path.encode(), "headers": []}
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    status: int = sent[0]["status"]
+    return status
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/console/../pyproject.toml", "/console/../../etc/passwd", "/console//etc/passwd", "/console/./console.css"],
+)
+async def test_the_console_serves_its_own_files_and_no_path_reaches_beyond_them(path: str) -> None:
+    async with Host(agents.approval_agent) as host:
+        app = HttpApp(host)
+        assert await raw_get(app, "/console/console.css") == 200
+        assert await raw_get(app, path) == 404
 
 
 @pytest.mark.parametrize(
@@ -151,3 +182,65 @@ async def test_the_pages_own_origin_may_call_the_host_only_where_that_is_safe(
         assert (response.status_code == 200) is allowed, response.text
         if not allowed:
             assert response.json()["error"] == "origin_not_allowed"
+
+
+class Revocable:
+    """Ann's token, until it is revoked."""
+
+    def __init__(self) -> None:
+        self.revoked = False
+
+    async def authenticate(self, credentials: Credentials) -> str:
+        if self.revoked or credentials.bearer != ANN:
+            raise AuthenticationError("this token is not valid")
+        return "ann"
+
+
+async def test_a_feed_ends_at_its_next_heartbeat_once_its_token_is_no_longer_valid() -> None:
+    authenticator = Revocable()
+    seen: list[str] = []
+    with anyio.fail_after(LIMIT):
+        async with (
+            uvicorn_host(authenticator=authenticator, settings={"feed_heartbeat": "0.05"}) as (url, _, _),
+            httpx.AsyncClient(base_url=url) as client,
+        ):
+            async with client.stream("GET", "/inbox/events", headers=auth(ANN)) as response:
+                async for line in response.aiter_lines():
+                    if line:
+                        seen.append(line)
+                    if len(seen) == 3:  # ready, then two heartbeats: the token was accepted each time
+                        authenticator.revoked = True
+            # The stream ended by itself (the loop above finished), and the page's next call is refused.
+            assert (await client.get("/inbox", headers=auth(ANN))).status_code == 401
+    assert seen[:3] == ['data: {"type":"ready"}', ": still here", ": still here"]
+    assert len(seen) <= 4  # at most one more heartbeat was under way when the token was revoked
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "inf", "nan", "soon"])
+async def test_a_feed_heartbeat_that_is_not_a_positive_number_of_seconds_is_refused(value: str) -> None:
+    async with Host(agents.approval_agent) as host:
+        options = ServeOptions(address="127.0.0.1:0", settings={"feed_heartbeat": value})
+        with pytest.raises(ValueError, match="feed_heartbeat"):
+            await HttpTransport().serve(host, options)
+
+
+async def test_the_audit_says_who_answered_a_call_the_host_tool_or_the_agents_own_code() -> None:
+    from agui_core.adapters.langgraph import langgraph_agent
+    from tests.adapters import graphs
+
+    async with serving(agent=langgraph_agent(graphs.approval_graph())) as client:
+        interrupt = await start(client, "graph", ANN)
+        approve = ResumeEntry(interrupt_id=interrupt["id"], status="resolved", payload={"approved": True})
+        await client.post("/", content=body(run_input("graph", "run-2", resume=(approve,))), headers=JSON_HEADERS)
+        (by_graph,) = (await client.get("/audit/graph")).json()["entries"]
+    async with serving() as client:
+        interrupt = await start(client, "host", ANN)
+        deny = ResumeEntry(interrupt_id=interrupt["id"], status="resolved", payload={"approved": False})
+        await client.post("/", content=body(run_input("host", "run-2", resume=(deny,))), headers=JSON_HEADERS)
+        (denied,) = (await client.get("/audit/host")).json()["entries"]
+    # The graph's node sent the email: the host cannot vouch for the arguments, only report it.
+    assert by_graph["proposed"]["name"] == "send_email" and "ran" not in by_graph
+    assert by_graph["ranBy"] == "agent" and by_graph["result"] == "sent to bob@example.com: hi"
+    # The host's own tool, denied: nothing ran, and the result is the host's note of the denial.
+    assert "ran" not in denied and "ranBy" not in denied
+    assert denied["result"] == "the user denied this call"

@@ -425,10 +425,15 @@ function buildCard(interrupt, toolCalls) {
   const group = `decision-${interrupt.id}`;
   card.error = el("p", { class: "error", role: "alert" });
 
+  // A tool call asks for approval unless its schema wants another answer: then it is a form.
+  const approval = interrupt.reason === "tool_call" && (!schema || Object.hasOwn(schema.properties ?? {}, "approved"));
   if (interrupt.reason === "tool_call") {
     const call = toolCalls[interrupt.toolCallId];
     node.append(el("p", {}, "Tool ", el("code", { text: call?.name ?? "(unknown tool)" }), " with:"));
     node.append(argumentList(call?.arguments));
+  }
+  if (approval) {
+    const call = toolCalls[interrupt.toolCallId];
     const editSchema = schema?.properties?.editedArgs;
     const options = [["approve", "Approve"]];
     if (editSchema) options.push(["edit", "Approve with edits"]);
@@ -458,8 +463,9 @@ function buildCard(interrupt, toolCalls) {
     node.append(choices(group, [["yes", "Yes"], ["no", "No"], ["cancel", "Cancel"]], (value) => (card.decision = value)));
     card.read = () => card.decision === "yes";
   } else {
-    // input_required, a confirmation with a schema of its own, and any other reason: a form
-    // generated from responseSchema, or raw JSON where the schema is beyond the generator.
+    // input_required, a confirmation or a tool call with a schema of its own, and any other
+    // reason: a form generated from responseSchema, or raw JSON where the schema is beyond
+    // the generator.
     if (!["input_required", "confirmation"].includes(interrupt.reason)) {
       if (interrupt.metadata) node.append(el("p", { class: "label", text: "Details" }), el("pre", { text: pretty(interrupt.metadata) }));
       if (schema) {
@@ -890,6 +896,7 @@ async function showAudit(threadId) {
     item.append(el("p", { class: `status-${entry.status}` }, `${decided}${by}${when}`));
     if (entry.status === "resolved") item.append(el("p", {}, "Decision: ", el("code", { text: JSON.stringify(entry.payload) })));
     if (entry.ran) item.append(el("p", {}, "Ran: ", el("code", { text: `${entry.ran.name} ${JSON.stringify(entry.ran.arguments)}` })));
+    else if (entry.ranBy === "agent") item.append(el("p", { text: "Answered by the agent's own code (not a tool of the host), which reported the result below" }));
     else if (entry.proposed) item.append(el("p", { text: "Ran: nothing" }));
     if (entry.result !== undefined) item.append(el("p", {}, "Result: ", el("code", { text: pretty(entry.result) })));
     list.append(item);
