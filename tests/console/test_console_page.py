@@ -353,7 +353,9 @@ def test_a_tool_call_that_asks_its_own_question_gets_a_form_not_approve_or_deny(
     card.get_by_label("send (required)").select_option(label="tonight")
     page.get_by_role("button", name="Send answer").click()
     expect(ann.run_log).to_contain_text("Scheduled: resolved {'send': 'tonight'}.")
-    assert ann.posts[0]["resume"] == [{"interruptId": asked["id"], "status": "resolved", "payload": {"send": "tonight"}}]
+    assert ann.posts[0]["resume"] == [
+        {"interruptId": asked["id"], "status": "resolved", "payload": {"send": "tonight"}}
+    ]
 
 
 def test_a_second_window_that_answers_differently_is_told_so_in_plain_words(
