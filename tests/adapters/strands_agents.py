@@ -29,6 +29,7 @@ __all__ = [
     "EXECUTIONS_ENV",
     "FILING_SCHEMA",
     "GATE",
+    "SEEN",
     "approval_adapter",
     "broken_adapter",
     "careless_adapter",
@@ -40,6 +41,7 @@ __all__ = [
     "parallel_adapter",
     "template",
     "template_adapter",
+    "ungated_template",
 ]
 
 EXECUTIONS_ENV = "AGUI_STRANDS_EXECUTIONS"
@@ -238,6 +240,20 @@ class BrokenModel(ScriptedModel):
 
 GATE = asyncio.Event()
 
+SEEN: list[list[Any]] = []
+"""The conversation each call of a :class:`SeeingModel` was given (this process)."""
+
+
+class SeeingModel(ScriptedModel):
+    """A scripted model that keeps a copy of every conversation it is given in :data:`SEEN`."""
+
+    async def stream(
+        self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        SEEN.append(json.loads(json.dumps(messages, default=str)))
+        async for chunk in super().stream(messages, tool_specs, system_prompt, **kwargs):
+            yield chunk
+
 
 def careless_agent() -> Agent:
     return _agent([BOB], [CarelessApproval()])
@@ -254,3 +270,7 @@ def broken_agent() -> Agent:
 careless_adapter = StrandsAdapter(careless_agent)
 gated_adapter = StrandsAdapter(gated_agent)
 broken_adapter = StrandsAdapter(broken_agent)
+
+
+ungated_template = _agent([BOB], model=SeeingModel)
+"""An ``Agent`` (not a factory) whose model calls a tool no hook gates: serving it must not run it."""
