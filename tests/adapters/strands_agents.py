@@ -29,6 +29,7 @@ __all__ = [
     "EXECUTIONS_ENV",
     "FILING_SCHEMA",
     "GATE",
+    "HICCUPS",
     "SEEN",
     "approval_adapter",
     "broken_adapter",
@@ -36,9 +37,12 @@ __all__ = [
     "chained_adapter",
     "exact_hook_adapter",
     "expiring_adapter",
+    "flaky_adapter",
+    "flaky_chained_adapter",
     "gated_adapter",
     "in_tool_adapter",
     "parallel_adapter",
+    "stuck_adapter",
     "template",
     "template_adapter",
     "ungated_template",
@@ -274,3 +278,60 @@ broken_adapter = StrandsAdapter(broken_agent)
 
 ungated_template = _agent([BOB], model=SeeingModel)
 """An ``Agent`` (not a factory) whose model calls a tool no hook gates: serving it must not run it."""
+
+
+HICCUPS: list[str] = []
+"""While not empty, a :class:`FlakyModel` fails (taking one entry) when it is handed tool results."""
+
+
+class FlakyModel(ScriptedModel):
+    """A scripted model whose service fails once per :data:`HICCUPS` entry, after a tool ran."""
+
+    async def stream(
+        self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        if HICCUPS and any("toolResult" in block for block in messages[-1]["content"]):
+            HICCUPS.pop()
+            raise RuntimeError("the model service hiccuped")
+        async for chunk in super().stream(messages, tool_specs, system_prompt, **kwargs):
+            yield chunk
+
+
+def flaky_agent() -> Agent:
+    """One email to Bob behind an approval with edits, on a model that may fail after the tool ran."""
+    return _agent([BOB], [ToolApproval("send_email", allow_edits=True)], FlakyModel)
+
+
+def flaky_chained_agent() -> Agent:
+    """The chained report (approval, then a question inside the tool) on a model that may fail."""
+    return _agent([REPORT], [ToolApproval("file_report")], FlakyModel)
+
+
+flaky_adapter = StrandsAdapter(flaky_agent, allow_edits=True)
+flaky_chained_adapter = StrandsAdapter(flaky_chained_agent)
+
+
+STUCK = asyncio.Event()
+"""What :func:`stuck_email` waits for (never set by the tests: the run is cut while it waits)."""
+
+
+@tool
+async def stuck_email(to: str) -> str:
+    """Send an email through a server that does not answer."""
+    _executed("stuck_email", to=to, event="start")
+    await STUCK.wait()
+    _executed("stuck_email", to=to, event="done")
+    return f"sent to {to}"
+
+
+def stuck_agent() -> Agent:
+    """One email behind an approval, through a tool that never returns."""
+    return Agent(
+        model=ScriptedModel([("stuck_email", {"to": "bob@example.com"})]),
+        tools=[stuck_email],
+        hooks=[ToolApproval("stuck_email")],
+        callback_handler=None,
+    )
+
+
+stuck_adapter = StrandsAdapter(stuck_agent)
