@@ -24,8 +24,8 @@ may say ``message``, ``responseSchema``, ``expiresAt``, ``metadata`` and ``reaso
 
 - raised by a hook before a tool call: ``reason: "tool_call"`` with the tool use's id as
   ``toolCallId``; without a ``responseSchema`` of its own it gets the approval schema
-  (``{"approved": boolean}``, plus ``editedArgs`` (the tool's input schema) when the adapter
-  allows edits of that tool). :class:`ToolApproval` is such a hook, edits included;
+  (``{"approved": boolean}``, plus ``editedArgs`` (the tool's input schema, its definitions
+  moved to the root) when the adapter allows edits of that tool). :class:`ToolApproval` is such a hook, edits included;
 - raised inside a tool: bound to that tool call too (``toolCallId``), ``input_required``
   when it declares a ``responseSchema``, otherwise ``strands:<name>``;
 - anything else: ``input_required`` with a ``responseSchema``, otherwise ``strands:<name>``.
@@ -132,12 +132,46 @@ def approval_schema(input_schema: Mapping[str, JSON] | None, *, allow_edits: boo
     """
     if not allow_edits:
         return {**APPROVE_SCHEMA, "not": {"required": ["editedArgs"]}}
-    edited: JSON = dict(input_schema) if input_schema is not None else {"type": "object"}
-    return {
+    if input_schema is None:
+        return {
+            "type": "object",
+            "properties": {"approved": {"type": "boolean"}, "editedArgs": {"type": "object"}},
+            "required": ["approved"],
+        }
+    # The input schema moves under properties.editedArgs, but its definitions (pydantic's
+    # "$defs" for a model parameter) are referred to from its root: they move to the root of
+    # the approval schema, and any other reference to the input schema's root follows it.
+    edited = {k: _moved_refs(v) for k, v in input_schema.items() if k not in _DEFINITIONS}
+    schema: dict[str, JSON] = {
         "type": "object",
         "properties": {"approved": {"type": "boolean"}, "editedArgs": edited},
         "required": ["approved"],
     }
+    for key in _DEFINITIONS:
+        if isinstance(input_schema.get(key), dict):
+            schema[key] = _moved_refs(input_schema[key])
+    return schema
+
+
+_DEFINITIONS: Final = ("$defs", "definitions")
+_EDITED_ARGS: Final = "#/properties/editedArgs"
+
+
+def _moved_refs(value: JSON) -> JSON:
+    """``value`` (part of a tool's input schema) with its ``$ref``s made to fit the approval schema."""
+    if isinstance(value, list):
+        return [_moved_refs(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    moved: dict[str, JSON] = {}
+    for key, item in value.items():
+        if key == "$ref" and isinstance(item, str) and item.startswith("#"):
+            pointer = item[1:]
+            kept = any(pointer == f"/{d}" or pointer.startswith(f"/{d}/") for d in _DEFINITIONS)
+            moved[key] = item if kept else _EDITED_ARGS + pointer
+        else:
+            moved[key] = _moved_refs(item)
+    return moved
 
 
 def _input_schema(event: BeforeToolCallEvent) -> Mapping[str, JSON] | None:

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 from typing import Any
 
+from pydantic import BaseModel
 from strands import Agent, ToolContext, tool
 from strands.hooks import BeforeToolCallEvent, HookProvider, HookRegistry
 from strands.models.model import Model
@@ -41,6 +42,7 @@ __all__ = [
     "flaky_chained_adapter",
     "gated_adapter",
     "in_tool_adapter",
+    "mail_adapter",
     "parallel_adapter",
     "stuck_adapter",
     "template",
@@ -335,3 +337,31 @@ def stuck_agent() -> Agent:
 
 
 stuck_adapter = StrandsAdapter(stuck_agent)
+
+
+class Email(BaseModel):
+    """An email, a nested model parameter: Strands refers to it by ``#/$defs/Email``."""
+
+    to: str
+    subject: str
+
+
+@tool
+def send_mail(mail: Email) -> str:
+    """Send one email, given as a whole."""
+    mail = Email.model_validate(mail)  # Strands validates the input, then hands a nested model over as a dict
+    _executed("send_mail", to=mail.to, subject=mail.subject)
+    return f"mailed {mail.to}: {mail.subject}"
+
+
+def mail_agent() -> Agent:
+    """One email as a model parameter, behind an approval that offers edits."""
+    return Agent(
+        model=ScriptedModel([("send_mail", {"mail": {"to": "bob@example.com", "subject": "Hi"}})]),
+        tools=[send_mail],
+        hooks=[ToolApproval("send_mail", allow_edits=True)],
+        callback_handler=None,
+    )
+
+
+mail_adapter = StrandsAdapter(mail_agent, allow_edits=True)

@@ -142,6 +142,42 @@ async def test_edits_of_a_tool_that_allows_none_and_edits_that_break_its_schema_
     assert len(sa.EXECUTIONS) == 4
 
 
+async def test_edits_of_a_tool_with_a_model_parameter_are_checked_against_its_definitions_and_run() -> None:
+    async with serving(sa.mail_adapter) as client:
+        talk = Talk(client, "mail-1")
+        events = await talk.start()
+        (interrupt,) = talk.open
+        schema = outcome(events)["interrupts"][0]["responseSchema"]
+        # Strands refers to the model by "#/$defs/Email": the definitions sit at the schema's root.
+        assert schema["properties"]["editedArgs"]["properties"]["mail"]["$ref"] == "#/$defs/Email"
+        assert set(schema["$defs"]) == {"Email"}
+        bad = {"approved": True, "editedArgs": {"mail": {"to": 7, "subject": "Hi"}}}
+        refused = await talk.post(talk.entries({interrupt.id: {"status": "resolved", "payload": bad}}))
+        assert refusal(refused) == "INVALID_PAYLOAD" and "editedArgs" in refused[0]["message"]
+        edited = {"mail": {"to": "ann@example.com", "subject": "Hello"}}
+        events = await talk.resume({interrupt.id: approve_with_edits(edited)})
+    assert outcome(events) == {"type": "success"}
+    assert sa.EXECUTIONS == [{"tool": "send_mail", "to": "ann@example.com", "subject": "Hello"}]
+    assert [e["content"] for e in of(events, "TOOL_CALL_RESULT")] == ["mailed ann@example.com: Hello"]
+
+
+def test_an_approval_schema_moves_the_input_schemas_definitions_and_references_to_its_root() -> None:
+    input_schema = {
+        "type": "object",
+        "definitions": {"Tag": {"type": "string"}},
+        "$defs": {"Email": {"type": "object", "properties": {"tags": {"items": {"$ref": "#/definitions/Tag"}}}}},
+        "properties": {"mail": {"$ref": "#/$defs/Email"}, "copy": {"$ref": "#/properties/mail"}},
+    }
+    schema = approval_schema(input_schema, allow_edits=True)
+    edited = schema["properties"]["editedArgs"]
+    assert "$defs" not in edited and "definitions" not in edited
+    assert schema["$defs"] == input_schema["$defs"] and schema["definitions"] == input_schema["definitions"]
+    assert edited["properties"] == {
+        "mail": {"$ref": "#/$defs/Email"},
+        "copy": {"$ref": "#/properties/editedArgs/properties/mail"},
+    }
+
+
 async def test_a_hook_gets_exactly_the_payload_the_person_sent() -> None:
     async with serving(sa.exact_hook_adapter) as client:
         talk = Talk(client, "exact-1")
