@@ -12,8 +12,9 @@ agent. ``MODULE:NAME`` is imported from the current directory or the installed p
   a ``types.SimpleNamespace``, a module);
 - or a compiled LangGraph graph (``StateGraph(...).compile(checkpointer=...)``), hosted through
   :mod:`agui_core.adapters.langgraph` with its own checkpointer (needs ``agui-core[langgraph]``).
-- or a Strands ``Agent``, or a function of no arguments returning a fresh one (needs
-  ``agui-core[strands]``): it is hosted by :class:`~agui_core.adapters.strands.StrandsAdapter`.
+- or a Strands ``Agent`` (recognised, never called: calling one runs it), or a plain function
+  of no arguments returning a fresh one (called once at load) (needs ``agui-core[strands]``):
+  it is hosted by :class:`~agui_core.adapters.strands.StrandsAdapter`.
 
 The transport is ``ws`` (the default, on ``127.0.0.1:8765``), ``http`` (HTTP + Server-Sent
 Events under uvicorn, the transport of stock AG-UI clients), ``stdio``, or any transport
@@ -143,23 +144,35 @@ def _legacy_resume() -> Any:
 def _framework_agent(found: Any) -> Any:
     """``found`` hosted by a framework adapter, if it is a Strands agent or a factory of one.
 
-    A function of no arguments is called once to see what it builds (an agent function takes
-    the run's context). Strands is looked for only once the module, or that factory, loaded it:
-    serving a plain agent never imports a framework.
+    A framework's agent object is recognised as it is, never called: a Strands ``Agent`` is
+    callable with no arguments (``agent()`` runs it on an empty prompt, tools included). Only
+    a plain function or a class that takes no arguments is called, once, to see what it
+    builds (an agent function takes the run's context). Strands is looked for only once the
+    module, or that factory, loaded it: serving a plain agent never imports a framework.
     """
-    built = found() if _takes_nothing(found) else None
+    if "strands" in sys.modules:
+        from agui_core.adapters.strands import StrandsAdapter, is_strands_agent
+
+        if is_strands_agent(found):
+            return StrandsAdapter(found)
+    built = found() if _is_factory(found) else None
     if "strands" not in sys.modules:
         return None
     from agui_core.adapters.strands import StrandsAdapter, is_strands_agent
 
-    if is_strands_agent(found) or is_strands_agent(built):
+    if is_strands_agent(built):
         return StrandsAdapter(found)
     return None
 
 
-def _takes_nothing(found: Any) -> bool:
-    """Whether ``found`` is a plain function (or class) called with no arguments."""
-    if not callable(found) or inspect.iscoroutinefunction(found) or hasattr(found, "agent"):
+def _is_factory(found: Any) -> bool:
+    """Whether ``found`` is a plain function or a class that can be called with no arguments.
+
+    An instance with ``__call__`` is never a factory here: calling it may run it.
+    """
+    if not (inspect.isfunction(found) or inspect.isclass(found)) or inspect.iscoroutinefunction(found):
+        return False
+    if hasattr(found, "agent"):
         return False
     try:
         parameters = inspect.signature(found).parameters.values()

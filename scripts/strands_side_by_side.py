@@ -304,9 +304,10 @@ async def post(url: str, body: dict[str, Any], timeout: float = 60.0) -> list[di
         reader, writer = await asyncio.open_connection(host, int(port))
     except OSError:
         return []
+    # The Host header names the loopback address: with no authenticator, agui serve answers only that.
     writer.write(
-        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"
-        b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(payload) + payload
+        b"POST / HTTP/1.1\r\nHost: %s:%s\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"
+        b"Connection: close\r\nContent-Length: %d\r\n\r\n" % (host.encode(), port.encode(), len(payload)) + payload
     )
     try:
         raw = await asyncio.wait_for(reader.read(-1), timeout)

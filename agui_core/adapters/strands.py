@@ -24,8 +24,8 @@ may say ``message``, ``responseSchema``, ``expiresAt``, ``metadata`` and ``reaso
 
 - raised by a hook before a tool call: ``reason: "tool_call"`` with the tool use's id as
   ``toolCallId``; without a ``responseSchema`` of its own it gets the approval schema
-  (``{"approved": boolean}``, plus ``editedArgs`` (the tool's input schema) when the adapter
-  allows edits of that tool). :class:`ToolApproval` is such a hook, edits included;
+  (``{"approved": boolean}``, plus ``editedArgs`` (the tool's input schema, its definitions
+  moved to the root) when the adapter allows edits of that tool). :class:`ToolApproval` is such a hook, edits included;
 - raised inside a tool: bound to that tool call too (``toolCallId``), ``input_required``
   when it declares a ``responseSchema``, otherwise ``strands:<name>``;
 - anything else: ``input_required`` with a ``responseSchema``, otherwise ``strands:<name>``.
@@ -37,6 +37,20 @@ instead of ``toolCallId``. A cancelled answer reaches Strands as
 :data:`CANCELLED` (Strands reads ``None`` as "not answered"), and the tool call it was bound to
 is not run: the adapter cancels it before it starts, whatever the hooks do. A resolved answer
 without a payload reaches Strands as ``{}``.
+
+At most once. The tool of a call an answer decides (an approval, or a question asked inside
+it) runs under the thread's tool journal (:attr:`RunContext.tool_journal`), as the host's own
+gated tools do: the adapter records it as started before Strands runs it, and its result as
+soon as it returns. If that run then fails (the model fails on the next turn, the host dies,
+the run times out), the retried resume gives Strands the recorded result instead of running
+the tool again (a tool cut short, with no result, gets an ``unknown`` error result), and the
+recorded ``TOOL_CALL_RESULT`` is sent again. Only the decision that ran the tool can resume
+it: a retry that cancels it, denies it or approves other edits is refused with
+``INTERRUPT_ALREADY_RESOLVED``, and the interrupt stays open. Limits: a retried answer to a
+question asked inside a tool is not compared (the tool's recorded result stands whatever it
+says); a tool that asked a question is journaled from its first start, so if its host dies
+while it runs on after the answer, the retry runs it again; a replayed result reaches Strands
+as text (the journal keeps the AG-UI result).
 """
 
 from __future__ import annotations
@@ -53,12 +67,14 @@ import anyio
 import orjson
 from strands import Agent as StrandsAgent
 from strands import Snapshot
-from strands.hooks import BeforeToolCallEvent, HookProvider, HookRegistry
+from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent, HookProvider, HookRegistry
 from strands.hooks.registry import HookOrder
 from strands.interrupt import Interrupt as StrandsInterrupt
+from strands.types.tools import ToolResult
 
-from agui_core.errors import LocalProtocolError
+from agui_core.errors import LocalProtocolError, RunErrorCode
 from agui_core.machine.effects import Answer
+from agui_core.machine.record import ToolJournalEntry
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import (
     JSON,
@@ -77,6 +93,8 @@ _BEFORE_TOOL_CALL: Final = "v1:before_tool_call:"
 _TOOL_CALL: Final = "v1:tool_call:"
 _KEY: Final = "strands"
 _NOT_RUN: Final = "The person cancelled this tool call; it was not run."
+_RAN_BEFORE: Final = "This tool call already ran in an earlier attempt at this run; its recorded result stands."
+_UNKNOWN: Final = "the host stopped while this call ran; it was not run again"
 _SNAPSHOT_FIELDS: Final = ("messages", "state", "conversation_manager_state", "interrupt_state")
 
 
@@ -103,9 +121,7 @@ class Cancelled:
 CANCELLED: Final = Cancelled()
 """What a Strands ``interrupt()`` returns when the person cancelled the interrupt."""
 
-_cancelled_calls: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
-    "agui_core_strands_cancelled_calls", default=frozenset()
-)
+_current_run: contextvars.ContextVar[_Run | None] = contextvars.ContextVar("agui_core_strands_run", default=None)
 
 
 def approval_schema(input_schema: Mapping[str, JSON] | None, *, allow_edits: bool) -> Mapping[str, JSON]:
@@ -116,12 +132,46 @@ def approval_schema(input_schema: Mapping[str, JSON] | None, *, allow_edits: boo
     """
     if not allow_edits:
         return {**APPROVE_SCHEMA, "not": {"required": ["editedArgs"]}}
-    edited: JSON = dict(input_schema) if input_schema is not None else {"type": "object"}
-    return {
+    if input_schema is None:
+        return {
+            "type": "object",
+            "properties": {"approved": {"type": "boolean"}, "editedArgs": {"type": "object"}},
+            "required": ["approved"],
+        }
+    # The input schema moves under properties.editedArgs, but its definitions (pydantic's
+    # "$defs" for a model parameter) are referred to from its root: they move to the root of
+    # the approval schema, and any other reference to the input schema's root follows it.
+    edited = {k: _moved_refs(v) for k, v in input_schema.items() if k not in _DEFINITIONS}
+    schema: dict[str, JSON] = {
         "type": "object",
         "properties": {"approved": {"type": "boolean"}, "editedArgs": edited},
         "required": ["approved"],
     }
+    for key in _DEFINITIONS:
+        if isinstance(input_schema.get(key), dict):
+            schema[key] = _moved_refs(input_schema[key])
+    return schema
+
+
+_DEFINITIONS: Final = ("$defs", "definitions")
+_EDITED_ARGS: Final = "#/properties/editedArgs"
+
+
+def _moved_refs(value: JSON) -> JSON:
+    """``value`` (part of a tool's input schema) with its ``$ref``s made to fit the approval schema."""
+    if isinstance(value, list):
+        return [_moved_refs(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    moved: dict[str, JSON] = {}
+    for key, item in value.items():
+        if key == "$ref" and isinstance(item, str) and item.startswith("#"):
+            pointer = item[1:]
+            kept = any(pointer == f"/{d}" or pointer.startswith(f"/{d}/") for d in _DEFINITIONS)
+            moved[key] = item if kept else _EDITED_ARGS + pointer
+        else:
+            moved[key] = _moved_refs(item)
+    return moved
 
 
 def _input_schema(event: BeforeToolCallEvent) -> Mapping[str, JSON] | None:
@@ -174,10 +224,17 @@ def is_strands_agent(value: object) -> bool:
     return isinstance(value, StrandsAgent)
 
 
-def _cancel_refused_calls(event: BeforeToolCallEvent) -> None:
-    """The adapter's own hook, run last: a cancelled tool call does not run."""
-    if event.tool_use["toolUseId"] in _cancelled_calls.get():
-        event.cancel_tool = _NOT_RUN
+async def _before_tool_call(event: BeforeToolCallEvent) -> None:
+    """The adapter's own hook, run last: a cancelled call does not run, an answered one is journaled."""
+    run = _current_run.get()
+    if run is not None:
+        await run.before_tool_call(event)
+
+
+async def _after_tool_call(event: AfterToolCallEvent) -> None:
+    run = _current_run.get()
+    if run is not None:
+        await run.after_tool_call(event)
 
 
 class StrandsAdapter:
@@ -232,7 +289,8 @@ class StrandsAdapter:
             if not isinstance(agent, StrandsAgent):
                 raise TypeError(f"the Strands agent factory returned {type(agent).__name__}, not a Strands Agent")
         if agent not in self._hooked:
-            agent.hooks.add_callback(BeforeToolCallEvent, _cancel_refused_calls, order=HookOrder.SDK_LAST)
+            agent.hooks.add_callback(BeforeToolCallEvent, _before_tool_call, order=HookOrder.SDK_LAST)
+            agent.hooks.add_callback(AfterToolCallEvent, _after_tool_call, order=HookOrder.SDK_LAST)
             self._hooked.add(agent)
         return agent
 
@@ -259,6 +317,18 @@ class _Run:
         """The tool calls this run proposed: the only ones its interrupts can be bound to."""
         self.interrupt_calls: dict[str, Mapping[str, Any]] = {}
         """The tool use each tool-bound Strands interrupt of this run was raised for."""
+        self.answered_calls = {call for a in ctx.answers if (call := _answered_call(a)) is not None}
+        """The tool calls the answers of this run decide: their tools run journaled."""
+        self.resumable: set[str] = set()
+        """Journaled calls whose tool stopped with an interrupt of its own: they run on when answered."""
+        self.journaled: set[str] = set()
+        """The calls whose tools this run runs under a journal entry."""
+        self.reported: set[str] = set()
+        """The journaled calls whose result this run has sent."""
+        self.replayed: dict[str, ToolJournalEntry] = {}
+        """The calls an earlier attempt already ran: not run again, their recorded result given back."""
+        self.acting = anyio.Lock()
+        """Tools run at once (Strands' concurrent executor): their hooks take turns with the context."""
 
     async def run(self) -> JSON:
         ctx = self.ctx
@@ -269,6 +339,11 @@ class _Run:
             held = kept[_KEY]
             cancelled_ids = set(_strings(held.get("cancelledInterrupts")))
             cancelled_calls = set(_strings(held.get("cancelledCalls")))
+            self.resumable = set(_strings(held.get("interruptedCalls")))
+            refused = self._contradiction()
+            if refused is not None:
+                await ctx.refuse(RunErrorCode.INTERRUPT_ALREADY_RESOLVED, refused)
+                return None
             snapshot = copy.deepcopy(held["snapshot"])
             prompt = self._responses(snapshot, cancelled_ids, cancelled_calls)
             _restore_cancelled(snapshot, cancelled_ids)
@@ -286,13 +361,14 @@ class _Run:
                     self.tool_uses[block["toolUse"]["toolUseId"]] = block["toolUse"]
         state_before = self.agent.state.get()
         self.cancelled_calls = cancelled_calls
-        token = _cancelled_calls.set(frozenset(cancelled_calls))
+        token = _current_run.set(self)
         result: Any = None
         try:
             async for event in self.agent.stream_async(cast(Any, prompt or None)):
-                result = await self._on(event, result)
+                async with self.acting:
+                    result = await self._on(event, result)
         finally:
-            _cancelled_calls.reset(token)
+            _current_run.reset(token)
         await self._close_text()
         state = self.agent.state.get()
         if state != state_before or (not ctx.resumed and state != ctx.state):
@@ -325,6 +401,70 @@ class _Run:
                     cancelled_calls.add(call)
             responses.append({"interruptResponse": {"interruptId": interrupt_id, "response": response}})
         return responses
+
+    def _contradiction(self) -> str | None:
+        """Why the answers cannot be carried out, if one contradicts a tool that already ran.
+
+        An earlier attempt at this resume ran the tool of an approved call, then failed. The
+        tool is not run again (its recorded result is given back to Strands), so only the
+        decision that ran it can resume the thread: a cancellation, a denial or other edits
+        would be recorded as deciding what had already happened.
+        """
+        journal = self.ctx.tool_journal
+        for answer in self.ctx.answers:
+            call = _answered_call(answer)
+            entry = journal.get(call) if call is not None else None
+            if call is None or entry is None or (entry.result is None and call in self.resumable):
+                continue
+            ran = entry.ran.args if entry.ran is not None else None
+            if answer.entry.status == "cancelled":
+                differs = "cancels it"
+            elif answer.approved is False:
+                differs = "denies it"
+            elif answer.approved is not True or ran is None:
+                continue  # an answer to a question, not a decision to run: the tool's result stands
+            elif answer.edited_args is not None and answer.edited_args != ran:
+                differs = "approves other edits"
+            elif answer.edited_args is None and answer.proposal is not None and answer.proposal.args != ran:
+                differs = "approves it without the edits it ran with"
+            else:
+                continue
+            return (
+                f"interrupt {answer.interrupt.id!r}: tool call {call!r} already ran (in run {entry.run_id!r}, "
+                f"which failed after it); this answer {differs}. Only the approval it ran with can resume it"
+            )
+        return None
+
+    async def before_tool_call(self, event: BeforeToolCallEvent) -> None:
+        """Last of the hooks: what becomes of a tool call before Strands runs its tool."""
+        call = event.tool_use["toolUseId"]
+        if call in self.cancelled_calls:
+            event.cancel_tool = _NOT_RUN
+            return
+        if event.cancel_tool or call not in self.answered_calls:
+            return
+        entry = self.ctx.tool_journal.get(call)
+        if entry is None:
+            async with self.acting:
+                await self.ctx.tool_started(call, event.tool_use["name"], _args(event.tool_use.get("input")))
+            self.journaled.add(call)
+        elif entry.result is None and call in self.resumable:
+            self.journaled.add(call)  # its tool asked a question, now answered: it runs on
+        else:
+            # An earlier attempt at this resume ran it (or was cut short while it ran): never twice.
+            self.replayed[call] = entry
+            event.cancel_tool = _RAN_BEFORE
+
+    async def after_tool_call(self, event: AfterToolCallEvent) -> None:
+        """Last of the hooks: a journaled result is saved and sent as soon as the tool returns."""
+        call = event.tool_use["toolUseId"]
+        replayed = self.replayed.get(call)
+        if replayed is not None:
+            event.result = _recorded_result(call, replayed)
+        elif call in self.journaled and call not in self.reported:
+            async with self.acting:
+                await self.ctx.tool_result(call, _result_text(event.result))
+            self.reported.add(call)
 
     async def _on(self, event: Mapping[str, Any], result: Any) -> Any:
         if "data" in event and isinstance(event["data"], str) and not event.get("reasoning"):
@@ -365,8 +505,15 @@ class _Run:
                 and done is not None
                 and done["toolUseId"] in self.known_calls
                 and done["toolUseId"] not in self.cancelled_calls  # not run: no result to show
+                and done["toolUseId"] not in self.reported  # sent as soon as its tool returned
             ):
-                await self.ctx.tool_result(done["toolUseId"], _result_text(done))
+                replayed = self.replayed.get(done["toolUseId"])
+                if replayed is not None and replayed.result is not None:
+                    await self.ctx.emit(replayed.result)  # the recorded result, under its own id
+                elif replayed is not None:
+                    await self.ctx.tool_result(done["toolUseId"], _UNKNOWN)
+                else:
+                    await self.ctx.tool_result(done["toolUseId"], _result_text(done))
 
     async def _close_text(self) -> None:
         if self.text_id is not None:
@@ -388,6 +535,8 @@ class _Run:
                 "snapshot": held,
                 "cancelledInterrupts": sorted(cancelled_ids),
                 "cancelledCalls": sorted(cancelled_calls),
+                # Started under the journal and stopped by an interrupt of their own: not lost.
+                "interruptedCalls": sorted(self.journaled - self.reported),
             }
         }
         await ctx.interrupt(*interrupts)
@@ -458,6 +607,28 @@ def _response(answer: Answer | None) -> Any:
         return CANCELLED
     payload = answer.entry.payload
     return {} if payload is None else payload
+
+
+def _answered_call(answer: Answer) -> str | None:
+    """The tool call an answer decides: the interrupt's ``toolCallId``, or the call its Strands id names."""
+    return answer.interrupt.tool_call_id or _bound_call(answer.interrupt.id)
+
+
+def _recorded_result(call: str, entry: ToolJournalEntry) -> ToolResult:
+    """The Strands tool result of a call an earlier attempt ran, from its journal entry.
+
+    The journal keeps the AG-UI result (text): a tool's JSON content comes back as its text.
+    """
+    if entry.result is None:
+        return {"toolUseId": call, "status": "error", "content": [{"text": _UNKNOWN}]}
+    content = entry.result.content
+    text = content if isinstance(content, str) else orjson.dumps(content, default=str).decode()
+    failed = text.startswith("error: ")
+    return {
+        "toolUseId": call,
+        "status": "error" if failed else "success",
+        "content": [{"text": text.removeprefix("error: ")}],
+    }
 
 
 def _bound_call(interrupt_id: str) -> str | None:

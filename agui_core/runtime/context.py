@@ -17,8 +17,9 @@ from typing import Any
 
 import orjson
 
-from agui_core.errors import LocalProtocolError
+from agui_core.errors import LocalProtocolError, RunErrorCode
 from agui_core.machine.effects import Answer, Effect
+from agui_core.machine.record import Proposal, ToolJournalEntry
 from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
@@ -118,6 +119,29 @@ class RunContext:
     def continuation(self, value: JSON) -> None:
         self._check_open()
         self._machine.continuation = value
+
+    @property
+    def tool_journal(self) -> Mapping[str, ToolJournalEntry]:
+        """The tools run for answered calls of this thread, by tool call id: started, and their result.
+
+        Kept with the thread and never rolled back: an entry written by an attempt at a run
+        that then failed is still here for the retry, so an agent that runs tools itself (see
+        :meth:`tool_started`) can give back a recorded result instead of running a tool twice.
+        """
+        return self._machine.tool_journal
+
+    async def tool_started(self, tool_call_id: str, name: str, args: Mapping[str, JSON]) -> None:
+        """Record, durably, that the agent is about to run ``name`` with ``args`` for ``tool_call_id``.
+
+        For an agent that runs an answered call's tool itself (a framework's own tool
+        executor) rather than through the host's tools: the entry is saved before this
+        returns, and the ``TOOL_CALL_RESULT`` the agent sends for the call afterwards is saved
+        with it before it goes out, as the host does for its own gated tools. One entry per
+        call: a second is a :class:`~agui_core.errors.LocalProtocolError`.
+        """
+        self._check_open()
+        ran = Proposal(tool_call_id=tool_call_id, name=name, arguments=orjson.dumps(dict(args)).decode())
+        await self._carry(self._machine.tool_started(tool_call_id, now=self._now(), ran=ran))
 
     def answer(self, interrupt_id: str) -> Answer | None:
         """The answer this run carries for ``interrupt_id``, if any."""
@@ -306,6 +330,16 @@ class RunContext:
             if call_id is not None and registered is not None:
                 schemas[call_id] = registered.parameters if registered.allow_edits else NO_EDITS
         return schemas
+
+    async def refuse(self, code: RunErrorCode, message: str) -> None:
+        """End the run with ``RUN_ERROR`` ``code``: the input it carries is refused.
+
+        For a refusal only the agent can see (the answers contradict what its own journal says
+        already happened): the thread goes back to where it stood before the run, so the
+        interrupts it answered are open again, as for any failed run.
+        """
+        self._check_open()
+        await self._end(self._machine.fail(message, code.value))
 
     async def finish(self, result: JSON = None) -> None:
         """End the run with success. Returning from the agent does the same."""

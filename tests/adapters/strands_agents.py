@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 from typing import Any
 
+from pydantic import BaseModel
 from strands import Agent, ToolContext, tool
 from strands.hooks import BeforeToolCallEvent, HookProvider, HookRegistry
 from strands.models.model import Model
@@ -29,17 +30,24 @@ __all__ = [
     "EXECUTIONS_ENV",
     "FILING_SCHEMA",
     "GATE",
+    "HICCUPS",
+    "SEEN",
     "approval_adapter",
     "broken_adapter",
     "careless_adapter",
     "chained_adapter",
     "exact_hook_adapter",
     "expiring_adapter",
+    "flaky_adapter",
+    "flaky_chained_adapter",
     "gated_adapter",
     "in_tool_adapter",
+    "mail_adapter",
     "parallel_adapter",
+    "stuck_adapter",
     "template",
     "template_adapter",
+    "ungated_template",
 ]
 
 EXECUTIONS_ENV = "AGUI_STRANDS_EXECUTIONS"
@@ -238,6 +246,20 @@ class BrokenModel(ScriptedModel):
 
 GATE = asyncio.Event()
 
+SEEN: list[list[Any]] = []
+"""The conversation each call of a :class:`SeeingModel` was given (this process)."""
+
+
+class SeeingModel(ScriptedModel):
+    """A scripted model that keeps a copy of every conversation it is given in :data:`SEEN`."""
+
+    async def stream(
+        self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        SEEN.append(json.loads(json.dumps(messages, default=str)))
+        async for chunk in super().stream(messages, tool_specs, system_prompt, **kwargs):
+            yield chunk
+
 
 def careless_agent() -> Agent:
     return _agent([BOB], [CarelessApproval()])
@@ -254,3 +276,92 @@ def broken_agent() -> Agent:
 careless_adapter = StrandsAdapter(careless_agent)
 gated_adapter = StrandsAdapter(gated_agent)
 broken_adapter = StrandsAdapter(broken_agent)
+
+
+ungated_template = _agent([BOB], model=SeeingModel)
+"""An ``Agent`` (not a factory) whose model calls a tool no hook gates: serving it must not run it."""
+
+
+HICCUPS: list[str] = []
+"""While not empty, a :class:`FlakyModel` fails (taking one entry) when it is handed tool results."""
+
+
+class FlakyModel(ScriptedModel):
+    """A scripted model whose service fails once per :data:`HICCUPS` entry, after a tool ran."""
+
+    async def stream(
+        self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        if HICCUPS and any("toolResult" in block for block in messages[-1]["content"]):
+            HICCUPS.pop()
+            raise RuntimeError("the model service hiccuped")
+        async for chunk in super().stream(messages, tool_specs, system_prompt, **kwargs):
+            yield chunk
+
+
+def flaky_agent() -> Agent:
+    """One email to Bob behind an approval with edits, on a model that may fail after the tool ran."""
+    return _agent([BOB], [ToolApproval("send_email", allow_edits=True)], FlakyModel)
+
+
+def flaky_chained_agent() -> Agent:
+    """The chained report (approval, then a question inside the tool) on a model that may fail."""
+    return _agent([REPORT], [ToolApproval("file_report")], FlakyModel)
+
+
+flaky_adapter = StrandsAdapter(flaky_agent, allow_edits=True)
+flaky_chained_adapter = StrandsAdapter(flaky_chained_agent)
+
+
+STUCK = asyncio.Event()
+"""What :func:`stuck_email` waits for (never set by the tests: the run is cut while it waits)."""
+
+
+@tool
+async def stuck_email(to: str) -> str:
+    """Send an email through a server that does not answer."""
+    _executed("stuck_email", to=to, event="start")
+    await STUCK.wait()
+    _executed("stuck_email", to=to, event="done")
+    return f"sent to {to}"
+
+
+def stuck_agent() -> Agent:
+    """One email behind an approval, through a tool that never returns."""
+    return Agent(
+        model=ScriptedModel([("stuck_email", {"to": "bob@example.com"})]),
+        tools=[stuck_email],
+        hooks=[ToolApproval("stuck_email")],
+        callback_handler=None,
+    )
+
+
+stuck_adapter = StrandsAdapter(stuck_agent)
+
+
+class Email(BaseModel):
+    """An email, a nested model parameter: Strands refers to it by ``#/$defs/Email``."""
+
+    to: str
+    subject: str
+
+
+@tool
+def send_mail(mail: Email) -> str:
+    """Send one email, given as a whole."""
+    mail = Email.model_validate(mail)  # Strands validates the input, then hands a nested model over as a dict
+    _executed("send_mail", to=mail.to, subject=mail.subject)
+    return f"mailed {mail.to}: {mail.subject}"
+
+
+def mail_agent() -> Agent:
+    """One email as a model parameter, behind an approval that offers edits."""
+    return Agent(
+        model=ScriptedModel([("send_mail", {"mail": {"to": "bob@example.com", "subject": "Hi"}})]),
+        tools=[send_mail],
+        hooks=[ToolApproval("send_mail", allow_edits=True)],
+        callback_handler=None,
+    )
+
+
+mail_adapter = StrandsAdapter(mail_agent, allow_edits=True)

@@ -51,9 +51,11 @@ def anyio_backend() -> str:
 def fresh_records() -> Iterator[None]:
     sa.EXECUTIONS.clear()
     sa.ANSWERS.clear()
+    sa.HICCUPS.clear()
     yield
     sa.EXECUTIONS.clear()
     sa.ANSWERS.clear()
+    sa.HICCUPS.clear()
 
 
 class Clock:
@@ -138,6 +140,42 @@ async def test_edits_of_a_tool_that_allows_none_and_edits_that_break_its_schema_
         await strict.resume({i.id: approve() for i in strict.open})
         await loose.resume({loose.open[0].id: approve()})
     assert len(sa.EXECUTIONS) == 4
+
+
+async def test_edits_of_a_tool_with_a_model_parameter_are_checked_against_its_definitions_and_run() -> None:
+    async with serving(sa.mail_adapter) as client:
+        talk = Talk(client, "mail-1")
+        events = await talk.start()
+        (interrupt,) = talk.open
+        schema = outcome(events)["interrupts"][0]["responseSchema"]
+        # Strands refers to the model by "#/$defs/Email": the definitions sit at the schema's root.
+        assert schema["properties"]["editedArgs"]["properties"]["mail"]["$ref"] == "#/$defs/Email"
+        assert set(schema["$defs"]) == {"Email"}
+        bad = {"approved": True, "editedArgs": {"mail": {"to": 7, "subject": "Hi"}}}
+        refused = await talk.post(talk.entries({interrupt.id: {"status": "resolved", "payload": bad}}))
+        assert refusal(refused) == "INVALID_PAYLOAD" and "editedArgs" in refused[0]["message"]
+        edited = {"mail": {"to": "ann@example.com", "subject": "Hello"}}
+        events = await talk.resume({interrupt.id: approve_with_edits(edited)})
+    assert outcome(events) == {"type": "success"}
+    assert sa.EXECUTIONS == [{"tool": "send_mail", "to": "ann@example.com", "subject": "Hello"}]
+    assert [e["content"] for e in of(events, "TOOL_CALL_RESULT")] == ["mailed ann@example.com: Hello"]
+
+
+def test_an_approval_schema_moves_the_input_schemas_definitions_and_references_to_its_root() -> None:
+    input_schema = {
+        "type": "object",
+        "definitions": {"Tag": {"type": "string"}},
+        "$defs": {"Email": {"type": "object", "properties": {"tags": {"items": {"$ref": "#/definitions/Tag"}}}}},
+        "properties": {"mail": {"$ref": "#/$defs/Email"}, "copy": {"$ref": "#/properties/mail"}},
+    }
+    schema = approval_schema(input_schema, allow_edits=True)
+    edited = schema["properties"]["editedArgs"]
+    assert "$defs" not in edited and "definitions" not in edited
+    assert schema["$defs"] == input_schema["$defs"] and schema["definitions"] == input_schema["definitions"]
+    assert edited["properties"] == {
+        "mail": {"$ref": "#/$defs/Email"},
+        "copy": {"$ref": "#/properties/editedArgs/properties/mail"},
+    }
 
 
 async def test_a_hook_gets_exactly_the_payload_the_person_sent() -> None:
@@ -360,6 +398,94 @@ async def test_a_failing_strands_agent_is_an_agent_error() -> None:
         )
     assert [e["type"] for e in events] == ["RUN_STARTED", "RUN_ERROR"]
     assert events[-1]["code"] == "AGENT_ERROR"
+
+
+# -- a resume that fails after its approved tool ran -----------------------------------------
+
+
+def failed(events: list[dict[str, Any]]) -> str:
+    assert events[0]["type"] == "RUN_STARTED" and events[-1]["type"] == "RUN_ERROR", events
+    code: str = events[-1]["code"]
+    return code
+
+
+async def test_an_approved_tool_that_ran_before_the_resume_failed_is_not_run_again_on_retry() -> None:
+    edited = {"to": "ann@example.com", "subject": "Hello"}
+    async with serving(sa.flaky_adapter) as client:
+        talk = Talk(client, "flaky-1")
+        await talk.start()
+        (interrupt,) = talk.open
+        sa.HICCUPS.append("after the tool")
+        answer = {interrupt.id: {"status": "resolved", "payload": {"approved": True, "editedArgs": edited}}}
+        first = await talk.post(talk.entries(answer))
+        assert failed(first) == "AGENT_ERROR"
+        assert sa.EXECUTIONS == [{"tool": "send_email", **edited}]
+        (sent,) = of(first, "TOOL_CALL_RESULT")
+        # The retry, the same approval: the email is not sent again, its recorded result stands.
+        events = await talk.resume({interrupt.id: approve_with_edits(edited)})
+    assert outcome(events) == {"type": "success"}
+    assert sa.EXECUTIONS == [{"tool": "send_email", **edited}]
+    (again,) = of(events, "TOOL_CALL_RESULT")
+    assert (again["messageId"], again["content"]) == (sent["messageId"], "sent to ann@example.com: Hello")
+    said = "".join(e["delta"] for e in of(events, "TEXT_MESSAGE_CONTENT"))
+    assert "success: sent to ann@example.com: Hello" in said  # what Strands got back is the recorded result
+
+
+async def test_another_answer_after_the_tool_ran_is_refused_and_decides_nothing() -> None:
+    async with serving(sa.flaky_adapter) as client:
+        talk = Talk(client, "flaky-2")
+        await talk.start()
+        (interrupt,) = talk.open
+        sa.HICCUPS.append("after the tool")
+        assert failed(
+            await talk.post(talk.entries({interrupt.id: {"status": "resolved", "payload": {"approved": True}}}))
+        ) == ("AGENT_ERROR")
+        assert len(sa.EXECUTIONS) == 1
+        other_edits = {"approved": True, "editedArgs": {"to": "cy@example.com", "subject": "Hi"}}
+        for reply in ({"status": "cancelled"}, {"status": "resolved", "payload": {"approved": False}},
+                      {"status": "resolved", "payload": other_edits}):  # fmt: skip
+            refused = await talk.post(talk.entries({interrupt.id: reply}))
+            assert failed(refused) == "INTERRUPT_ALREADY_RESOLVED"
+            assert "already ran" in refused[-1]["message"]
+            assert not of(refused, "TOOL_CALL_RESULT")
+        # Nothing was recorded as decided: the interrupt is still open, and the approval it ran with goes on.
+        assert talk.open == (interrupt,)
+        events = await talk.resume({interrupt.id: approve()})
+    assert outcome(events) == {"type": "success"}
+    assert sa.EXECUTIONS == [{"tool": "send_email", "to": "bob@example.com", "subject": "Hi"}]
+
+
+async def test_a_chained_tool_runs_on_once_its_question_is_answered_and_not_again_after_a_failure() -> None:
+    async with serving(sa.flaky_chained_adapter) as client:
+        talk = Talk(client, "flaky-3")
+        await talk.start()
+        (approval,) = talk.open
+        await talk.resume({approval.id: approve()})  # the tool starts, then asks a question
+        (question,) = talk.open
+        assert sa.EXECUTIONS == []
+        sa.HICCUPS.append("after the tool")
+        answer = {"quarter": "Q1", "year": 2027}
+        failure = await talk.post(talk.entries({question.id: {"status": "resolved", "payload": answer}}))
+        assert failed(failure) == "AGENT_ERROR"
+        assert len(sa.EXECUTIONS) == 1
+        events = await talk.resume({question.id: resolve(answer)})
+    assert outcome(events) == {"type": "success"}
+    assert sa.EXECUTIONS == [{"tool": "file_report", "kind": "quarterly", "quarter": "Q1", "year": 2027}]
+    assert [e["content"] for e in of(events, "TOOL_CALL_RESULT")] == ["filed quarterly for Q1 2027"]
+
+
+async def test_a_tool_cut_short_by_the_end_of_its_run_is_reported_unknown_and_not_started_again() -> None:
+    async with serving(sa.stuck_adapter, run_timeout=1.0) as client:
+        talk = Talk(client, "stuck-1")
+        await talk.start()
+        (interrupt,) = talk.open
+        cut = await talk.post(talk.entries({interrupt.id: {"status": "resolved", "payload": {"approved": True}}}))
+        assert failed(cut) == "AGENT_ERROR" and "longer" in cut[-1]["message"]
+        events = await talk.resume({interrupt.id: approve()})
+    assert outcome(events) == {"type": "success"}
+    assert sa.EXECUTIONS == [{"tool": "stuck_email", "to": "bob@example.com", "event": "start"}]
+    (result,) = of(events, "TOOL_CALL_RESULT")
+    assert result["content"] == "the host stopped while this call ran; it was not run again"
 
 
 # -- the adapter's own API -------------------------------------------------------------------

@@ -134,6 +134,40 @@ def test_agui_serve_takes_a_strands_agent_or_a_factory_and_hosts_it_through_the_
     assert isinstance(adapter, StrandsAdapter)
 
 
+async def test_serving_an_agent_instance_runs_nothing_at_load_and_threads_start_empty() -> None:
+    from agui_transports.http import HttpApp
+
+    from agui_core.adapters.strands import StrandsAdapter
+    from agui_core.runtime import Host
+    from agui_core.store import MemoryThreadStore
+    from tests.adapters import strands_agents as sa
+
+    sa.EXECUTIONS.clear()
+    sa.SEEN.clear()
+    # A Strands Agent is callable with no arguments; calling it would run the model and its tool.
+    agent, tools = load_agent("tests.adapters.strands_agents:ungated_template")
+    assert isinstance(agent, StrandsAdapter) and tools == ()
+    assert sa.EXECUTIONS == [] and sa.SEEN == []
+    assert sa.ungated_template.messages == []
+    async with Host(agent, store=MemoryThreadStore()) as host:
+        app = HttpApp(host)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            events = await Talk(client, "instance-1").start("mail bob")
+    assert outcome(events) == {"type": "success"}
+    assert sa.SEEN[0] == [{"role": "user", "content": [{"text": "mail bob"}]}]
+    assert sa.EXECUTIONS == [{"tool": "send_email", "to": "bob@example.com", "subject": "Hi"}]
+    sa.EXECUTIONS.clear()
+
+
+def test_a_zero_argument_factory_is_still_called_once_to_see_what_it_builds() -> None:
+    from agui_core.adapters.strands import StrandsAdapter
+    from tests.adapters import strands_agents as sa
+
+    sa.EXECUTIONS.clear()
+    agent, _ = load_agent("tests.adapters.strands_agents:approval_agent")
+    assert isinstance(agent, StrandsAdapter) and sa.EXECUTIONS == []
+
+
 def test_serving_a_plain_agent_does_not_import_strands() -> None:
     code = (
         "import sys; from agui_core.cli import load_agent; "
