@@ -43,11 +43,15 @@ between leaves the graph ahead of the thread record. The next run on the thread 
 catches up without running a node twice: a plain input finds the graph already paused on
 interrupts the record does not know and announces them (no node runs); a resume whose
 interrupts the graph has already consumed reports what the graph did since (its new messages,
-state and interrupts, or success) instead of resuming it again.
+state and interrupts, or success) instead of resuming it again, and lets a graph that stopped
+short (a node after the answer failed) go on from its checkpoint. A retry whose answers differ
+from those the graph took (kept as digests in its checkpoints' metadata) is refused with
+:class:`AnswerConflict`.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -55,7 +59,7 @@ from typing import Any
 import attrs
 import orjson
 
-from agui_core.errors import RemoteProtocolError, RunErrorCode
+from agui_core.errors import AguiError, RemoteProtocolError, RunErrorCode
 from agui_core.machine.effects import Answer
 from agui_core.machine.expiry import read_expires_at
 from agui_core.protocol import events as ev
@@ -66,6 +70,7 @@ __all__ = [
     "CANCELLED",
     "DEFAULT_REASON",
     "EXPIRED",
+    "AnswerConflict",
     "LangGraphAgent",
     "is_compiled_graph",
     "langgraph_agent",
@@ -161,12 +166,14 @@ class LangGraphAgent:
         if ctx.resumed:
             resume = {_langgraph_id(a): _resume_value(a) for a in ctx.answers}
             if not set(resume) <= pending:
-                # The graph consumed these answers in a run whose end was never saved.
-                return await self._catch_up(ctx, config, snapshot)
+                # The graph consumed these answers in a run whose end was never saved (the host
+                # died, or a node after the answer failed).
+                return await self._consumed(ctx, config, snapshot, resume)
             now = ctx.now()
             # An interrupt of the graph's the machine closed as expired goes along as EXPIRED.
             resume.update({i.id: EXPIRED for i in snapshot.interrupts if i.id not in resume and _expired(i.value, now)})
             stream_input: Any = Command(resume=resume)
+            config = _remembering(config, _digests(resume))
         elif pending:
             now = ctx.now()
             expired = {i.id: EXPIRED for i in snapshot.interrupts if _expired(i.value, now)}
@@ -216,15 +223,48 @@ class LangGraphAgent:
                 new.append(SystemMessage(content=str(getattr(message, "content", "")), id=message.id))
         return {"messages": new} if new else {}
 
-    async def _catch_up(self, ctx: RunContext, config: dict[str, Any], snapshot: Any) -> JSON:
-        known = {m.id for m in ctx.messages}
+    async def _consumed(self, ctx: RunContext, config: dict[str, Any], snapshot: Any, resume: dict[str, Any]) -> JSON:
+        """A resume whose answers the graph has already taken, in a run that did not end well.
+
+        The graph's checkpoints of that run carry a digest of each answer it was given
+        (:data:`_CONSUMED`): an answer that differs from it is refused (:class:`AnswerConflict`),
+        since the graph has acted on the other one. The same answer again catches the thread
+        up: what the graph did since is reported and, when the graph stopped short of its end
+        (a node failed after the answer) without new interrupts, the graph goes on from its
+        checkpoint; nothing it already did runs again.
+        """
+        taken = _taken(snapshot)
+        if taken is not None:
+            for answer in ctx.answers:
+                lg = _langgraph_id(answer)
+                if lg in taken and taken[lg] != _digest(resume[lg]):
+                    raise AnswerConflict(
+                        f"interrupt {answer.interrupt.id!r} was already answered: the graph took a different"
+                        f" answer in a run that did not end, and has acted on it; resend that answer to go on"
+                    )
+        if not snapshot.next or snapshot.interrupts:
+            return await self._catch_up(ctx, config, snapshot)
         relay = _Relay(ctx)
+        await self._report(relay, ctx, snapshot)
+        if taken is not None:
+            config = _remembering(config, taken)
+        await self._stream(relay, None, config)
+        await relay.close()
+        return await self._end(ctx, config, await self.graph.aget_state(config))
+
+    async def _catch_up(self, ctx: RunContext, config: dict[str, Any], snapshot: Any) -> JSON:
+        relay = _Relay(ctx)
+        await self._report(relay, ctx, snapshot)
+        await relay.close()
+        return await self._end(ctx, config, snapshot)
+
+    async def _report(self, relay: _Relay, ctx: RunContext, snapshot: Any) -> None:
+        """Send the messages the graph holds that the thread's record does not."""
+        known = {m.id for m in ctx.messages}
         values = snapshot.values if isinstance(snapshot.values, dict) else {}
         for message in values.get("messages", ()):
             if getattr(message, "id", None) not in known:
                 await relay.message(message)
-        await relay.close()
-        return await self._end(ctx, config, snapshot)
 
     async def _end(self, ctx: RunContext, config: dict[str, Any], snapshot: Any) -> JSON:
         values = snapshot.values
@@ -319,6 +359,50 @@ def translate_legacy_resume(
         forwarded["command"] = rest
     entries = tuple(ResumeEntry(interrupt_id=i, status="resolved", payload=p) for i, p in payloads.items())
     return attrs.evolve(run_input, resume=entries, forwarded_props=forwarded)
+
+
+class AnswerConflict(AguiError):
+    """A resume that answers differently an interrupt whose earlier answer the graph already took.
+
+    It happens when a run that resumed the graph did not end well (its host died after the
+    graph's checkpoint, or a node after the answer failed) and the retry changes the answer.
+    Its ``code`` is ``INVALID_RESUME``; the host ends the run with ``RUN_ERROR`` carrying this
+    message (today under the host's ``AGENT_ERROR`` code) and the interrupts stay open.
+    """
+
+    code = RunErrorCode.INVALID_RESUME
+
+
+_CONSUMED = "agui_resume"
+"""The key, in the run config's ``metadata`` (which LangGraph copies into every checkpoint's
+metadata), of the digests of the answers a resume gave the graph, by LangGraph interrupt id."""
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(orjson.dumps(_json(value), option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def _digests(resume: Mapping[str, Any]) -> dict[str, str]:
+    return {lg: _digest(value) for lg, value in resume.items()}
+
+
+def _remembering(config: dict[str, Any], digests: Mapping[str, str]) -> dict[str, Any]:
+    """``config`` with ``digests`` in its metadata: the checkpoints of the stream keep them."""
+    metadata = dict(config.get("metadata") or {})
+    metadata[_CONSUMED] = orjson.dumps(dict(digests)).decode()
+    return {**config, "metadata": metadata}
+
+
+def _taken(snapshot: Any) -> dict[str, str] | None:
+    """The digests of the answers the graph's latest checkpoint was resumed with, if it says."""
+    raw = (getattr(snapshot, "metadata", None) or {}).get(_CONSUMED)
+    if not isinstance(raw, str):
+        return None
+    try:
+        taken = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return taken if isinstance(taken, dict) else None
 
 
 def _expired(value: Any, now: datetime) -> bool:

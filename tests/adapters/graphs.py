@@ -225,6 +225,27 @@ def failing_graph() -> Any:
     return builder.compile(checkpointer=InMemorySaver())
 
 
+def flaky_after_approval_graph(failures: list[str]) -> Any:
+    """:func:`approval_graph` with a ``notify`` node after the approval that fails while
+    ``failures`` holds anything (it pops one per attempt)."""
+
+    def notify(state: Chat) -> dict[str, Any]:
+        if failures:
+            raise Failure(failures.pop())
+        RAN.append(("notify", state["sent"][-1]))
+        return {}
+
+    builder = StateGraph(Chat)
+    builder.add_node("propose", _propose)
+    builder.add_node("review", _review)
+    builder.add_node("notify", notify)
+    builder.add_edge(START, "propose")
+    builder.add_edge("propose", "review")
+    builder.add_edge("review", "notify")
+    builder.add_edge("notify", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
 def blocking_graph(gate: Any) -> Any:
     """A node that waits for ``gate`` (an ``anyio.Event``), then asks a confirmation."""
 

@@ -381,6 +381,31 @@ async def test_a_node_that_raises_ends_the_run_in_agent_error_and_keeps_nothing_
         assert "Traceback" not in frames[-1]["message"]
 
 
+async def test_a_node_failing_after_the_approval_a_retry_cannot_change_the_answer_and_the_same_one_goes_on() -> None:
+    failures = ["the notifier is down"]
+    graph = graphs.flaky_after_approval_graph(failures)
+    async with talking(graph) as ws:
+        (approval,) = interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
+        failed = await exchange(ws, frame("t", "r2", resume=[resolve(approval["id"], {"approved": True})]))
+        assert (failed[-1]["type"], failed[-1].get("code")) == ("RUN_ERROR", "AGENT_ERROR")
+        assert RAN == [("send_email", {"to": "bob@example.com", "subject": "hi"})]
+        # The graph took the approval and sent the email: a cancel now is refused, not recorded.
+        changed = await exchange(ws, frame("t", "r3", resume=[cancel(approval["id"])]))
+        assert [f["type"] for f in changed] == ["RUN_STARTED", "RUN_ERROR"]
+        assert "already answered" in changed[-1]["message"]
+        # The same approval again: the graph goes on from where it failed; nothing runs twice.
+        done = await exchange(ws, frame("t", "r4", resume=[resolve(approval["id"], {"approved": True})]))
+        assert finished(done)["outcome"] == {"type": "success"}
+        assert [(f["toolCallId"], f["content"]) for f in of_type(done, "TOOL_CALL_RESULT")] == [
+            ("call-email", "sent to bob@example.com: hi")
+        ]
+    assert RAN == [
+        ("send_email", {"to": "bob@example.com", "subject": "hi"}),
+        ("notify", "sent to bob@example.com: hi"),
+    ]
+    assert (await graph.aget_state({"configurable": {"thread_id": "t"}})).next == ()
+
+
 async def test_an_input_while_the_graph_runs_is_thread_busy() -> None:
     gate = anyio.Event()
     async with serving(graphs.blocking_graph(gate)) as url, connect(url) as ws, connect(url) as ws2:
