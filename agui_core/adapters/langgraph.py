@@ -13,7 +13,8 @@ What goes where:
   Assistant and tool messages a client sends are never fed to the graph: the graph's own
   checkpoint is the record of what it said.
 - **Output.** Messages the graph's nodes write or stream (``stream_mode="messages"``) become
-  ``TEXT_MESSAGE_*`` events; the tool calls of an AI message become ``TOOL_CALL_START/ARGS/END``
+  ``TEXT_MESSAGE_*`` events (messages of parallel branches interleaved, each under its id);
+  the tool calls of an AI message become ``TOOL_CALL_START/ARGS/END``
   after its text; a ``ToolMessage`` becomes ``TOOL_CALL_RESULT`` for its call (not for a call
   whose approval was cancelled: it is not executed, and the graph's reply to it stays in the
   graph). At the end of a run the graph's values other than ``messages`` are the thread's
@@ -200,6 +201,8 @@ class LangGraphAgent:
         async for mode, chunk in self.graph.astream(stream_input, config, stream_mode=["messages", "updates"]):
             if mode == "messages":
                 await relay.message(chunk[0])
+            elif mode == "updates" and isinstance(chunk, Mapping):
+                await relay.written(chunk)
 
     def _input(self, ctx: RunContext, values: Any) -> dict[str, Any]:
         """What a run that answers nothing sends the graph: the messages it does not hold yet.
@@ -442,7 +445,14 @@ def _user_content(message: Message) -> Any:
 
 
 class _Relay:
-    """Turns the LangChain messages a graph streams into AG-UI events, in order."""
+    """Turns the LangChain messages a graph streams into AG-UI events, in order.
+
+    A streamed message (``AIMessageChunk`` objects under one id) is relayed token by token and kept
+    open until its node writes it (the node's update), the whole message comes, or the stream
+    ends; then its text ends and its tool calls follow, whole. Parallel branches stream their
+    messages interleaved, each under its own id (AG-UI and the reference client's
+    ``verifyEvents`` track open messages by id).
+    """
 
     def __init__(self, ctx: RunContext) -> None:
         self._ctx = ctx
@@ -453,9 +463,7 @@ class _Relay:
             for a in ctx.answers
             if a.entry.status == "cancelled" and a.interrupt.tool_call_id is not None
         }
-        self._open: str | None = None
-        self._started = False
-        self._chunks: Any = None
+        self._open: dict[str, _Streamed] = {}
         self._done: set[str] = set()
 
     async def message(self, message: Any) -> None:
@@ -463,21 +471,23 @@ class _Relay:
 
         message_id = getattr(message, "id", None) or self._ctx.new_id("msg")
         if isinstance(message, AIMessageChunk):
-            if message_id != self._open:
-                await self.close()
-                if message_id in self._done:
-                    return
-                self._open, self._started, self._chunks = message_id, False, message
+            if message_id in self._done:
+                return
+            streamed = self._open.get(message_id)
+            if streamed is None:
+                streamed = self._open[message_id] = _Streamed(message)
             else:
-                self._chunks = self._chunks + message
+                streamed.merged = streamed.merged + message
             delta = _text(message.content)
             if delta:
-                if not self._started:
-                    self._started = True
+                if not streamed.started:
+                    streamed.started = True
                     await self._ctx.emit(ev.TextMessageStartEvent(message_id=message_id, role="assistant"))
                 await self._ctx.emit(ev.TextMessageContentEvent(message_id=message_id, delta=delta))
             return
-        await self.close()
+        if message_id in self._open:
+            await self._close(message_id, message)
+            return
         if message_id in self._done:
             return
         if isinstance(message, AIMessage):
@@ -487,22 +497,49 @@ class _Relay:
                 await self._ctx.text(text, message_id=message_id)
             await self._tool_calls(message, message_id)
         elif isinstance(message, ToolMessage) and message.tool_call_id not in self._cancelled:
+            # The call it answers goes out first, should its message still be streaming.
+            for open_id, streamed in list(self._open.items()):
+                if any(c.get("id") == message.tool_call_id for c in streamed.merged.tool_calls or ()):
+                    await self._close(open_id)
             self._done.add(message_id)
             await self._ctx.tool_result(message.tool_call_id, _text(message.content), message_id=message_id)
 
+    async def written(self, update: Mapping[str, Any]) -> None:
+        """A node's update (``stream_mode="updates"``): the streamed messages it writes are whole."""
+        for written in update.values():
+            if not isinstance(written, Mapping):
+                continue
+            messages = written.get("messages")
+            for message in messages if isinstance(messages, list | tuple) else (messages,):
+                message_id = getattr(message, "id", None)
+                if message_id in self._open:
+                    await self._close(message_id, message)
+
     async def close(self) -> None:
-        """End the message being streamed, then send its tool calls."""
-        if self._open is None:
-            return
-        message_id, merged, started = self._open, self._chunks, self._started
-        self._open, self._chunks, self._started = None, None, False
+        """End every message still being streamed, in the order they began, with its tool calls."""
+        for message_id in list(self._open):
+            await self._close(message_id)
+
+    async def _close(self, message_id: str, whole: Any = None) -> None:
+        from langchain_core.messages import AIMessage
+
+        streamed = self._open.pop(message_id)
         self._done.add(message_id)
-        if started:
+        if streamed.started:
             await self._ctx.emit(ev.TextMessageEndEvent(message_id=message_id))
-        await self._tool_calls(merged, message_id)
+        # The whole message's tool calls when the node wrote one, else the merged chunks'.
+        await self._tool_calls(whole if isinstance(whole, AIMessage) else streamed.merged, message_id)
 
     async def _tool_calls(self, message: Any, message_id: str) -> None:
         for call in getattr(message, "tool_calls", None) or ():
             await self._ctx.propose_tool_call(
                 call["name"], call.get("args") or {}, tool_call_id=call.get("id"), parent_message_id=message_id
             )
+
+
+@attrs.define
+class _Streamed:
+    """A message being streamed: its chunks merged so far, and whether its text has begun."""
+
+    merged: Any
+    started: bool = False

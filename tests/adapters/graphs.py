@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, TypedDict
 
+import anyio
+import orjson
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, ToolMessage
@@ -40,6 +42,7 @@ __all__ = [
     "llm_tool_graph",
     "parallel_expiring_graph",
     "parallel_graph",
+    "parallel_streaming_graph",
     "parallel_tools_graph",
     "subgraph_graph",
 ]
@@ -386,6 +389,65 @@ def llm_tool_graph() -> Any:
     builder.add_edge(START, "chat")
     builder.add_edge("chat", "review")
     builder.add_edge("review", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+class BranchModel(ToolCallingModel):
+    """:class:`ToolCallingModel` for one of two parallel branches: its own words and call, and
+    a pause after each chunk so that the branches' streams interleave."""
+
+    who: str = "bob"
+
+    def _chunks(self) -> list[AIMessageChunk]:
+        args = orjson.dumps({"to": f"{self.who}@example.com", "subject": "hi"}).decode()
+        out = [AIMessageChunk(content=f"{self.who}-{i} ") for i in range(4)]
+        out.append(
+            AIMessageChunk(
+                content="",
+                tool_call_chunks=[{"name": "send_email", "args": args[:12], "id": f"call-{self.who}", "index": 0}],
+            )
+        )
+        out.append(AIMessageChunk(content="", tool_call_chunks=[{"args": args[12:], "index": 0}]))
+        return out
+
+    async def _astream(
+        self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        async for generation in super()._astream(messages, stop, run_manager, **kwargs):
+            yield generation
+            await anyio.sleep(0.01)
+
+
+def parallel_streaming_graph() -> Any:
+    """Two parallel branches each stream a message and a tool call (interleaved on the wire),
+    then each asks to approve its call, and sends it if approved."""
+
+    def chat(who: str) -> Any:
+        model = BranchModel(who=who)
+
+        async def node(state: Chat) -> dict[str, Any]:
+            return {"messages": [await model.ainvoke(state["messages"])]}
+
+        return node
+
+    def review(who: str) -> Any:
+        def node(state: Chat) -> dict[str, Any]:
+            (call,) = [c for m in state["messages"] for c in getattr(m, "tool_calls", None) or () if who in c["id"]]
+            answer = interrupt({"reason": "tool_call", "toolCallId": call["id"], "message": f"Send {call['id']}?"})
+            if answer and answer.get("approved") is True:
+                RAN.append(("send_email", call["args"]))
+                return {"sent": [call["args"]["to"]]}
+            return {}
+
+        return node
+
+    builder = StateGraph(Chat)
+    for who in ("ann", "bob"):
+        builder.add_node(who, chat(who))
+        builder.add_node(f"review_{who}", review(who))
+        builder.add_edge(START, who)
+        builder.add_edge(who, f"review_{who}")
+        builder.add_edge(f"review_{who}", END)
     return builder.compile(checkpointer=InMemorySaver())
 
 

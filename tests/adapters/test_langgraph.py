@@ -467,6 +467,28 @@ async def test_a_chat_models_streamed_tool_call_is_proposed_whole_after_its_text
         assert RAN == [("send_email", {"to": "bob@example.com", "subject": "hi"})]
 
 
+async def test_parallel_branches_streaming_at_once_keep_their_whole_text_and_their_tool_calls() -> None:
+    async with talking(graphs.parallel_streaming_graph()) as ws:
+        first = await exchange(ws, frame("t", "r1", messages=[USER]))
+        starts = [f["messageId"] for f in of_type(first, "TEXT_MESSAGE_START")]
+        assert len(starts) == 2
+        # The two streams did interleave: the second began before the first ended.
+        kinds = [(f["type"], f.get("messageId")) for f in first]
+        assert kinds.index(("TEXT_MESSAGE_START", starts[1])) < kinds.index(("TEXT_MESSAGE_END", starts[0]))
+        assert sorted(texts(first)) == ["ann-0 ann-1 ann-2 ann-3 ", "bob-0 bob-1 bob-2 bob-3 "]
+        calls = {f["toolCallId"]: f["parentMessageId"] for f in of_type(first, "TOOL_CALL_START")}
+        assert sorted(calls) == ["call-ann", "call-bob"] and set(calls.values()) == set(starts)
+        assert sorted(orjson.loads(f["delta"])["to"] for f in of_type(first, "TOOL_CALL_ARGS")) == [
+            "ann@example.com",
+            "bob@example.com",
+        ]
+        ann, bob = sorted(interrupts(first), key=lambda i: i["toolCallId"])
+        assert (ann["toolCallId"], bob["toolCallId"]) == ("call-ann", "call-bob")
+        done = await exchange(ws, frame("t", "r2", resume=[resolve(ann["id"], {"approved": True}), cancel(bob["id"])]))
+        assert finished(done)["outcome"] == {"type": "success"}
+    assert RAN == [("send_email", {"to": "ann@example.com", "subject": "hi"})]
+
+
 async def test_a_typing_typeddict_state_runs() -> None:
     # typing's TypedDict, not typing_extensions' (the reference fails on its first run on 3.11).
     assert type(graphs.Chat) is type(typing.TypedDict("Probe", {"x": int}))
