@@ -22,9 +22,10 @@ What goes where:
 - **Interrupts.** Each ``interrupt(value)`` still pending when the graph stops becomes an AG-UI
   :class:`~agui_core.protocol.types.Interrupt`. A mapping value gives ``reason``, ``message``,
   ``responseSchema``, ``toolCallId``, ``expiresAt`` and ``metadata`` (camelCase or snake_case
-  keys); without a ``reason`` it is ``input_required`` when it has a ``responseSchema``, else
-  :data:`DEFAULT_REASON`. Any other value is the ``message`` (a string) or
-  ``metadata["langgraph"]["value"]``. The LangGraph interrupt id is kept in
+  keys; a field of the wrong JSON type goes to ``metadata["langgraph"]`` under its key);
+  LangGraph's own ``response_schema`` is the ``responseSchema``; without a ``reason`` it is
+  ``input_required`` when it has a ``responseSchema``, else :data:`DEFAULT_REASON`. Any other
+  value is the ``message`` (a string) or ``metadata["langgraph"]["value"]``. The LangGraph interrupt id is kept in
   ``metadata["langgraph"]["interruptId"]`` and, server-side, in the run's continuation (the
   resume is keyed by it). The AG-UI id is ``<LangGraph id>.<run id>``: AG-UI ids are unique per
   thread, and LangGraph derives its ids from where the graph stands, which nothing promises
@@ -32,7 +33,9 @@ What goes where:
 - **Resume.** The answers of a resumed run go to the graph together, in one
   ``Command(resume={langgraph_id: value, ...})``: each resolved entry as its payload (``{}``
   when it has none), each cancelled entry as :data:`CANCELLED` (``None``: falsy and not a
-  mapping, so neither ``if answer:`` nor ``answer.get("approved")`` reads it as approval).
+  mapping, so neither ``if answer:`` nor ``answer.get("approved")`` reads it as approval). An
+  interrupt whose ``response_schema`` refuses ``None`` cannot be cancelled
+  (:class:`UncancellableInterrupt`) and does not expire.
 - **Expiry.** The thread machine closes an interrupt nobody answered by its ``expiresAt``; the
   graph still waits on it. The next input on the thread first resumes the graph with
   :data:`EXPIRED` (``None``, as a cancellation) for every pending interrupt whose value's
@@ -60,10 +63,11 @@ from typing import Any
 import attrs
 import orjson
 
-from agui_core.errors import AguiError, RemoteProtocolError, RunErrorCode
+from agui_core.errors import AguiError, PayloadError, RemoteProtocolError, RunErrorCode
 from agui_core.machine.effects import Answer
 from agui_core.machine.expiry import read_expires_at
 from agui_core.protocol import events as ev
+from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import JSON, Interrupt, Message, ResumeEntry, RunAgentInput
 from agui_core.runtime.context import RunContext
 
@@ -73,6 +77,8 @@ __all__ = [
     "EXPIRED",
     "AnswerConflict",
     "LangGraphAgent",
+    "PausedGraph",
+    "UncancellableInterrupt",
     "is_compiled_graph",
     "langgraph_agent",
     "translate_legacy_resume",
@@ -172,14 +178,22 @@ class LangGraphAgent:
                 return await self._consumed(ctx, config, snapshot, resume)
             now = ctx.now()
             # An interrupt of the graph's the machine closed as expired goes along as EXPIRED.
-            resume.update({i.id: EXPIRED for i in snapshot.interrupts if i.id not in resume and _expired(i.value, now)})
+            resume.update({i.id: EXPIRED for i in snapshot.interrupts if i.id not in resume and _expired(i, now)})
+            _refuse_uncancellable(ctx, snapshot.interrupts)
             stream_input: Any = Command(resume=resume)
             config = _remembering(config, _digests(resume))
         elif pending:
             now = ctx.now()
-            expired = {i.id: EXPIRED for i in snapshot.interrupts if _expired(i.value, now)}
+            expired = {i.id: EXPIRED for i in snapshot.interrupts if _expired(i, now)}
             if not expired:
                 # Interrupts the record does not know: a run that died after the graph saved.
+                # The graph is paused on them: a new message cannot reach it now, so it is refused
+                # (RUN_ERROR; nothing recorded) rather than kept by the thread and lost to the graph.
+                if self._input(ctx, snapshot.values):
+                    raise PausedGraph(
+                        "the graph is paused on interrupts that a run which did not end raised; send the"
+                        " input again without the new message to have them announced, then answer them"
+                    )
                 return await self._catch_up(ctx, config, snapshot)
             # Interrupts nobody answered in time: the graph gets EXPIRED for each, then the input.
             relay = _Relay(ctx)
@@ -281,21 +295,11 @@ class LangGraphAgent:
         return None
 
     def _interrupt(self, ctx: RunContext, raised: Any) -> Interrupt:
-        value = raised.value
-        fields: dict[str, Any] = {}
-        extra: dict[str, Any] = {"interruptId": raised.id}
-        if isinstance(value, Mapping):
-            for key, field in _FIELDS.items():
-                if key in value and value[key] is not None:
-                    fields[field] = _json(value[key])
-        elif isinstance(value, str):
-            fields["message"] = value
-        elif value is not None:
-            extra["value"] = _json(value)
+        fields, extra = _published(raised)
         metadata = dict(fields.pop("metadata", None) or {})
         metadata[_KEY] = extra
         reason = fields.pop("reason", None)
-        if not isinstance(reason, str) or not reason:
+        if not reason:
             reason = "input_required" if "response_schema" in fields else DEFAULT_REASON
         return Interrupt(id=f"{raised.id}.{ctx.run_id}", reason=reason, metadata=metadata, **fields)
 
@@ -364,6 +368,30 @@ def translate_legacy_resume(
     return attrs.evolve(run_input, resume=entries, forwarded_props=forwarded)
 
 
+class UncancellableInterrupt(AguiError):
+    """A cancel of an interrupt raised with a ``response_schema`` that refuses ``None``.
+
+    LangGraph would fail the node on it (it validates the answer against a typed schema), so
+    the cancel is refused before the graph sees it: ``RUN_ERROR`` with this message (under the
+    host's ``AGENT_ERROR`` code), the interrupt stays open and can be resolved. Give the schema
+    ``None`` as an option (``Model | None``) to let the interrupt be cancelled and expire.
+    """
+
+    code = RunErrorCode.INVALID_RESUME
+
+
+class PausedGraph(AguiError):
+    """A new message for a graph paused on interrupts the thread's record does not know yet.
+
+    Left by a run that ended after the graph's checkpoint and before agui-core's save. The
+    graph cannot take a message while paused; the input is refused (``RUN_ERROR`` under the
+    host's ``AGENT_ERROR`` code) rather than recorded and lost. An input without new messages
+    announces the interrupts.
+    """
+
+    code = RunErrorCode.PENDING_INTERRUPTS
+
+
 class AnswerConflict(AguiError):
     """A resume that answers differently an interrupt whose earlier answer the graph already took.
 
@@ -408,11 +436,79 @@ def _taken(snapshot: Any) -> dict[str, str] | None:
     return taken if isinstance(taken, dict) else None
 
 
-def _expired(value: Any, now: datetime) -> bool:
-    """Whether an interrupt value carries an ``expiresAt`` at or before ``now``."""
-    if not isinstance(value, Mapping):
+_STRINGS = frozenset({"reason", "message", "tool_call_id", "expires_at"})
+_OBJECTS = frozenset({"metadata", "response_schema"})
+_NULL_CHECKS = PayloadValidators(maxsize=64)
+
+
+def _published(raised: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The AG-UI fields of LangGraph interrupt ``raised``, and what goes in ``metadata.langgraph``.
+
+    A field of the value whose type is not the AG-UI field's (a string for ``reason``,
+    ``message``, ``toolCallId``, ``expiresAt``; an object for ``metadata`` and
+    ``responseSchema``) goes to ``metadata.langgraph`` under its key instead. LangGraph's own
+    ``interrupt(value, response_schema=...)`` (a JSON Schema on the raised interrupt) is the
+    ``responseSchema``, over the value's. Expiry is read from what this returns, nothing else.
+    """
+    value = raised.value
+    fields: dict[str, Any] = {}
+    extra: dict[str, Any] = {"interruptId": raised.id}
+    if isinstance(value, Mapping):
+        for key, field in _FIELDS.items():
+            if key not in value or value[key] is None or field in fields:
+                continue
+            item = _json(value[key])
+            if (field in _STRINGS and isinstance(item, str)) or (field in _OBJECTS and isinstance(item, dict)):
+                fields[field] = item
+            else:
+                extra[key] = item
+    elif isinstance(value, str):
+        fields["message"] = value
+    elif value is not None:
+        extra["value"] = _json(value)
+    schema = getattr(raised, "response_schema", None)
+    if isinstance(schema, Mapping):
+        fields["response_schema"] = _json(schema)
+    if _answer_only(raised) and "expires_at" in fields:
+        # Expiry reaches the graph as None, which this schema refuses: the interrupt does not expire.
+        extra["expiresAt"] = fields.pop("expires_at")
+    return fields, extra
+
+
+def _answer_only(raised: Any) -> bool:
+    """Whether ``raised`` carries LangGraph's ``response_schema`` and it refuses ``None``.
+
+    LangGraph validates an answer against a typed ``response_schema`` (a Pydantic model, a
+    ``TypedDict``, a dataclass) and raises on ``None``, which is what a cancellation or an expiry
+    would give the graph. The raised interrupt holds the schema as JSON Schema only, so a plain
+    dict schema that refuses ``null`` is treated alike.
+    """
+    schema = getattr(raised, "response_schema", None)
+    if not isinstance(schema, Mapping):
         return False
-    expires = value.get("expiresAt", value.get("expires_at"))
+    try:
+        _NULL_CHECKS.validate(raised.id, _json(schema), None)
+    except PayloadError:
+        return True
+    except AguiError:
+        return False  # a broken schema: the machine reports it when the interrupt is raised
+    return False
+
+
+def _refuse_uncancellable(ctx: RunContext, raised: Sequence[Any]) -> None:
+    by_id = {i.id: i for i in raised}
+    for answer in ctx.answers:
+        interrupt = by_id.get(_langgraph_id(answer))
+        if answer.entry.status == "cancelled" and interrupt is not None and _answer_only(interrupt):
+            raise UncancellableInterrupt(
+                f"interrupt {answer.interrupt.id!r} cannot be cancelled: the graph raised it with a"
+                " response_schema that does not accept null (a cancellation); resolve it instead"
+            )
+
+
+def _expired(raised: Any, now: datetime) -> bool:
+    """Whether LangGraph interrupt ``raised`` was published with an ``expiresAt`` at or before ``now``."""
+    expires = _published(raised)[0].get("expires_at")
     if not isinstance(expires, str):
         return False
     try:

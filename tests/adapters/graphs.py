@@ -23,6 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.types import interrupt
+from pydantic import BaseModel
 
 __all__ = [
     "APPROVE_WITH_EDITS",
@@ -45,6 +46,7 @@ __all__ = [
     "parallel_streaming_graph",
     "parallel_tools_graph",
     "subgraph_graph",
+    "value_graph",
 ]
 
 RAN: list[tuple[str, Any]] = []
@@ -448,6 +450,32 @@ def parallel_streaming_graph() -> Any:
         builder.add_edge(START, who)
         builder.add_edge(who, f"review_{who}")
         builder.add_edge(f"review_{who}", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+class Approval(BaseModel):
+    """A typed answer, for LangGraph's ``interrupt(value, response_schema=Approval)``."""
+
+    approved: bool
+
+
+def value_graph(value: Any, *, response_schema: Any = None, expiring: bool = False) -> Any:
+    """One node: ``interrupt(value, response_schema=response_schema)``, then says what it got.
+
+    ``expiring`` adds an ``expiresAt`` to the (mapping) value: a ``datetime``, :data:`FORM_TTL`
+    after the question, as graph code would write it.
+    """
+
+    def ask(state: Chat) -> dict[str, Any]:
+        asked = {**value, "expiresAt": datetime.now(UTC) + FORM_TTL[0]} if expiring else value
+        answer = interrupt(asked, response_schema=response_schema)
+        RAN.append(("answer", answer))
+        return {"messages": [AIMessage(content=f"Got {answer!r}.")]}
+
+    builder = StateGraph(Chat)
+    builder.add_node("ask", ask)
+    builder.add_edge(START, "ask")
+    builder.add_edge("ask", END)
     return builder.compile(checkpointer=InMemorySaver())
 
 
