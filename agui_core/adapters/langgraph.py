@@ -316,9 +316,10 @@ def translate_legacy_resume(
 
     For :class:`~agui_core.runtime.Host`'s ``translate_input`` (``agui serve
     --legacy-resume``). An input without ``command.resume`` passes as it is. The legacy value
-    is translated when it can mean one thing only: with one open interrupt it is that
-    interrupt's payload; with several it must be an object keyed by every open interrupt's id
-    (its AG-UI id or its LangGraph id), each value that interrupt's payload. With nothing open
+    is translated when it can mean one thing only: with several open interrupts it must be an
+    object keyed by every open interrupt's id (its AG-UI id or its LangGraph id), each value
+    that interrupt's payload; with one it is that map too when it is an object whose only key
+    is that interrupt's id, else the interrupt's payload. With nothing open
     it names ``last_answered`` (the interrupts the thread's last resume answered) the same way,
     so an old client's retry is a replay (or ``INTERRUPT_ALREADY_RESOLVED``). Every other case
     is refused with ``AMBIGUOUS_LEGACY_RESUME``: nothing open nor answered, several and no such
@@ -342,15 +343,18 @@ def translate_legacy_resume(
         open_interrupts = last_answered
     if not open_interrupts:
         raise refuse("no interrupt is open on this thread")
-    if len(open_interrupts) == 1:
-        payloads: dict[str, Any] = {open_interrupts[0].id: value}
+    keys = {}
+    for interrupt in open_interrupts:
+        keys[interrupt.id] = interrupt.id
+        lg = (interrupt.metadata or {}).get(_KEY)
+        if isinstance(lg, Mapping) and isinstance(lg.get("interruptId"), str):
+            keys[lg["interruptId"]] = interrupt.id
+    if len(open_interrupts) == 1 and isinstance(value, Mapping) and len(value) == 1 and next(iter(value)) in keys:
+        # The map form for one interrupt: keyed by its id, as with several.
+        payloads: dict[str, Any] = {open_interrupts[0].id: next(iter(value.values()))}
+    elif len(open_interrupts) == 1:
+        payloads = {open_interrupts[0].id: value}
     else:
-        keys = {}
-        for interrupt in open_interrupts:
-            keys[interrupt.id] = interrupt.id
-            lg = (interrupt.metadata or {}).get(_KEY)
-            if isinstance(lg, Mapping) and isinstance(lg.get("interruptId"), str):
-                keys[lg["interruptId"]] = interrupt.id
         if (
             not isinstance(value, Mapping)
             or {keys.get(k) for k in value} != {i.id for i in open_interrupts}
