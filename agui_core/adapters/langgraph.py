@@ -180,6 +180,7 @@ class LangGraphAgent:
             # An interrupt of the graph's the machine closed as expired goes along as EXPIRED.
             resume.update({i.id: EXPIRED for i in snapshot.interrupts if i.id not in resume and _expired(i, now)})
             _refuse_uncancellable(ctx, snapshot.interrupts)
+            await self._refuse_changed_answers(ctx, config, snapshot, resume)
             stream_input: Any = Command(resume=resume)
             config = _remembering(config, _digests(resume))
         elif pending:
@@ -268,6 +269,24 @@ class LangGraphAgent:
         await self._stream(relay, None, config)
         await relay.close()
         return await self._end(ctx, config, await self.graph.aget_state(config))
+
+    async def _refuse_changed_answers(
+        self, ctx: RunContext, config: dict[str, Any], snapshot: Any, resume: Mapping[str, Any]
+    ) -> None:
+        """Refuse answers that differ from those a node took before it failed.
+
+        A node that failed after its ``interrupt()`` returned leaves no checkpoint, so its
+        interrupt is still pending, but LangGraph keeps the answer it took in the task's
+        pending writes and gives it that answer again on any resume, whatever the resume says.
+        """
+        taken = await _taken_by_failed_nodes(self.graph, config, snapshot)
+        for answer in ctx.answers:
+            lg = _langgraph_id(answer)
+            if lg in taken and taken[lg] != _digest(resume[lg]):
+                raise AnswerConflict(
+                    f"interrupt {answer.interrupt.id!r} was already answered: the graph took a different"
+                    f" answer in a run that did not end, and has acted on it; resend that answer to go on"
+                )
 
     async def _catch_up(self, ctx: RunContext, config: dict[str, Any], snapshot: Any) -> JSON:
         relay = _Relay(ctx)
@@ -426,6 +445,37 @@ def _remembering(config: dict[str, Any], digests: Mapping[str, str]) -> dict[str
     metadata = dict(config.get("metadata") or {})
     metadata[_CONSUMED] = orjson.dumps(dict(digests)).decode()
     return {**config, "metadata": metadata}
+
+
+async def _taken_by_failed_nodes(graph: Any, config: dict[str, Any], snapshot: Any) -> dict[str, str]:
+    """The digests of the answers nodes that failed since the last checkpoint took, by LangGraph id.
+
+    Read from the checkpoint's pending writes: a failed task's ``__resume__`` list holds the
+    answers its ``interrupt()`` calls took, in order, and LangGraph derives an interrupt's id
+    from the task's namespace and its place in that list. Only top-level nodes are read; for
+    anything else (a subgraph's node, a LangGraph that names things otherwise) this finds
+    nothing, and the retry's answer is taken as the graph's.
+    """
+    failed = [t for t in getattr(snapshot, "tasks", ()) if getattr(t, "error", None) is not None and t.interrupts]
+    if not failed:
+        return {}
+    try:
+        from langgraph.types import _interrupt_id
+    except ImportError:  # a LangGraph that names interrupts otherwise: nothing can be compared
+        return {}
+    stored = await graph.checkpointer.aget_tuple(config)
+    writes: dict[str, Any] = {}
+    for task_id, channel, value in getattr(stored, "pending_writes", None) or ():
+        if channel == "__resume__" and isinstance(value, list):
+            writes[task_id] = value
+    taken: dict[str, str] = {}
+    for task in failed:
+        answers = writes.get(task.id, [])
+        for raised in task.interrupts:
+            for slot, value in enumerate(answers):
+                if _interrupt_id(f"{task.name}:{task.id}", slot) == raised.id:
+                    taken[raised.id] = _digest(value)
+    return taken
 
 
 def _taken(snapshot: Any) -> dict[str, str] | None:

@@ -251,6 +251,24 @@ def flaky_after_approval_graph(failures: list[str]) -> Any:
     return builder.compile(checkpointer=InMemorySaver())
 
 
+def failing_review_graph(failures: list[str]) -> Any:
+    """One node asks a question, notes the answer it got, then fails while ``failures`` holds
+    anything: a node that fails after its ``interrupt()`` returned (no checkpoint after it)."""
+
+    def review(state: Chat) -> dict[str, Any]:
+        answer = interrupt({"message": "Go on?"})
+        RAN.append(("review", answer))
+        if failures:
+            raise Failure(failures.pop())
+        return {"messages": [AIMessage(content=f"Went on with {answer!r}.")]}
+
+    builder = StateGraph(Chat)
+    builder.add_node("review", review)
+    builder.add_edge(START, "review")
+    builder.add_edge("review", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
 def blocking_graph(gate: Any) -> Any:
     """A node that waits for ``gate`` (an ``anyio.Event``), then asks a confirmation."""
 

@@ -527,6 +527,21 @@ async def test_a_node_failing_after_the_approval_a_retry_cannot_change_the_answe
     assert (await graph.aget_state({"configurable": {"thread_id": "t"}})).next == ()
 
 
+async def test_a_node_failing_after_its_interrupt_returned_keeps_the_answer_it_took() -> None:
+    async with talking(graphs.failing_review_graph(["the node broke"])) as ws:
+        (question,) = interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
+        failed = await exchange(ws, frame("t", "r2", resume=[resolve(question["id"], {"go": True})]))
+        assert (failed[-1]["type"], failed[-1].get("code")) == ("RUN_ERROR", "AGENT_ERROR")
+        # LangGraph would give the node {"go": True} again whatever the retry says: refused.
+        changed = await exchange(ws, frame("t", "r3", resume=[cancel(question["id"])]))
+        assert [f["type"] for f in changed] == ["RUN_STARTED", "RUN_ERROR"]
+        assert "already answered" in changed[-1]["message"]
+        done = await exchange(ws, frame("t", "r4", resume=[resolve(question["id"], {"go": True})]))
+        assert texts(done) == ["Went on with {'go': True}."]
+    # The node itself runs again on the retry (LangGraph's own rule: no checkpoint inside a node).
+    assert RAN == [("review", {"go": True}), ("review", {"go": True})]
+
+
 async def test_an_input_while_the_graph_runs_is_thread_busy() -> None:
     gate = anyio.Event()
     async with serving(graphs.blocking_graph(gate)) as url, connect(url) as ws, connect(url) as ws2:
