@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, TypedDict
 
+import anyio
+import orjson
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, ToolMessage
@@ -21,6 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.types import interrupt
+from pydantic import BaseModel
 
 __all__ = [
     "APPROVE_WITH_EDITS",
@@ -40,8 +43,10 @@ __all__ = [
     "llm_tool_graph",
     "parallel_expiring_graph",
     "parallel_graph",
+    "parallel_streaming_graph",
     "parallel_tools_graph",
     "subgraph_graph",
+    "value_graph",
 ]
 
 RAN: list[tuple[str, Any]] = []
@@ -225,6 +230,45 @@ def failing_graph() -> Any:
     return builder.compile(checkpointer=InMemorySaver())
 
 
+def flaky_after_approval_graph(failures: list[str]) -> Any:
+    """:func:`approval_graph` with a ``notify`` node after the approval that fails while
+    ``failures`` holds anything (it pops one per attempt)."""
+
+    def notify(state: Chat) -> dict[str, Any]:
+        if failures:
+            raise Failure(failures.pop())
+        RAN.append(("notify", state["sent"][-1]))
+        return {}
+
+    builder = StateGraph(Chat)
+    builder.add_node("propose", _propose)
+    builder.add_node("review", _review)
+    builder.add_node("notify", notify)
+    builder.add_edge(START, "propose")
+    builder.add_edge("propose", "review")
+    builder.add_edge("review", "notify")
+    builder.add_edge("notify", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def failing_review_graph(failures: list[str]) -> Any:
+    """One node asks a question, notes the answer it got, then fails while ``failures`` holds
+    anything: a node that fails after its ``interrupt()`` returned (no checkpoint after it)."""
+
+    def review(state: Chat) -> dict[str, Any]:
+        answer = interrupt({"message": "Go on?"})
+        RAN.append(("review", answer))
+        if failures:
+            raise Failure(failures.pop())
+        return {"messages": [AIMessage(content=f"Went on with {answer!r}.")]}
+
+    builder = StateGraph(Chat)
+    builder.add_node("review", review)
+    builder.add_edge(START, "review")
+    builder.add_edge("review", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
 def blocking_graph(gate: Any) -> Any:
     """A node that waits for ``gate`` (an ``anyio.Event``), then asks a confirmation."""
 
@@ -365,6 +409,91 @@ def llm_tool_graph() -> Any:
     builder.add_edge(START, "chat")
     builder.add_edge("chat", "review")
     builder.add_edge("review", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+class BranchModel(ToolCallingModel):
+    """:class:`ToolCallingModel` for one of two parallel branches: its own words and call, and
+    a pause after each chunk so that the branches' streams interleave."""
+
+    who: str = "bob"
+
+    def _chunks(self) -> list[AIMessageChunk]:
+        args = orjson.dumps({"to": f"{self.who}@example.com", "subject": "hi"}).decode()
+        out = [AIMessageChunk(content=f"{self.who}-{i} ") for i in range(4)]
+        out.append(
+            AIMessageChunk(
+                content="",
+                tool_call_chunks=[{"name": "send_email", "args": args[:12], "id": f"call-{self.who}", "index": 0}],
+            )
+        )
+        out.append(AIMessageChunk(content="", tool_call_chunks=[{"args": args[12:], "index": 0}]))
+        return out
+
+    async def _astream(
+        self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        async for generation in super()._astream(messages, stop, run_manager, **kwargs):
+            yield generation
+            await anyio.sleep(0.01)
+
+
+def parallel_streaming_graph() -> Any:
+    """Two parallel branches each stream a message and a tool call (interleaved on the wire),
+    then each asks to approve its call, and sends it if approved."""
+
+    def chat(who: str) -> Any:
+        model = BranchModel(who=who)
+
+        async def node(state: Chat) -> dict[str, Any]:
+            return {"messages": [await model.ainvoke(state["messages"])]}
+
+        return node
+
+    def review(who: str) -> Any:
+        def node(state: Chat) -> dict[str, Any]:
+            (call,) = [c for m in state["messages"] for c in getattr(m, "tool_calls", None) or () if who in c["id"]]
+            answer = interrupt({"reason": "tool_call", "toolCallId": call["id"], "message": f"Send {call['id']}?"})
+            if answer and answer.get("approved") is True:
+                RAN.append(("send_email", call["args"]))
+                return {"sent": [call["args"]["to"]]}
+            return {}
+
+        return node
+
+    builder = StateGraph(Chat)
+    for who in ("ann", "bob"):
+        builder.add_node(who, chat(who))
+        builder.add_node(f"review_{who}", review(who))
+        builder.add_edge(START, who)
+        builder.add_edge(who, f"review_{who}")
+        builder.add_edge(f"review_{who}", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+class Approval(BaseModel):
+    """A typed answer, for LangGraph's ``interrupt(value, response_schema=Approval)``."""
+
+    approved: bool
+
+
+def value_graph(value: Any, *, response_schema: Any = None, expiring: bool = False) -> Any:
+    """One node: ``interrupt(value, response_schema=response_schema)``, then says what it got.
+
+    ``expiring`` adds an ``expiresAt`` to the (mapping) value: a ``datetime``, :data:`FORM_TTL`
+    after the question, as graph code would write it.
+    """
+
+    def ask(state: Chat) -> dict[str, Any]:
+        asked = {**value, "expiresAt": datetime.now(UTC) + FORM_TTL[0]} if expiring else value
+        answer = interrupt(asked, response_schema=response_schema)
+        RAN.append(("answer", answer))
+        return {"messages": [AIMessage(content=f"Got {answer!r}.")]}
+
+    builder = StateGraph(Chat)
+    builder.add_node("ask", ask)
+    builder.add_edge(START, "ask")
+    builder.add_edge("ask", END)
     return builder.compile(checkpointer=InMemorySaver())
 
 

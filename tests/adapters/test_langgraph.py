@@ -209,6 +209,127 @@ async def test_after_a_form_expired_the_next_input_is_not_blocked_and_the_graph_
         assert texts(done) == ["Filed Q1 2026."] and RAN == [("file", FILING)]
 
 
+async def test_langgraphs_own_response_schema_is_published_and_a_typed_one_is_neither_cancelled_nor_expired() -> None:
+    graphs.FORM_TTL[0] = timedelta(milliseconds=300)
+    async with talking(
+        graphs.value_graph({"message": "Approve?"}, response_schema=graphs.Approval, expiring=True)
+    ) as ws:
+        (asked,) = interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
+        assert asked["reason"] == "input_required"
+        assert asked["responseSchema"] == graphs.Approval.model_json_schema()
+        # None (a cancel, an expiry) fails the model in LangGraph: no expiry, and a cancel is refused.
+        assert "expiresAt" not in asked and isinstance(asked["metadata"]["langgraph"]["expiresAt"], str)
+        cancelled = await exchange(ws, frame("t", "r2", resume=[cancel(asked["id"])]))
+        assert [f["type"] for f in cancelled] == ["RUN_STARTED", "RUN_ERROR"]
+        assert "cannot be cancelled" in cancelled[-1]["message"]
+        await anyio.sleep(0.4)
+        assert "approved" in refused(
+            await exchange(ws, frame("t", "r3", resume=[resolve(asked["id"], {"approved": "maybe"})])),
+            "INVALID_PAYLOAD",
+        )
+        done = await exchange(ws, frame("t", "r4", resume=[resolve(asked["id"], {"approved": True})]))
+        assert finished(done)["outcome"] == {"type": "success"}
+    assert RAN == [("answer", graphs.Approval(approved=True))]
+
+
+async def test_a_response_schema_that_accepts_none_can_be_cancelled_and_expire() -> None:
+    graphs.FORM_TTL[0] = timedelta(milliseconds=300)
+    graph = graphs.value_graph({"message": "Approve?"}, response_schema=graphs.Approval | None, expiring=True)
+    async with talking(graph) as ws:
+        (asked,) = interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
+        assert asked["reason"] == "input_required" and "expiresAt" in asked
+        while datetime.now(UTC) <= datetime.fromisoformat(asked["expiresAt"]):
+            await anyio.sleep(0.05)
+        graphs.FORM_TTL[0] = timedelta(minutes=10)
+        again = {"id": "u-2", "role": "user", "content": "Again."}
+        (asked_again,) = interrupts(await exchange(ws, frame("t", "r2", messages=[USER, again])))
+        assert RAN == [("answer", None)]
+        finished(await exchange(ws, frame("t", "r3", resume=[cancel(asked_again["id"])])))
+    assert RAN == [("answer", None), ("answer", None)]
+
+
+async def test_a_dict_response_schema_is_published_and_enforced() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    async with talking(graphs.value_graph("Pick a number.", response_schema=schema)) as ws:
+        (asked,) = interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
+        assert (asked["reason"], asked["message"], asked["responseSchema"]) == (
+            "input_required",
+            "Pick a number.",
+            schema,
+        )
+        wrong = await exchange(ws, frame("t", "r2", resume=[resolve(asked["id"], {"n": "seven"})]))
+        assert "n" in refused(wrong, "INVALID_PAYLOAD") and RAN == []
+        finished(await exchange(ws, frame("t", "r3", resume=[resolve(asked["id"], {"n": 7})])))
+    assert RAN == [("answer", {"n": 7})]
+
+
+@pytest.mark.parametrize(
+    ("value", "published", "kept"),
+    [
+        ({"message": {"text": "hi"}}, {}, {"message": {"text": "hi"}}),
+        ({"message": "m", "metadata": "oops"}, {"message": "m"}, {"metadata": "oops"}),
+        ({"message": "m", "responseSchema": "string"}, {"message": "m"}, {"responseSchema": "string"}),
+        ({"reason": 7, "toolCallId": 5, "message": "m"}, {"message": "m"}, {"reason": 7, "toolCallId": 5}),
+        ({"message": "m", "expiresAt": 1700000000}, {"message": "m"}, {"expiresAt": 1700000000}),
+        ({"message": "m", "metadata": {"team": "ops"}}, {"message": "m", "metadata": {"team": "ops"}}, {}),
+    ],
+)
+async def test_interrupt_fields_of_the_wrong_type_go_to_metadata_langgraph(
+    value: dict[str, Any], published: dict[str, Any], kept: dict[str, Any]
+) -> None:
+    async with talking(graphs.value_graph(value)) as ws:
+        (asked,) = interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
+        lg = asked["metadata"]["langgraph"]
+        assert lg == {"interruptId": lg["interruptId"], **kept}
+        assert asked["reason"] == DEFAULT_REASON
+        assert {k: v for k, v in asked.items() if k not in ("id", "reason")} == {
+            **{k: v for k, v in published.items() if k != "metadata"},
+            "metadata": {**published.get("metadata", {}), "langgraph": lg},
+        }
+        finished(await exchange(ws, frame("t", "r2", resume=[resolve(asked["id"], {"ok": True})])))
+    assert RAN == [("answer", {"ok": True})]
+
+
+async def test_a_datetime_expiry_is_published_and_enforced_and_the_next_message_reaches_the_graph() -> None:
+    graphs.FORM_TTL[0] = timedelta(milliseconds=300)
+    graph = graphs.value_graph({"message": "The form."}, expiring=True)
+    async with talking(graph) as ws:
+        (asked,) = interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
+        while datetime.now(UTC) <= datetime.fromisoformat(asked["expiresAt"]):
+            await anyio.sleep(0.05)
+        graphs.FORM_TTL[0] = timedelta(minutes=10)
+        again = {"id": "u-2", "role": "user", "content": "Again."}
+        frames = await exchange(ws, frame("t", "r2", messages=[USER, again]))
+        assert texts(frames) == ["Got None."]
+        (asked_again,) = interrupts(frames)
+        assert asked_again["id"] != asked["id"]
+    snapshot = await graph.aget_state({"configurable": {"thread_id": "t"}})
+    assert [m.id for m in snapshot.values["messages"] if m.type == "human"] == ["u-1", "u-2"]
+    assert RAN == [("answer", None)]
+
+
+async def test_a_new_message_for_a_graph_paused_on_interrupts_the_record_does_not_know_is_refused() -> None:
+    from langchain_core.messages import HumanMessage
+
+    graph = graphs.approval_graph()
+    # The graph ran and paused, and the run's end never reached agui-core (a host that died).
+    async for _ in graph.astream(
+        {"messages": [HumanMessage(USER["content"], id=USER["id"])]}, {"configurable": {"thread_id": "t"}}
+    ):
+        pass
+    async with talking(graph) as ws:
+        again = {"id": "u-2", "role": "user", "content": "And Carol."}
+        frames = await exchange(ws, frame("t", "r1", messages=[USER, again]))
+        assert [f["type"] for f in frames] == ["RUN_STARTED", "RUN_ERROR"]
+        assert "paused" in frames[-1]["message"]
+        (approval,) = interrupts(await exchange(ws, frame("t", "r2", messages=[USER])))
+        assert approval["toolCallId"] == "call-email"
+        finished(await exchange(ws, frame("t", "r3", resume=[resolve(approval["id"], {"approved": True})])))
+    assert RAN == [("send_email", {"to": "bob@example.com", "subject": "hi"})]
+    snapshot = await graph.aget_state({"configurable": {"thread_id": "t"}})
+    assert "u-2" not in [m.id for m in snapshot.values["messages"]]
+
+
 async def test_a_cancelled_form_reaches_the_graph_as_cancelled() -> None:
     assert CANCELLED is None
     async with talking(graphs.form_graph()) as ws:
@@ -381,6 +502,46 @@ async def test_a_node_that_raises_ends_the_run_in_agent_error_and_keeps_nothing_
         assert "Traceback" not in frames[-1]["message"]
 
 
+async def test_a_node_failing_after_the_approval_a_retry_cannot_change_the_answer_and_the_same_one_goes_on() -> None:
+    failures = ["the notifier is down"]
+    graph = graphs.flaky_after_approval_graph(failures)
+    async with talking(graph) as ws:
+        (approval,) = interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
+        failed = await exchange(ws, frame("t", "r2", resume=[resolve(approval["id"], {"approved": True})]))
+        assert (failed[-1]["type"], failed[-1].get("code")) == ("RUN_ERROR", "AGENT_ERROR")
+        assert RAN == [("send_email", {"to": "bob@example.com", "subject": "hi"})]
+        # The graph took the approval and sent the email: a cancel now is refused, not recorded.
+        changed = await exchange(ws, frame("t", "r3", resume=[cancel(approval["id"])]))
+        assert [f["type"] for f in changed] == ["RUN_STARTED", "RUN_ERROR"]
+        assert "already answered" in changed[-1]["message"]
+        # The same approval again: the graph goes on from where it failed; nothing runs twice.
+        done = await exchange(ws, frame("t", "r4", resume=[resolve(approval["id"], {"approved": True})]))
+        assert finished(done)["outcome"] == {"type": "success"}
+        assert [(f["toolCallId"], f["content"]) for f in of_type(done, "TOOL_CALL_RESULT")] == [
+            ("call-email", "sent to bob@example.com: hi")
+        ]
+    assert RAN == [
+        ("send_email", {"to": "bob@example.com", "subject": "hi"}),
+        ("notify", "sent to bob@example.com: hi"),
+    ]
+    assert (await graph.aget_state({"configurable": {"thread_id": "t"}})).next == ()
+
+
+async def test_a_node_failing_after_its_interrupt_returned_keeps_the_answer_it_took() -> None:
+    async with talking(graphs.failing_review_graph(["the node broke"])) as ws:
+        (question,) = interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
+        failed = await exchange(ws, frame("t", "r2", resume=[resolve(question["id"], {"go": True})]))
+        assert (failed[-1]["type"], failed[-1].get("code")) == ("RUN_ERROR", "AGENT_ERROR")
+        # LangGraph would give the node {"go": True} again whatever the retry says: refused.
+        changed = await exchange(ws, frame("t", "r3", resume=[cancel(question["id"])]))
+        assert [f["type"] for f in changed] == ["RUN_STARTED", "RUN_ERROR"]
+        assert "already answered" in changed[-1]["message"]
+        done = await exchange(ws, frame("t", "r4", resume=[resolve(question["id"], {"go": True})]))
+        assert texts(done) == ["Went on with {'go': True}."]
+    # The node itself runs again on the retry (LangGraph's own rule: no checkpoint inside a node).
+    assert RAN == [("review", {"go": True}), ("review", {"go": True})]
+
+
 async def test_an_input_while_the_graph_runs_is_thread_busy() -> None:
     gate = anyio.Event()
     async with serving(graphs.blocking_graph(gate)) as url, connect(url) as ws, connect(url) as ws2:
@@ -440,6 +601,28 @@ async def test_a_chat_models_streamed_tool_call_is_proposed_whole_after_its_text
             ("call-llm", "sent to bob@example.com: hi")
         ]
         assert RAN == [("send_email", {"to": "bob@example.com", "subject": "hi"})]
+
+
+async def test_parallel_branches_streaming_at_once_keep_their_whole_text_and_their_tool_calls() -> None:
+    async with talking(graphs.parallel_streaming_graph()) as ws:
+        first = await exchange(ws, frame("t", "r1", messages=[USER]))
+        starts = [f["messageId"] for f in of_type(first, "TEXT_MESSAGE_START")]
+        assert len(starts) == 2
+        # The two streams did interleave: the second began before the first ended.
+        kinds = [(f["type"], f.get("messageId")) for f in first]
+        assert kinds.index(("TEXT_MESSAGE_START", starts[1])) < kinds.index(("TEXT_MESSAGE_END", starts[0]))
+        assert sorted(texts(first)) == ["ann-0 ann-1 ann-2 ann-3 ", "bob-0 bob-1 bob-2 bob-3 "]
+        calls = {f["toolCallId"]: f["parentMessageId"] for f in of_type(first, "TOOL_CALL_START")}
+        assert sorted(calls) == ["call-ann", "call-bob"] and set(calls.values()) == set(starts)
+        assert sorted(orjson.loads(f["delta"])["to"] for f in of_type(first, "TOOL_CALL_ARGS")) == [
+            "ann@example.com",
+            "bob@example.com",
+        ]
+        ann, bob = sorted(interrupts(first), key=lambda i: i["toolCallId"])
+        assert (ann["toolCallId"], bob["toolCallId"]) == ("call-ann", "call-bob")
+        done = await exchange(ws, frame("t", "r2", resume=[resolve(ann["id"], {"approved": True}), cancel(bob["id"])]))
+        assert finished(done)["outcome"] == {"type": "success"}
+    assert RAN == [("send_email", {"to": "ann@example.com", "subject": "hi"})]
 
 
 async def test_a_typing_typeddict_state_runs() -> None:

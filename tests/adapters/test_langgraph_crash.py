@@ -141,3 +141,49 @@ async def test_killed_after_the_graph_finished_the_retry_reports_what_the_graph_
     )
     assert isinstance(retry, list) and types(retry)[0] == "RUN_STARTED"
     assert all(not isinstance(e, ev.UnknownEvent) for e in events)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_killed_after_the_graph_finished_a_retry_with_another_answer_is_refused_and_the_same_answer_goes_on(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    paths = files(tmp_path)
+    thread = Conversation(None, "t", wall_clock)
+    code, events = host_process(paths, make_input({"threadId": "t", "runId": "run-1", "messages": [USER]}))
+    (approval,) = thread.check(events)[-1]["outcome"]["interrupts"]
+    resume = thread.client.resume({approval["id"]: approve()}, now=wall_clock(), run_id="run-2")
+    code, events = host_process(paths, resume, "--kill", "graph-finished")
+    assert code == -signal.SIGKILL
+    assert lines(paths[2]) == ["tea"]
+
+    # The retry cancels what the graph has already approved and run: refused, nothing recorded.
+    second = make_input(
+        {"threadId": "t", "runId": "run-3", "resume": [{"interruptId": approval["id"], "status": "cancelled"}]}
+    )
+    code, events = host_process(paths, second, "--skew", str(SKEW))
+    kinds = [type(e).__name__ for e in events]
+    assert code == 0 and kinds[-1] == "RunErrorEvent", kinds
+    assert "already answered" in events[-1].message
+    assert not [e for e in events if isinstance(e, ev.ToolCallResultEvent)]
+    after, audit = await load(paths[0])
+    assert [o.interrupt.id for o in after.open_interrupts] == [approval["id"]]
+    assert [line.status for line in audit if line.answered_in == "run-3"] == []
+
+    # The same answer as the graph took: the thread catches up, the node does not run again.
+    third = make_input(
+        {
+            "threadId": "t",
+            "runId": "run-4",
+            "resume": [{"interruptId": approval["id"], "status": "resolved", "payload": {"approved": True}}],
+        }
+    )
+    code, events = host_process(paths, third, "--skew", str(SKEW))
+    assert code == 0 and isinstance(events[-1], ev.RunFinishedEvent), events
+    assert [(e.tool_call_id, e.content) for e in events if isinstance(e, ev.ToolCallResultEvent)] == [
+        ("call-order", "recorded tea")
+    ]
+    assert lines(paths[2]) == ["tea"]
+    after, audit = await load(paths[0])
+    assert after.state is ThreadState.IDLE and after.open_interrupts == ()
+    assert [(line.status, line.answered_in) for line in audit] == [("resolved", "run-4")]

@@ -64,6 +64,20 @@ async def test_a_translated_resume_meets_the_payload_schema() -> None:
         assert RAN == []
 
 
+@pytest.mark.parametrize("key", ["langgraph", "ag-ui"])
+@pytest.mark.anyio
+async def test_one_open_interrupt_takes_a_legacy_map_keyed_by_its_id_as_the_map_form(key: str) -> None:
+    async with legacy(graphs.approval_graph()) as ws:
+        (approval,) = interrupts(await exchange(ws, frame("t", "r1", messages=[USER])))
+        named = approval["metadata"]["langgraph"]["interruptId"] if key == "langgraph" else approval["id"]
+        done = await exchange(ws, old_client("t", "r2", {named: {"approved": True}}))
+        assert finished(done)["outcome"] == {"type": "success"}
+        assert RAN == [("send_email", {"to": "bob@example.com", "subject": "hi"})]
+        # The retry in the same form is a replay: nothing runs again.
+        again = await exchange(ws, old_client("t", "r3", {named: {"approved": True}}))
+        assert finished(again)["outcome"] == {"type": "success"} and len(RAN) == 1
+
+
 @pytest.mark.anyio
 async def test_parallel_interrupts_take_a_legacy_map_keyed_by_langgraph_id_and_refuse_a_bare_value() -> None:
     async with legacy(graphs.parallel_graph()) as ws:

@@ -3,7 +3,8 @@
 The streams are recorded over the WebSocket transport from the graphs of ``graphs.py`` (each
 scenario of ``test_langgraph.py``: interrupting runs, resumes with edits, denials, cancelled
 forms, parallel branches, chained interrupts, replays, streamed tokens and tool calls of a
-scripted chat model, a failing node, refusals), then run through ``enforceEvents()`` and ``verifyEvents()`` of
+scripted chat model, two parallel branches streaming at once, a failing node, a retry after a node
+failed past the approval, refusals), then run through ``enforceEvents()`` and ``verifyEvents()`` of
 ``@ag-ui/client`` 1.0.0 in one node process: each must pass with nothing stripped or changed.
 """
 
@@ -66,6 +67,22 @@ async def _record() -> dict[str, list[dict[str, Any]]]:
         streams["streamed-tool-call-approved"] = await exchange(
             ws, frame("l", "r2", resume=[resolve(approval["id"], {"approved": True})])
         )
+    async with talking(graphs.parallel_streaming_graph()) as ws:
+        streams["parallel-streams-interleaved"] = await exchange(ws, frame("m", "r1", messages=[USER]))
+        ann, bob = interrupts(streams["parallel-streams-interleaved"])
+        streams["parallel-streams-resumed"] = await exchange(
+            ws, frame("m", "r2", resume=[resolve(ann["id"], {"approved": True}), cancel(bob["id"])])
+        )
+    failures = ["the notifier is down"]
+    async with talking(graphs.flaky_after_approval_graph(failures)) as ws:
+        (approval,) = interrupts(await exchange(ws, frame("n", "r1", messages=[USER])))
+        streams["failed-after-approval"] = await exchange(
+            ws, frame("n", "r2", resume=[resolve(approval["id"], {"approved": True})])
+        )
+        streams["retry-with-another-answer"] = await exchange(ws, frame("n", "r3", resume=[cancel(approval["id"])]))
+        streams["retry-goes-on"] = await exchange(
+            ws, frame("n", "r4", resume=[resolve(approval["id"], {"approved": True})])
+        )
     async with talking(graphs.failing_graph()) as ws:
         streams["agent-error"] = await exchange(ws, frame("e", "r1", messages=[USER]))
     return streams
@@ -102,6 +119,11 @@ NAMES = [
     "streamed-tokens",
     "streamed-tool-call",
     "streamed-tool-call-approved",
+    "parallel-streams-interleaved",
+    "parallel-streams-resumed",
+    "failed-after-approval",
+    "retry-with-another-answer",
+    "retry-goes-on",
     "agent-error",
 ]
 
