@@ -165,6 +165,14 @@ class LangGraphAgent:
         return config
 
     async def __call__(self, ctx: RunContext) -> JSON:
+        try:
+            return await self._run(ctx)
+        except (AnswerConflict, UncancellableInterrupt, PausedGraph) as exc:
+            # Refusals only the graph's own checkpoint can show: under their own codes.
+            await ctx.refuse(exc.code, exc.message)
+            return None
+
+    async def _run(self, ctx: RunContext) -> JSON:
         from langgraph.types import Command
 
         config = self._config(ctx)
@@ -395,8 +403,8 @@ class UncancellableInterrupt(AguiError):
     """A cancel of an interrupt raised with a ``response_schema`` that refuses ``None``.
 
     LangGraph would fail the node on it (it validates the answer against a typed schema), so
-    the cancel is refused before the graph sees it: ``RUN_ERROR`` with this message (under the
-    host's ``AGENT_ERROR`` code), the interrupt stays open and can be resolved. Give the schema
+    the cancel is refused before the graph sees it: ``RUN_ERROR`` ``INVALID_RESUME`` with this
+    message, the interrupt stays open and can be resolved. Give the schema
     ``None`` as an option (``Model | None``) to let the interrupt be cancelled and expire.
     """
 
@@ -407,8 +415,8 @@ class PausedGraph(AguiError):
     """A new message for a graph paused on interrupts the thread's record does not know yet.
 
     Left by a run that ended after the graph's checkpoint and before agui-core's save. The
-    graph cannot take a message while paused; the input is refused (``RUN_ERROR`` under the
-    host's ``AGENT_ERROR`` code) rather than recorded and lost. An input without new messages
+    graph cannot take a message while paused; the input is refused (``RUN_ERROR``
+    ``PENDING_INTERRUPTS``) rather than recorded and lost. An input without new messages
     announces the interrupts.
     """
 
@@ -420,8 +428,8 @@ class AnswerConflict(AguiError):
 
     It happens when a run that resumed the graph did not end well (its host died after the
     graph's checkpoint, or a node after the answer failed) and the retry changes the answer.
-    Its ``code`` is ``INVALID_RESUME``; the host ends the run with ``RUN_ERROR`` carrying this
-    message (today under the host's ``AGENT_ERROR`` code) and the interrupts stay open.
+    The run ends with ``RUN_ERROR`` ``INVALID_RESUME`` carrying this message, and the
+    interrupts stay open.
     """
 
     code = RunErrorCode.INVALID_RESUME

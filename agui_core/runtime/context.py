@@ -339,7 +339,7 @@ class RunContext:
         interrupts it answered are open again, as for any failed run.
         """
         self._check_open()
-        await self._end(self._machine.fail(message, code.value))
+        await self._end(self._machine.fail(message, code))
 
     async def finish(self, result: JSON = None) -> None:
         """End the run with success. Returning from the agent does the same."""

@@ -221,7 +221,7 @@ async def test_langgraphs_own_response_schema_is_published_and_a_typed_one_is_ne
         assert "expiresAt" not in asked and isinstance(asked["metadata"]["langgraph"]["expiresAt"], str)
         cancelled = await exchange(ws, frame("t", "r2", resume=[cancel(asked["id"])]))
         assert [f["type"] for f in cancelled] == ["RUN_STARTED", "RUN_ERROR"]
-        assert "cannot be cancelled" in cancelled[-1]["message"]
+        assert "cannot be cancelled" in cancelled[-1]["message"] and cancelled[-1]["code"] == "INVALID_RESUME"
         await anyio.sleep(0.4)
         assert "approved" in refused(
             await exchange(ws, frame("t", "r3", resume=[resolve(asked["id"], {"approved": "maybe"})])),
@@ -321,7 +321,7 @@ async def test_a_new_message_for_a_graph_paused_on_interrupts_the_record_does_no
         again = {"id": "u-2", "role": "user", "content": "And Carol."}
         frames = await exchange(ws, frame("t", "r1", messages=[USER, again]))
         assert [f["type"] for f in frames] == ["RUN_STARTED", "RUN_ERROR"]
-        assert "paused" in frames[-1]["message"]
+        assert "paused" in frames[-1]["message"] and frames[-1]["code"] == "PENDING_INTERRUPTS"
         (approval,) = interrupts(await exchange(ws, frame("t", "r2", messages=[USER])))
         assert approval["toolCallId"] == "call-email"
         finished(await exchange(ws, frame("t", "r3", resume=[resolve(approval["id"], {"approved": True})])))
@@ -513,7 +513,7 @@ async def test_a_node_failing_after_the_approval_a_retry_cannot_change_the_answe
         # The graph took the approval and sent the email: a cancel now is refused, not recorded.
         changed = await exchange(ws, frame("t", "r3", resume=[cancel(approval["id"])]))
         assert [f["type"] for f in changed] == ["RUN_STARTED", "RUN_ERROR"]
-        assert "already answered" in changed[-1]["message"]
+        assert "already answered" in changed[-1]["message"] and changed[-1]["code"] == "INVALID_RESUME"
         # The same approval again: the graph goes on from where it failed; nothing runs twice.
         done = await exchange(ws, frame("t", "r4", resume=[resolve(approval["id"], {"approved": True})]))
         assert finished(done)["outcome"] == {"type": "success"}
@@ -535,7 +535,7 @@ async def test_a_node_failing_after_its_interrupt_returned_keeps_the_answer_it_t
         # LangGraph would give the node {"go": True} again whatever the retry says: refused.
         changed = await exchange(ws, frame("t", "r3", resume=[cancel(question["id"])]))
         assert [f["type"] for f in changed] == ["RUN_STARTED", "RUN_ERROR"]
-        assert "already answered" in changed[-1]["message"]
+        assert "already answered" in changed[-1]["message"] and changed[-1]["code"] == "INVALID_RESUME"
         done = await exchange(ws, frame("t", "r4", resume=[resolve(question["id"], {"go": True})]))
         assert texts(done) == ["Went on with {'go': True}."]
     # The node itself runs again on the retry (LangGraph's own rule: no checkpoint inside a node).
