@@ -122,7 +122,9 @@ async def test_resume_cycles_keep_record_size_file_size_and_time_flat(store: Thr
         # The database holds the conversation once, plus rows that grow as the record does.
         assert db_late < db_early + (cycles - WARM_UP) * 4_096
         assert wal_late < 8 * 2**20  # checkpointed as it goes: SQLite's default, 1,000 pages
-    assert statistics.median(seconds[late]) < 3 * statistics.median(seconds[early])
+    # Each window's fastest cycle: noise (other threads, a loaded machine) only ever adds time,
+    # while a cost that grows with the thread slows every late cycle.
+    assert min(seconds[late]) < 3 * min(seconds[early])
 
 
 def streaming_agent(megabytes: int) -> Any:
