@@ -261,13 +261,7 @@ class LangGraphAgent:
         """
         taken = _taken(snapshot)
         if taken is not None:
-            for answer in ctx.answers:
-                lg = _langgraph_id(answer)
-                if lg in taken and taken[lg] != _digest(resume[lg]):
-                    raise AnswerConflict(
-                        f"interrupt {answer.interrupt.id!r} was already answered: the graph took a different"
-                        f" answer in a run that did not end, and has acted on it; resend that answer to go on"
-                    )
+            _refuse_other_answers(ctx, taken, resume)
         if not snapshot.next or snapshot.interrupts:
             return await self._catch_up(ctx, config, snapshot)
         relay = _Relay(ctx)
@@ -287,14 +281,7 @@ class LangGraphAgent:
         interrupt is still pending, but LangGraph keeps the answer it took in the task's
         pending writes and gives it that answer again on any resume, whatever the resume says.
         """
-        taken = await _taken_by_failed_nodes(self.graph, config, snapshot)
-        for answer in ctx.answers:
-            lg = _langgraph_id(answer)
-            if lg in taken and taken[lg] != _digest(resume[lg]):
-                raise AnswerConflict(
-                    f"interrupt {answer.interrupt.id!r} was already answered: the graph took a different"
-                    f" answer in a run that did not end, and has acted on it; resend that answer to go on"
-                )
+        _refuse_other_answers(ctx, await _taken_by_failed_nodes(self.graph, config, snapshot), resume)
 
     async def _catch_up(self, ctx: RunContext, config: dict[str, Any], snapshot: Any) -> JSON:
         relay = _Relay(ctx)
@@ -397,6 +384,18 @@ def translate_legacy_resume(
         forwarded["command"] = rest
     entries = tuple(ResumeEntry(interrupt_id=i, status="resolved", payload=p) for i, p in payloads.items())
     return attrs.evolve(run_input, resume=entries, forwarded_props=forwarded)
+
+
+def _refuse_other_answers(ctx: RunContext, taken: Mapping[str, str], resume: Mapping[str, Any]) -> None:
+    """Raise :class:`AnswerConflict` for an answer in ``resume`` whose digest differs from the
+    one the graph ``taken`` (LangGraph interrupt id -> digest of the answer it took)."""
+    for answer in ctx.answers:
+        lg = _langgraph_id(answer)
+        if lg in taken and taken[lg] != _digest(resume[lg]):
+            raise AnswerConflict(
+                f"interrupt {answer.interrupt.id!r} was already answered: the graph took a different"
+                f" answer in a run that did not end, and has acted on it; resend that answer to go on"
+            )
 
 
 class UncancellableInterrupt(AguiError):
