@@ -85,7 +85,7 @@ from agui_core.protocol.types import (
     UserMessage,
 )
 from agui_core.runtime.context import RunContext
-from agui_core.runtime.tools import APPROVE_SCHEMA
+from agui_core.runtime.tools import APPROVE_SCHEMA, NOT_RUN_AGAIN
 
 __all__ = ["CANCELLED", "Cancelled", "StrandsAdapter", "ToolApproval", "approval_schema", "is_strands_agent"]
 
@@ -94,7 +94,6 @@ _TOOL_CALL: Final = "v1:tool_call:"
 _KEY: Final = "strands"
 _NOT_RUN: Final = "The person cancelled this tool call; it was not run."
 _RAN_BEFORE: Final = "This tool call already ran in an earlier attempt at this run; its recorded result stands."
-_UNKNOWN: Final = "the host stopped while this call ran; it was not run again"
 _SNAPSHOT_FIELDS: Final = ("messages", "state", "conversation_manager_state", "interrupt_state")
 
 
@@ -511,7 +510,7 @@ class _Run:
                 if replayed is not None and replayed.result is not None:
                     await self.ctx.emit(replayed.result)  # the recorded result, under its own id
                 elif replayed is not None:
-                    await self.ctx.tool_result(done["toolUseId"], _UNKNOWN)
+                    await self.ctx.tool_result(done["toolUseId"], NOT_RUN_AGAIN)
                 else:
                     await self.ctx.tool_result(done["toolUseId"], _result_text(done))
 
@@ -620,7 +619,7 @@ def _recorded_result(call: str, entry: ToolJournalEntry) -> ToolResult:
     The journal keeps the AG-UI result (text): a tool's JSON content comes back as its text.
     """
     if entry.result is None:
-        return {"toolUseId": call, "status": "error", "content": [{"text": _UNKNOWN}]}
+        return {"toolUseId": call, "status": "error", "content": [{"text": NOT_RUN_AGAIN}]}
     content = entry.result.content
     text = content if isinstance(content, str) else orjson.dumps(content, default=str).decode()
     failed = text.startswith("error: ")

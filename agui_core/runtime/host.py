@@ -76,7 +76,7 @@ from agui_core.runtime.auth import AuthenticationError, Authenticator, Credentia
 from agui_core.runtime.clock import Clock, SystemClock, as_clock
 from agui_core.runtime.context import RunContext
 from agui_core.runtime.lease import LeaseKeeper
-from agui_core.runtime.tools import NO_EDITS, Tool, ToolOutcome
+from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome
 from agui_core.runtime.watch import ThreadChanges
 from agui_core.store.base import StoreError, ThreadStore, VersionConflict, WaitingThread
 from agui_core.store.memory import MemoryThreadStore
@@ -565,8 +565,7 @@ class Host:
                     if journal.result is not None:
                         await carry(machine.emit(journal.result))
                     else:
-                        unknown = "the host stopped while this call ran; it was not run again"
-                        await carry(machine.emit(self._result(machine, call_id, unknown)))
+                        await carry(machine.emit(self._result(machine, call_id, NOT_RUN_AGAIN)))
                 continue
             if cancelled:
                 outcomes[call_id] = ToolOutcome(tool_call_id=call_id, name=name, status="cancelled", args=args)

@@ -27,11 +27,16 @@ from agui_core.protocol.types import JSON
 __all__ = [
     "APPROVE_SCHEMA",
     "APPROVE_WITH_EDITS_SCHEMA",
+    "NOT_RUN_AGAIN",
     "NO_EDITS",
     "Tool",
     "ToolOutcome",
     "tool",
 ]
+
+NOT_RUN_AGAIN = "the host stopped while this call ran; it was not run again"
+"""The result sent for an approved call whose tool started in an earlier attempt at the run and
+left no result (status ``unknown``): it is never run twice."""
 
 APPROVE_SCHEMA: Mapping[str, JSON] = {
     "type": "object",
