@@ -104,6 +104,20 @@ async def test_killed_after_the_graph_paused_the_retry_announces_the_graphs_inte
     assert lines(paths[2]) == ["tea"]
 
 
+def approved_then_killed_after_the_graph_finished(paths: Any, thread: Conversation) -> tuple[dict[str, Any], Any]:
+    """Run the thread to its approval, then resume it approved in a host killed once the graph
+    has finished (the node ran and the graph saved it) and before agui-core's save; the
+    approval and the resume input, for a retry."""
+    code, events = host_process(paths, make_input({"threadId": "t", "runId": "run-1", "messages": [USER]}))
+    (approval,) = thread.check(events)[-1]["outcome"]["interrupts"]
+    resume = thread.client.resume({approval["id"]: approve()}, now=wall_clock(), run_id="run-2")
+    code, events = host_process(paths, resume, "--kill", "graph-finished")
+    assert code == -signal.SIGKILL
+    thread.check(events, cut=True)
+    assert lines(paths[2]) == ["tea"]  # the node ran, and the graph saved it
+    return approval, resume
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_killed_after_the_graph_finished_the_retry_reports_what_the_graph_did_without_rerunning(
@@ -111,14 +125,7 @@ async def test_killed_after_the_graph_finished_the_retry_reports_what_the_graph_
 ) -> None:
     paths = files(tmp_path)
     thread = Conversation(None, "t", wall_clock)
-    code, events = host_process(paths, make_input({"threadId": "t", "runId": "run-1", "messages": [USER]}))
-    (approval,) = thread.check(events)[-1]["outcome"]["interrupts"]
-    resume = thread.client.resume({approval["id"]: approve()}, now=wall_clock(), run_id="run-2")
-
-    code, events = host_process(paths, resume, "--kill", "graph-finished")
-    assert code == -signal.SIGKILL
-    thread.check(events, cut=True)
-    assert lines(paths[2]) == ["tea"]  # the node ran, and the graph saved it
+    approval, resume = approved_then_killed_after_the_graph_finished(paths, thread)
     stored, _ = await load(paths[0])
     # agui-core still holds the resume as a run in progress: the answer is not lost.
     assert stored.state is ThreadState.RESUMED and stored.active_run.run_id == "run-2"
@@ -150,12 +157,7 @@ async def test_killed_after_the_graph_finished_a_retry_with_another_answer_is_re
 ) -> None:
     paths = files(tmp_path)
     thread = Conversation(None, "t", wall_clock)
-    code, events = host_process(paths, make_input({"threadId": "t", "runId": "run-1", "messages": [USER]}))
-    (approval,) = thread.check(events)[-1]["outcome"]["interrupts"]
-    resume = thread.client.resume({approval["id"]: approve()}, now=wall_clock(), run_id="run-2")
-    code, events = host_process(paths, resume, "--kill", "graph-finished")
-    assert code == -signal.SIGKILL
-    assert lines(paths[2]) == ["tea"]
+    approval, _ = approved_then_killed_after_the_graph_finished(paths, thread)
 
     # The retry cancels what the graph has already approved and run: refused, nothing recorded.
     second = make_input(
