@@ -111,10 +111,15 @@ def find_replay(
     kept = [e for e in entries if not (e.status == "cancelled" and e.interrupt_id in expired)]
     if not kept:
         return None
-    identity = fingerprint(kept)
+    # Digests are computed only for a resume that answers the same interrupts as a kept one.
+    ids = sorted(e.interrupt_id for e in kept)
+    identity = None
     for done in completed:
-        if done.answers == identity:
-            return done
+        if len(done.answers) == len(ids) and [a[0] for a in done.answers] == ids:
+            if identity is None:
+                identity = fingerprint(kept)
+            if done.answers == identity:
+                return done
     return None
 
 

@@ -94,7 +94,7 @@ from agui_core.machine.record import (
 from agui_core.machine.transcript import Transcript, own_json, tool_message
 from agui_core.machine.transitions import MachineInput, ThreadState, next_state
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import MAX_DEPTH, converter, event_to_dict, overnested_at
+from agui_core.protocol.codec import MAX_DEPTH, event_to_dict, overnested_at
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import (
     JSON,
@@ -166,6 +166,11 @@ _MESSAGE_CONTENT_LEVEL = 4
 """The level of a message's content in a ``MESSAGES_SNAPSHOT`` (event, messages, message)."""
 
 
+def _plain_result(event: ev.Event) -> bool:
+    """A ``TOOL_CALL_RESULT`` whose content is text: no free JSON of its own to nest too deep."""
+    return event.__class__ is ev.ToolCallResultEvent and isinstance(event.content, str)  # type: ignore[attr-defined]
+
+
 def _without_parameters(proposal: Proposal | None) -> Proposal | None:
     if proposal is None or proposal.parameters is None:
         return proposal
@@ -198,6 +203,9 @@ class _Run:
     """The continuation the answered interrupts came with: what a failed run hands back."""
     lease_until: str | None = None
     """Until when the run's host holds the thread, as the run started (renewals go to the store)."""
+
+    answer_view: tuple[Answer, ...] | None = None
+    """The answers as the agent is handed them, built when first asked for."""
 
     bound: dict[str, BoundAnswer] = attrs.field(init=False)
     """The answered tool-bound interrupts of this run, by tool call id."""
@@ -254,7 +262,10 @@ class ThreadMachine:
         run = self._run
         if run is None:
             return ()
-        return tuple(self._answer(run, a.interrupt, a.entry) for a in run.answers)
+        answers = run.answer_view
+        if answers is None:
+            answers = run.answer_view = tuple(self._answer(run, a.interrupt, a.entry) for a in run.answers)
+        return answers
 
     @staticmethod
     def _answer(run: _Run, interrupt: Interrupt, entry: ResumeEntry) -> Answer:
@@ -281,6 +292,7 @@ class ThreadMachine:
         run = self._live_run(MachineInput.EMIT)
         self._check_depth(value, 1, value, "the continuation")
         run.continuation = own_json(value)
+        run.answer_view = None  # the answers carry the continuation
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -639,9 +651,7 @@ class ThreadMachine:
     def _adopt(self, messages: tuple[Message, ...] | None, state: JSON) -> None:
         """Take what an accepted input adds: new messages appended, and a new state (``None``: keep)."""
         if messages:
-            unstructure = converter.get_unstructure_hook(Message)
-            self._transcript.raw.extend(unstructure(m) for m in messages)
-            self._transcript.structured = None
+            self._transcript.extend(messages)
         if state is not None:
             self._transcript.state = state
 
@@ -691,7 +701,12 @@ class ThreadMachine:
                     event,
                     f"interrupt {interrupt.id!r} was cancelled, so tool call {tool_call_id!r} is not executed",
                 )
-        if event.__class__ in _FREE_JSON_EVENTS or event.raw_event is not None or event.metadata or event.extra:
+        if (
+            (event.__class__ in _FREE_JSON_EVENTS and not _plain_result(event))
+            or event.raw_event is not None
+            or event.metadata
+            or event.extra
+        ):
             self._check_depth(event_to_dict(event), 1, event)
         self._track(event)
         if isinstance(event, ev.ToolCallResultEvent):
@@ -772,7 +787,6 @@ class ThreadMachine:
         run.events.append(event)
         if event.__class__ in _MESSAGE_EVENTS:
             self._transcript.apply_message_event(event)
-            self._transcript.structured = None
             run.messages_fresh = False
             if isinstance(event, ev.ToolCallResultEvent):
                 run.tool_results.append(event)
@@ -784,15 +798,13 @@ class ThreadMachine:
             run.state_fresh = False
         elif isinstance(event, ev.MessagesSnapshotEvent):
             if event.messages is not self._transcript.structured:  # the machine's own snapshot is current
-                self._transcript.streams.clear()
-                self._transcript.raw = [converter.unstructure(m, Message) for m in event.messages]
-                self._transcript.structured = tuple(event.messages)
+                self._transcript.replace(tuple(event.messages))
             run.messages_fresh = True
         elif isinstance(event, ev.ActivityDeltaEvent):
             target = self._transcript.find_message(event.message_id)
             assert target is not None
             target["content"] = patched
-            self._transcript.structured = None
+            self._transcript.touch(target)
             run.messages_fresh = False
 
     def _check_closable(self, run: _Run, what: str) -> None:

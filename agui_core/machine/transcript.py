@@ -46,34 +46,69 @@ def tool_message(event: ev.ToolCallResultEvent) -> dict[str, Any]:
 
 
 class Transcript:
-    """A thread's messages (as wire dicts, structured when read) and its agent state."""
+    """A thread's messages (as wire dicts, structured when read) and its agent state.
+
+    Events change the wire dicts; reading :attr:`messages` structures only the messages that
+    changed since the last read (each wire dict's structured form is kept until the dict
+    changes), so an interrupt's ``MESSAGES_SNAPSHOT`` and every saved record cost what the
+    run changed, not the length of the conversation. Whatever changes a wire dict in
+    ``raw`` says so through :meth:`touch` (the methods here do).
+    """
 
     def __init__(self) -> None:
         self.raw: list[dict[str, Any]] = []
         """The messages as wire dicts, the form events are applied to."""
         self.structured: tuple[Message, ...] | None = ()
         """``raw`` as wire objects, built when asked for and dropped (``None``) when they change."""
-        self.streams: dict[tuple[str, str], tuple[dict[str, Any], str, list[str]]] = {}
+        self.typed: dict[int, tuple[dict[str, Any], Message]] = {}
+        """The structured form of each wire dict of ``raw`` that has not changed since it was
+        built, by the dict's ``id`` (the dict is kept with it, so that id is never reused)."""
+        self.streams: dict[tuple[str, str], tuple[dict[str, Any], str, list[str], dict[str, Any]]] = {}
         """Text streamed into ``raw`` and not yet joined: by (field, id), the dict that holds
-        the text, its key, and the pieces. Appending each delta to a string would copy the
-        whole text every time (quadratic in its length); the pieces are joined once, when the
-        messages are read (:meth:`settle`)."""
+        the text, its key, the pieces and the message the dict belongs to. Appending each
+        delta to a string would copy the whole text every time (quadratic in its length); the
+        pieces are joined once, when the messages are read (:meth:`settle`)."""
         self.state: JSON = None
         """The agent state."""
 
     @property
     def messages(self) -> tuple[Message, ...]:
         """The messages as wire objects."""
-        if self.structured is None:
+        structured = self.structured
+        if structured is None:
             self.settle()
+            typed = self.typed
             structure = converter.get_structure_hook(Message)
-            self.structured = tuple(structure(m, Message) for m in self.raw)
-        return self.structured
+            out: list[Message] = []
+            for message in self.raw:
+                known = typed.get(id(message))
+                if known is None:
+                    known = typed[id(message)] = (message, structure(message, Message))
+                out.append(known[1])
+            structured = self.structured = tuple(out)
+        return structured
+
+    def touch(self, message: dict[str, Any]) -> None:
+        """Note that ``message`` (a wire dict of ``raw``) changed: its structured form is stale."""
+        self.typed.pop(id(message), None)
+        self.structured = None
 
     def replace(self, messages: tuple[Message, ...]) -> None:
         """Take ``messages`` as the whole conversation (what is streamed and not joined is dropped)."""
         self.streams.clear()
-        self.raw = [converter.unstructure(m, Message) for m in messages]
+        unstructure = converter.get_unstructure_hook(Message)
+        self.raw = [unstructure(m) for m in messages]
+        self.typed = {id(d): (d, m) for d, m in zip(self.raw, messages, strict=True)}
+        self.structured = tuple(messages)
+
+    def extend(self, messages: tuple[Message, ...]) -> None:
+        """Append ``messages`` to the conversation."""
+        unstructure = converter.get_unstructure_hook(Message)
+        typed = self.typed
+        for message in messages:
+            data = unstructure(message)
+            self.raw.append(data)
+            typed[id(data)] = (data, message)
         self.structured = None
 
     def proposal(self, tool_call_id: str, parameters: Any) -> Proposal | None:
@@ -97,12 +132,17 @@ class Transcript:
                 return found
         return None
 
-    def find_tool_call(self, tool_call_id: str) -> dict[str, Any] | None:
+    def _find_call(self, tool_call_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """The tool call ``tool_call_id`` and the message that carries it."""
         for message in reversed(self.raw):
             for call in message.get("toolCalls") or ():
                 if call.get("id") == tool_call_id:
-                    return call  # type: ignore[no-any-return]
+                    return message, call
         return None
+
+    def find_tool_call(self, tool_call_id: str) -> dict[str, Any] | None:
+        found = self._find_call(tool_call_id)
+        return None if found is None else found[1]
 
     def stream(self, key: tuple[str, str], delta: str) -> None:
         """Add ``delta`` to the text ``key`` names: a message's content or a tool call's arguments."""
@@ -110,29 +150,34 @@ class Transcript:
         if stream is None:
             field, ident = key
             if field == "content":
-                holder = self.find_message(ident)
+                owner = holder = self.find_message(ident)
             else:
-                call = self.find_tool_call(ident)
-                holder = None if call is None else call["function"]
-            if holder is None:
+                found = self._find_call(ident)
+                owner, holder = (None, None) if found is None else (found[0], found[1]["function"])
+            if holder is None or owner is None:
                 return
-            stream = self.streams[key] = (holder, field, [holder.get(field) or ""])
+            stream = self.streams[key] = (holder, field, [holder.get(field) or ""], owner)
+            self.touch(owner)
         stream[2].append(delta)
+        self.structured = None
 
     def settle(self) -> None:
         """Join the text streamed since the messages were last read into the messages."""
-        for holder, field, pieces in self.streams.values():
+        for holder, field, pieces, owner in self.streams.values():
             holder[field] = "".join(pieces)
+            self.touch(owner)
         self.streams.clear()
 
     def end_stream(self, key: tuple[str, str]) -> None:
         """Join one stream: a new message or call with the same id must not receive its deltas."""
         stream = self.streams.pop(key, None)
         if stream is not None:
-            holder, field, pieces = stream
+            holder, field, pieces, owner = stream
             holder[field] = "".join(pieces)
+            self.touch(owner)
 
     def apply_message_event(self, event: ev.Event) -> None:
+        self.structured = None
         if isinstance(event, ev.TextMessageStartEvent):
             self.end_stream(("content", event.message_id))
             message: dict[str, Any] = {"id": event.message_id, "role": event.role or "assistant", "content": ""}
@@ -156,6 +201,8 @@ class Transcript:
             if parent is None or parent.get("role") != "assistant":
                 parent = {"id": parent_id or event.tool_call_id, "role": "assistant"}
                 self.raw.append(parent)
+            else:
+                self.touch(parent)
             parent.setdefault("toolCalls", []).append(call)
         elif isinstance(event, ev.ToolCallArgsEvent):
             self.stream(("arguments", event.tool_call_id), event.delta)
@@ -175,5 +222,6 @@ class Transcript:
                 self.settle()  # nothing streamed into the message it replaces may land later
                 existing.clear()
                 existing.update(activity)
+                self.touch(existing)
             else:
                 self.raw.append(activity)
