@@ -120,19 +120,46 @@ def overnested_at(value: Any, *, level: int = 1) -> Path | None:
     cut to its first few steps. Values that are not JSON are not judged here (encoding
     refuses them).
     """
-    if _WRITABLE_DEPTH is not None:
-        # The common case at C speed: wrapped in this many arrays, ``value`` is writable
+    if _WRITABLE_DEPTH is not None and _writable_in_shell(value, _WRITABLE_DEPTH - MAX_DEPTH + level - 1):
+        # The common case at C speed: wrapped in that many arrays, ``value`` is writable
         # exactly when it is not too deep. Only a refusal pays for the walk, to find the path.
-        wrapped = value
-        for _ in range(_WRITABLE_DEPTH - MAX_DEPTH + level - 1):
-            wrapped = [wrapped]
-        try:
-            orjson.dumps(wrapped)
-        except TypeError:
-            pass  # too deep, or not JSON at all: the walk tells which
-        else:
-            return None
+        return None
     return _walk(value, MAX_DEPTH - level + 1)
+
+
+_SHELLS: dict[int, list[tuple[list[Any], list[Any]]]] = {}
+"""Free shells by how many arrays deep they are: (outermost array, innermost array).
+
+Building a hundred arrays for every check cost more than writing them; a shell is built once
+and reused. A check takes a shell out of its pool while it holds a value, so threads
+checking at once each use their own (``list.pop`` and ``append`` are atomic)."""
+
+
+def _writable_in_shell(value: Any, wraps: int) -> bool:
+    """Whether ``orjson`` writes ``value`` wrapped in ``wraps`` arrays."""
+    if wraps <= 0:
+        try:
+            orjson.dumps(value)
+        except TypeError:
+            return False
+        return True
+    pool = _SHELLS.setdefault(wraps, [])
+    try:
+        outer, inner = pool.pop()
+    except IndexError:
+        inner = [None]
+        outer = inner
+        for _ in range(wraps - 1):
+            outer = [outer]
+    inner[0] = value
+    try:
+        orjson.dumps(outer)
+    except TypeError:
+        return False  # too deep, or not JSON at all
+    finally:
+        inner[0] = None  # a shell keeps nothing alive
+        pool.append((outer, inner))
+    return True
 
 
 def _too_deep() -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
 from typing import Any
 
 import orjson
@@ -120,6 +122,22 @@ def test_overnested_at_counts_from_the_level_given(level: int, fast: bool, monke
     assert overnested_at({"a": [1, {"b": objects(fits)}]}, level=level) == ("a", 1, "b", *("k",) * min(fits - 3, 5))
     assert overnested_at("text", level=level) is None
     assert overnested_at({1, 2}, level=level) is None  # not JSON: encoding's business, not depth's
+
+
+def test_the_fast_check_reuses_its_shells_and_keeps_nothing_alive() -> None:
+    class Held(list[Any]):  # orjson writes a list subclass as a list; unlike a list, it takes a weakref
+        pass
+
+    fits = MAX_DEPTH - 2 + 1
+    for _ in range(3):  # the same shell, after a fit and after a refusal
+        assert overnested_at(lists(fits), level=2) is None
+        assert overnested_at(lists(fits + 1), level=2) == (0,) * 8
+    held = Held([1])
+    ref = weakref.ref(held)
+    assert overnested_at(held, level=2) is None
+    del held
+    gc.collect()
+    assert ref() is None
 
 
 def test_the_first_too_deep_value_in_document_order_is_named() -> None:
