@@ -92,7 +92,7 @@ from agui_core.machine.record import (
     ToolJournalEntry,
 )
 from agui_core.machine.transcript import Transcript, own_json, tool_message
-from agui_core.machine.transitions import MachineInput, ThreadState, next_state
+from agui_core.machine.transitions import TRANSITIONS, MachineInput, ThreadState, next_state
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import MAX_DEPTH, event_to_dict, overnested_at
 from agui_core.protocol.payload import PayloadValidators
@@ -145,6 +145,12 @@ _MESSAGE_EVENTS = frozenset(
     }
 )
 """Events that change the thread's messages (``ACTIVITY_DELTA`` too, handled on its own)."""
+_CHANGE_THE_TRANSCRIPT = frozenset(
+    {ev.StateSnapshotEvent, ev.StateDeltaEvent, ev.MessagesSnapshotEvent, ev.ActivityDeltaEvent}
+)
+"""Events besides ``_MESSAGE_EVENTS`` that change the thread's messages or state."""
+_CHECKED_BEFORE_APPLIED = frozenset({ev.StateDeltaEvent, ev.ActivityDeltaEvent, ev.ActivitySnapshotEvent})
+"""Events whose result (a patched value, a nested activity) is checked before the ordering rules."""
 _FREE_JSON_EVENTS = frozenset(
     {
         ev.ToolCallResultEvent,
@@ -160,6 +166,8 @@ _FREE_JSON_EVENTS = frozenset(
 )
 """Events with fields of free JSON, whose nesting ``emit`` checks (any event with a
 ``rawEvent``, ``metadata`` or unknown keys too)."""
+_EMITTING = frozenset(state for state, what in TRANSITIONS if what is MachineInput.EMIT)
+"""The states a run emits in (``emit`` looks this up rather than the whole table)."""
 _STATE_LEVEL = 2
 """The level of the state in the ``STATE_SNAPSHOT`` that announces it."""
 _MESSAGE_CONTENT_LEVEL = 4
@@ -677,7 +685,8 @@ class ThreadMachine:
 
     def emit(self, event: ev.Event) -> list[Effect]:
         """Let one event of the agent's stream through, or raise ``LocalProtocolError``."""
-        run = self._live_run(MachineInput.EMIT)
+        run = self._run if self._state in _EMITTING else self._live_run(MachineInput.EMIT)
+        assert run is not None
         if event.__class__ not in _AGENT_EVENTS:
             if isinstance(event, _RUN_EVENTS):
                 why = "the run's own events come from interrupt(), finish(), fail() and cancel()"
@@ -760,8 +769,11 @@ class ThreadMachine:
         """Check ``event`` against the ordering rules, then apply it; all or nothing."""
         run = self._run
         assert run is not None
+        cls = event.__class__
         new_state = self._transcript.state
-        if isinstance(event, ev.StateDeltaEvent):
+        if cls not in _CHECKED_BEFORE_APPLIED:
+            pass  # the common case: nothing to check but the ordering rules
+        elif isinstance(event, ev.StateDeltaEvent):
             try:
                 new_state = apply_patch(self._transcript.state, event.delta)
             except JsonPatchError as exc:
@@ -785,11 +797,13 @@ class ThreadMachine:
                 f"in state {self._state.name}: {exc.message}", state=self._state, event=event
             ) from None
         run.events.append(event)
-        if event.__class__ in _MESSAGE_EVENTS:
+        if cls in _MESSAGE_EVENTS:
             self._transcript.apply_message_event(event)
             run.messages_fresh = False
-            if isinstance(event, ev.ToolCallResultEvent):
+            if cls is ev.ToolCallResultEvent:
                 run.tool_results.append(event)
+        elif cls not in _CHANGE_THE_TRANSCRIPT:
+            pass  # ends, steps, runs, custom and raw events: the ordering rules were all
         elif isinstance(event, ev.StateSnapshotEvent):
             self._transcript.state = own_json(event.snapshot)
             run.state_fresh = True
