@@ -176,7 +176,7 @@ _MESSAGE_CONTENT_LEVEL = 4
 
 def _plain_result(event: ev.Event) -> bool:
     """A ``TOOL_CALL_RESULT`` whose content is text: no free JSON of its own to nest too deep."""
-    return event.__class__ is ev.ToolCallResultEvent and isinstance(event.content, str)  # type: ignore[attr-defined]
+    return event.__class__ is ev.ToolCallResultEvent and isinstance(event.content, str)
 
 
 def _without_parameters(proposal: Proposal | None) -> Proposal | None:
