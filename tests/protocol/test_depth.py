@@ -148,3 +148,19 @@ def test_the_first_too_deep_value_in_document_order_is_named() -> None:
 def test_orjson_writes_what_the_fast_check_assumes() -> None:
     # If a release of orjson changes its limit the check falls back to the walk; this says so.
     assert codec._WRITABLE_DEPTH == 254
+
+
+def test_the_reused_wrappings_hold_nothing_after_a_check() -> None:
+    # overnested_at lends a prebuilt chain of arrays to orjson; whatever the verdict, the chain
+    # goes back empty (no reference to the caller's value) and is reused, not piled up.
+    for level in (1, 2, 4):
+        wraps = 254 - MAX_DEPTH + level - 1
+        for value in ({"a": [1]}, lists(MAX_DEPTH), lists(MAX_DEPTH + 3), {1, 2}):
+            overnested_at(value, level=level)
+        pool = codec._SHELLS[wraps]
+        assert len(pool) == 1
+        outer, inner = pool[0]
+        assert inner == [None] and depth_of(outer) == wraps
+    # A level no document uses still gets the right answer, from a shell of its own.
+    assert overnested_at(lists(MAX_DEPTH - 40), level=41) is None
+    assert overnested_at(lists(MAX_DEPTH - 39), level=41) == (0,) * 8
