@@ -255,11 +255,8 @@ class Host:
             raise RuntimeError("use the host as `async with Host(...) as host:`")
         thread_id = run_input.thread_id
         if thread_id in self._busy:
-            # The machine says what the sender hears: FORBIDDEN for a stranger, else THREAD_BUSY.
-            machine = await self._load(thread_id)
-            for effect in machine.receive_input(run_input, now=self.clock(), principal=principal, busy=True):
-                if isinstance(effect, Emit | Reject):
-                    yield effect.event
+            for event in await self._refuse_busy(run_input, principal):
+                yield event
             return
         self._busy.add(thread_id)
         send, receive = anyio.create_memory_object_stream[ev.Event](self._buffer)
@@ -294,6 +291,13 @@ class Host:
                         await out(_run_error("the host could not carry out this run; its log has the details"))
         finally:
             self._busy.discard(run_input.thread_id)
+
+    async def _refuse_busy(self, run_input: RunAgentInput, principal: str) -> list[ev.Event]:
+        """What the sender of an input hears while another run holds its thread, as the stored
+        thread and the machine decide it: ``FORBIDDEN`` for a stranger, else ``THREAD_BUSY``."""
+        machine = await self._load(run_input.thread_id)
+        effects = machine.receive_input(run_input, now=self.clock(), principal=principal, busy=True)
+        return [effect.event for effect in effects if isinstance(effect, Emit | Reject)]
 
     async def _load(self, thread_id: str) -> ThreadMachine:
         record = await self.store.load(thread_id)
@@ -336,14 +340,12 @@ class Host:
             else:
                 await self._carry(effects, out)
         except VersionConflict as exc:
+            # Another host saved the thread first: it holds the thread now. The machine, on what
+            # the store holds, says what the sender hears (a stranger still learns nothing).
             log.info("lost the race for thread %r: %s", thread_id, exc)
             if not out.ended:
-                await out(
-                    ev.RunErrorEvent(
-                        message="a run is in progress on this thread (another host took it)",
-                        code=RunErrorCode.THREAD_BUSY.value,
-                    )
-                )
+                for event in await self._refuse_busy(run_input, principal):
+                    await out(event)
 
     async def _carry(self, effects: Sequence[Effect], out: _Outlet) -> None:
         """Carry out one step of a machine: its saves and events, in order.

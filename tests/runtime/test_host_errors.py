@@ -17,7 +17,9 @@ import attrs
 import pytest
 
 from agui_core.errors import RunErrorCode
+from agui_core.machine.effects import Persist
 from agui_core.machine.record import ResolvedInterrupt, ThreadRecord
+from agui_core.machine.thread import ThreadMachine
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import ResumeEntry
@@ -580,6 +582,50 @@ class FailingStore:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+class RacingStore(FailingStore):
+    """A real store where, just before the host's next save, another host's save lands first:
+    ``racer`` starting a run on the thread (the host's save then loses with ``VersionConflict``)."""
+
+    def __init__(self, inner: ThreadStore, racer: str) -> None:
+        super().__init__(inner)
+        self.racer = racer
+        self.raced = False
+
+    async def save(self, record: ThreadRecord) -> None:
+        if not self.raced:
+            self.raced = True
+            loaded = await self.inner.load(record.thread_id)
+            machine = ThreadMachine(record.thread_id) if loaded is None else ThreadMachine.from_record(loaded)
+            effects = machine.receive_input(
+                make_input({"threadId": record.thread_id, "runId": "run-other"}), now=NOW, principal=self.racer
+            )
+            (persist,) = [e for e in effects if isinstance(e, Persist)]
+            await self.inner.save(persist.record)
+        await self.inner.save(record)
+
+
+@pytest.mark.parametrize(("racer", "heard"), [("alice", "THREAD_BUSY"), ("bob", "FORBIDDEN")])
+async def test_an_input_that_loses_the_race_to_another_host_is_refused_as_the_machine_says(
+    store: ThreadStore, racer: str, heard: str
+) -> None:
+    # alice's input loses the thread's first save to another host's run: hers (busy) or a
+    # stranger's, who now owns the new thread: to alice it must not even say it is busy.
+    racing = RacingStore(store, racer)
+
+    async def agent(ctx: RunContext) -> Any:
+        return "ran"
+
+    async with Host(agent, store=racing, clock=Clock(), new_id=counter()) as host:
+        events = [event async for event in host.run(make_input({"threadId": "t", "runId": "run-1"}), principal="alice")]
+    stored = await store.load("t")
+    assert [e.type for e in events] == ["RUN_ERROR"]
+    assert events[0].code == heard  # type: ignore[union-attr]
+    if heard == "FORBIDDEN":  # nothing about the other principal's run
+        assert "busy" not in events[0].message and "run-other" not in events[0].message  # type: ignore[union-attr]
+    assert stored is not None and stored.owner == racer and stored.active_run is not None
+    assert stored.active_run.run_id == "run-other"
 
 
 @pytest.mark.parametrize(
