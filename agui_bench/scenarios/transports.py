@@ -4,7 +4,7 @@ One operation is one run of :data:`EVENTS_PER_OP` ``TEXT_MESSAGE_CONTENT`` delta
 ``RUN_STARTED``, the message's start and end, and ``RUN_FINISHED``) delivered to a client
 on one connection: the client sends the input and reads frames until it has them all. The
 frames are captured once from a real host run; every contender sends exactly those bytes
-(our host's carry each operation's fresh run id, of the same length).
+(our host's carry each operation's fresh thread and run ids, of the same lengths: a new thread each run).
 
 WebSocket (one event loop, in a background thread, holds the servers and the clients):
 
@@ -160,23 +160,38 @@ def _capture(loop: _LoopThread) -> tuple[list[bytes], list[Any]]:
     return frames, [decode_event(f) for f in frames]
 
 
-def _inputs() -> tuple[Callable[[], tuple[bytes, bytes]], bytes]:
-    """Fresh inputs for the host (its encoded input, its run id) and the fixed input of the others."""
+def _inputs() -> tuple[Callable[[], tuple[bytes, tuple[bytes, bytes]]], bytes]:
+    """Fresh inputs for the host (its encoded input; its thread and run ids) and the fixed input of the others.
+
+    A new thread each run, as in the http_sse scenario: runs on one thread would each add a
+    message to its history, and every run would cost more than the last (the machine's load
+    and saves grow with the history), so the figure would depend on how many runs the
+    calibration and the repeats happened to make. The ids are as long as the captured ones.
+    """
     from agui_core.protocol.codec import encode_input
     from agui_core.protocol.types import RunAgentInput
 
     counter = itertools.count(1)
 
-    def fresh() -> tuple[bytes, bytes]:
-        run_id = f"run-{next(counter):08d}"
-        return encode_input(RunAgentInput(thread_id=THREAD, run_id=run_id)), run_id.encode()
+    def fresh() -> tuple[bytes, tuple[bytes, bytes]]:
+        n = next(counter)
+        thread_id, run_id = f"{n:05x}"[-len(THREAD) :], f"run-{n:08d}"
+        return encode_input(RunAgentInput(thread_id=thread_id, run_id=run_id)), (thread_id.encode(), run_id.encode())
 
     return fresh, encode_input(RunAgentInput(thread_id=THREAD, run_id=CAPTURED_RUN))
 
 
-def _same(side: str, got: Sequence[bytes], expected: Sequence[bytes], run_id: bytes | None = None) -> None:
-    if run_id is not None:
-        expected = [f.replace(CAPTURED_RUN.encode(), run_id) for f in expected]
+def _renamed(frame: bytes, ids: tuple[bytes, bytes]) -> bytes:
+    """``frame`` of the captured run as the run with ``ids`` (thread, run) sends it."""
+    thread_id, run_id = ids
+    return frame.replace(CAPTURED_RUN.encode(), run_id).replace(
+        b'"threadId":"' + THREAD.encode() + b'"', b'"threadId":"' + thread_id + b'"'
+    )
+
+
+def _same(side: str, got: Sequence[bytes], expected: Sequence[bytes], ids: tuple[bytes, bytes] | None = None) -> None:
+    if ids is not None:
+        expected = [_renamed(f, ids) for f in expected]
     if list(got) != list(expected):
         first = next((n for n, (a, b) in enumerate(zip(got, expected, strict=False)) if a != b), None)
         raise AssertionError(
@@ -229,9 +244,9 @@ def _websocket_case() -> Case:
         await client.send(frame, text=True)
         return [await client.recv(decode=False) for _ in range(len(frames))]
 
-    def host_op() -> tuple[list[bytes], bytes]:
-        frame, run_id = fresh()
-        return loop.call(one_run("host", frame)), run_id
+    def host_op() -> tuple[list[bytes], tuple[bytes, bytes]]:
+        frame, ids = fresh()
+        return loop.call(one_run("host", frame)), ids
 
     def ours_host() -> None:
         host_op()
@@ -243,8 +258,8 @@ def _websocket_case() -> Case:
         loop.call(one_run("raw", fixed))
 
     def check() -> None:
-        got, run_id = host_op()
-        _same("the WebSocket host", got, frames, run_id)
+        got, ids = host_op()
+        _same("the WebSocket host", got, frames, ids)
         _same("the WebSocket transport", loop.call(one_run("transport", fixed)), frames)
         _same("raw websockets", loop.call(one_run("raw", fixed)), frames)
 
@@ -381,9 +396,9 @@ def _stdio_case() -> Case:
     loop.start(stdio_server("transport", lambda: _Entered(_Replay(events))))
     threading.Thread(target=_raw_pipe_server, args=(pipes["raw"], lines), name="raw pipe server", daemon=True).start()
 
-    def host_op() -> tuple[bytes, bytes]:
-        frame, run_id = fresh()
-        return pipes["host"].exchange(jsonl_frame(frame), len(lines)), run_id
+    def host_op() -> tuple[bytes, tuple[bytes, bytes]]:
+        frame, ids = fresh()
+        return pipes["host"].exchange(jsonl_frame(frame), len(lines)), ids
 
     def ours_host() -> None:
         host_op()
@@ -395,8 +410,8 @@ def _stdio_case() -> Case:
         pipes["raw"].exchange(jsonl_frame(fixed), len(lines))
 
     def check() -> None:
-        got, run_id = host_op()
-        _same("the stdio host", got.splitlines(keepends=True), lines, run_id)
+        got, ids = host_op()
+        _same("the stdio host", got.splitlines(keepends=True), lines, ids)
         for side in ("transport", "raw"):
             got = pipes[side].exchange(jsonl_frame(fixed), len(lines))
             if got != expected:
