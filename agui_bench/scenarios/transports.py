@@ -221,8 +221,10 @@ def _websocket_case() -> Case:
         options: dict[str, Any] = {"compression": None, "write_limit": WRITE_LIMIT}
         async with (
             _host() as host,
-            WebSocketServer(host, port=0, **options) as ours_host,
-            WebSocketServer(_Replay(events), port=0, **options) as ours_transport,
+            # No rate limit: its default (20 inputs a second per connection) refuses an input
+            # once a batch of runs goes faster than that, and the client would wait for ever.
+            WebSocketServer(host, port=0, rate_limit=None, **options) as ours_host,
+            WebSocketServer(_Replay(events), port=0, rate_limit=None, **options) as ours_transport,
             serve(raw_handler, "127.0.0.1", 0, **options) as raw,
         ):
             urls.update(host=ours_host.url, transport=ours_transport.url)
