@@ -36,7 +36,7 @@ import itertools
 import os
 import threading
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 from agui_bench.harness import Case, Comparison, Contender, Scenario
@@ -50,6 +50,7 @@ THREAD = "bench"
 CAPTURED_RUN = "run-00000000"
 DELTA = "word "
 WRITE_LIMIT = 32 * 1024
+_HOST_BUFFER = 256  # events: the stream between a Host's run and its caller, by default
 _TIMEOUT = 120.0  # seconds one operation may take before the benchmark gives up
 
 _T = TypeVar("_T")
@@ -119,17 +120,42 @@ def _host() -> Any:
 
 
 class _Replay:
-    """Stands in for a host: every input gets the same events, built beforehand."""
+    """Stands in for a host: every input gets the same events, built beforehand.
+
+    It hands them over as :meth:`Host.run <agui_core.runtime.host.Host.run>` does: a
+    :class:`~agui_core.runtime.host.RunEvents` fed by a task of its own through a stream of
+    the host's default size, so a transport takes them by the same path, in bursts of the
+    same size, as from a host.
+    """
 
     def __init__(self, events: Sequence[Any]) -> None:
         self.events = events
+        self._feeding: set[asyncio.Task[None]] = set()
 
     async def authenticate(self, credentials: Any) -> str:
         return "anonymous"  # as a host without an authenticator
 
-    async def run(self, run_input: Any, *, principal: str = "anonymous") -> AsyncIterator[Any]:
-        for event in self.events:
-            yield event
+    def run(self, run_input: Any, *, principal: str = "anonymous") -> Any:
+        import anyio
+
+        from agui_core.runtime.host import RunEvents
+
+        async def feed(send: Any) -> None:
+            with send:
+                for event in self.events:
+                    try:
+                        send.send_nowait(event)
+                    except anyio.WouldBlock:
+                        await send.send(event)
+
+        async def start(run_input: Any, principal: str) -> Any:
+            send, receive = anyio.create_memory_object_stream[Any](_HOST_BUFFER)
+            task = asyncio.get_running_loop().create_task(feed(send))
+            self._feeding.add(task)
+            task.add_done_callback(self._feeding.discard)
+            return receive
+
+        return RunEvents(start, run_input, principal)
 
 
 class _Entered:
