@@ -452,6 +452,7 @@ class Host:
                         carry=carry,
                         new_id=self.new_id,
                         now=self.clock,
+                        send=out,
                     )
                     result = await self.agent(ctx)
                     if not ctx.ended:
@@ -698,6 +699,10 @@ _LONE_EVENTS = (Emit, Reject)
 """Effects that only send an event: a step of one of them needs no shield and no save."""
 
 
+_RUN_ENDS = frozenset({ev.RunFinishedEvent, ev.RunErrorEvent})
+"""The events that end a run (by class: events are never subclassed; a set is cheaper than isinstance)."""
+
+
 def _run_error(message: str) -> ev.RunErrorEvent:
     return ev.RunErrorEvent(message=message, code=RunErrorCode.AGENT_ERROR.value)
 
@@ -718,7 +723,7 @@ class _Outlet:
         """Whether the run's last event (``RUN_FINISHED`` or ``RUN_ERROR``) has gone out."""
 
     async def __call__(self, event: ev.Event) -> None:
-        if isinstance(event, ev.RunFinishedEvent | ev.RunErrorEvent):
+        if event.__class__ in _RUN_ENDS:
             self.ended = True
         if not self.listening:
             return
