@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -28,7 +28,15 @@ from agui_core.runtime.tools import NO_EDITS, Tool, ToolOutcome
 __all__ = ["RunContext", "TextStream"]
 
 Carry = Callable[[list[Effect]], Awaitable[None]]
-Send = Callable[[ev.Event], Awaitable[None]]
+
+
+class _Send(Protocol):
+    """Where a run's events go (the host's outlet): ``await send(event)``, or first ``offer``."""
+
+    def offer(self, event: ev.Event) -> bool:
+        """Hand ``event`` over if that takes no waiting; ``False``: await the call instead."""
+
+    async def __call__(self, event: ev.Event) -> None: ...
 
 
 class TextStream:
@@ -58,7 +66,7 @@ class RunContext:
         carry: Carry,
         new_id: Callable[[], str],
         now: Callable[[], Any],
-        send: Send | None = None,
+        send: _Send | None = None,
     ) -> None:
         self._machine = machine
         self._carry = carry
@@ -163,8 +171,10 @@ class RunContext:
             self._check_open()  # raises
         effects = self._machine.emit(event)
         if len(effects) == 1 and effects[0].__class__ is Emit and self._send is not None:
-            # Most events: one to send and nothing to save, straight to the caller's stream.
-            await self._send(effects[0].event)
+            # Most events: one to send and nothing to save, straight to the caller's stream,
+            # without a coroutine when there is room in it.
+            if not self._send.offer(effects[0].event):
+                await self._send(effects[0].event)
         else:
             await self._carry(effects)
 

@@ -722,6 +722,17 @@ class _Outlet:
         self.ended = False
         """Whether the run's last event (``RUN_FINISHED`` or ``RUN_ERROR``) has gone out."""
 
+    def offer(self, event: ev.Event) -> bool:
+        """Put ``event`` in the caller's stream if there is room; ``False``: await the outlet instead
+        (for the rest: a full stream, a caller gone, a run's last event)."""
+        if not self.listening or event.__class__ in _RUN_ENDS:
+            return False
+        try:
+            self._send.send_nowait(event)
+        except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return False
+        return True
+
     async def __call__(self, event: ev.Event) -> None:
         if event.__class__ in _RUN_ENDS:
             self.ended = True
