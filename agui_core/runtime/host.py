@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timedelta
@@ -618,7 +619,7 @@ class RunEvents:
     (``aclosing``, or :meth:`aclose`) to stop listening before the run ends; the run goes on.
     """
 
-    __slots__ = ("__weakref__", "_args", "_receive", "_start")
+    __slots__ = ("__weakref__", "_args", "_receive", "_start", "_thread")
 
     def __init__(
         self,
@@ -629,6 +630,7 @@ class RunEvents:
         self._start: Callable[[RunAgentInput, str], Awaitable[MemoryObjectReceiveStream[ev.Event]]] | None = start
         self._args = (run_input, principal)
         self._receive: MemoryObjectReceiveStream[ev.Event] | None = None
+        self._thread = threading.get_ident()  # the event loop's
 
     def __aiter__(self) -> RunEvents:
         return self
@@ -689,6 +691,10 @@ class RunEvents:
 
     def __del__(self) -> None:
         # A caller that dropped the stream unclosed is a caller that left, as for a generator.
+        # Only in the event loop's thread: closing wakes the run, which is no business of
+        # another thread's garbage collection (the run then waits send_timeout at most).
+        if threading.get_ident() != self._thread:
+            return
         try:
             self._close()
         except RuntimeError:
