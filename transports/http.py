@@ -84,6 +84,7 @@ from agui_transports.plugin import (
     ServeOptions,
     bearer_token,
     fold_server_noise,
+    next_batch,
     origin_allowed,
     read_input,
     require_loopback,
@@ -417,8 +418,8 @@ class HttpApp:
             async def read() -> None:
                 try:
                     async with aclosing(self.host.run(run_input, principal=principal)) as events:
-                        async for event in events:
-                            await pending.put(sse_frame(encode_event(event)))
+                        while batch := await next_batch(events):
+                            await pending.put(b"".join([sse_frame(encode_event(event)) for event in batch]))
                 except EncodeError as exc:
                     # Nothing honest can be sent now: end without completing the response.
                     log.error("run %r: %s; abandoning its response", run_input.run_id, exc.message)

@@ -34,7 +34,7 @@ from typing import BinaryIO, Final
 
 import anyio
 import anyio.abc
-from agui_transports.plugin import ServeOptions, read_input, setting
+from agui_transports.plugin import ServeOptions, next_batch, read_input, setting
 from anyio.from_thread import BlockingPortal
 from anyio.streams.memory import MemoryObjectSendStream
 
@@ -166,14 +166,19 @@ async def _answer(host: Host, line: bytes | _Oversized, send: anyio.abc.AnyByteS
             await send.send(_error(exc))
             return True
         async with aclosing(host.run(run_input, principal=ANONYMOUS)) as events:
-            async for event in events:
-                try:
-                    frame = jsonl_frame(encode_event(event))
-                except EncodeError as exc:
-                    log.error("run %r: %s; its stream is cut here", run_input.run_id, exc.message)
-                    await send.send(_error(EncodeError(f"the host could not encode an event: {exc.message}")))
-                    return True
-                await send.send(frame)
+            # Every event ready goes out in one write: a run streams in bursts.
+            while batch := await next_batch(events):
+                lines: list[bytes] = []
+                for event in batch:
+                    try:
+                        lines.append(encode_event(event))
+                    except EncodeError as exc:
+                        log.error("run %r: %s; its stream is cut here", run_input.run_id, exc.message)
+                        cut = EncodeError(f"the host could not encode an event: {exc.message}")
+                        lines.append(encode_event(refusal(cut)))
+                        await send.send(b"\n".join(lines) + b"\n")
+                        return True
+                await send.send(b"\n".join(lines) + b"\n")
     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
         log.warning("the output is closed; no more input is read")
         return False

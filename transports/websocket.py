@@ -78,6 +78,7 @@ listened to (they go on in the host) and their connections are closed.
 from __future__ import annotations
 
 import logging
+import time
 import weakref
 from collections.abc import Iterable, Sequence
 from contextlib import aclosing
@@ -98,6 +99,7 @@ from agui_transports.plugin import (
     TokenBucket,
     bearer_token,
     fold_server_noise,
+    next_batch,
     origin_allowed,
     read_input,
     require_loopback,
@@ -151,6 +153,8 @@ _INTERNAL_ERROR: Final = 1011
 
 
 _THREADS: Final = "/threads/"
+_LAST_EVENTS: Final = frozenset({ev.RunFinishedEvent, ev.RunErrorEvent})
+"""The events that end a run (their classes: events are never subclassed)."""
 
 
 def _json(connection: ServerConnection, status: HTTPStatus, body: bytes) -> Response:
@@ -486,6 +490,34 @@ class WebSocketServer:
         await self._drop(connection, _POLICY_VIOLATION, "the client does not read")
         return False
 
+    async def _send_events(
+        self, connection: ServerConnection, events: Sequence[ev.Event], ended: bool
+    ) -> tuple[bool, bool]:
+        """Write ``events``, one frame each, every frame within ``send_timeout`` (as :meth:`_send`):
+        whether they all went out, and whether the last that did ended the run (``ended`` if none did).
+
+        One timeout scope for them all, not one per frame (a scope costs more than a frame):
+        its deadline moves on whenever a write took a while, so each frame gets between 99% and
+        100% of ``send_timeout``.
+        """
+        timeout = self.send_timeout
+        renew = timeout / 100
+        with anyio.CancelScope(deadline=anyio.current_time() + timeout) as writing:
+            stamp = time.monotonic()
+            try:
+                for event in events:
+                    await connection.send(encode_event(event), text=True)
+                    ended = event.__class__ in _LAST_EVENTS
+                    now = time.monotonic()
+                    if now - stamp > renew:
+                        writing.deadline = anyio.current_time() + timeout
+                        stamp = now
+            except ConnectionClosed:
+                return False, ended
+            return True, ended
+        await self._drop(connection, _POLICY_VIOLATION, "the client does not read")
+        return False, ended
+
     async def _drop(self, connection: ServerConnection, code: int, reason: str) -> None:
         """Close ``connection``; past ``close_timeout`` (a client that reads nothing never
         answers the close), abort it."""
@@ -501,10 +533,10 @@ class WebSocketServer:
             with anyio.CancelScope() as listening:
                 session.listening = listening
                 async with aclosing(self.host.run(run_input, principal=session.principal)) as events:
-                    async for event in events:
-                        if not await self._send(connection, encode_event(event)):
+                    while batch := await next_batch(events):
+                        went_out, ended = await self._send_events(connection, batch, ended)
+                        if not went_out:
                             break
-                        ended = isinstance(event, ev.RunFinishedEvent | ev.RunErrorEvent)
                     else:
                         if not ended:  # the host stopped sending: this client took too long to read
                             await self._drop(connection, _POLICY_VIOLATION, "the client does not read")

@@ -4,7 +4,7 @@ One operation is one run of :data:`EVENTS_PER_OP` ``TEXT_MESSAGE_CONTENT`` delta
 ``RUN_STARTED``, the message's start and end, and ``RUN_FINISHED``) delivered to a client
 on one connection: the client sends the input and reads frames until it has them all. The
 frames are captured once from a real host run; every contender sends exactly those bytes
-(our host's carry each operation's fresh run id, of the same length).
+(our host's carry each operation's fresh thread and run ids, of the same lengths: a new thread each run).
 
 WebSocket (one event loop, in a background thread, holds the servers and the clients):
 
@@ -36,7 +36,7 @@ import itertools
 import os
 import threading
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 from agui_bench.harness import Case, Comparison, Contender, Scenario
@@ -50,6 +50,7 @@ THREAD = "bench"
 CAPTURED_RUN = "run-00000000"
 DELTA = "word "
 WRITE_LIMIT = 32 * 1024
+_HOST_BUFFER = 256  # events: the stream between a Host's run and its caller, by default
 _TIMEOUT = 120.0  # seconds one operation may take before the benchmark gives up
 
 _T = TypeVar("_T")
@@ -119,17 +120,42 @@ def _host() -> Any:
 
 
 class _Replay:
-    """Stands in for a host: every input gets the same events, built beforehand."""
+    """Stands in for a host: every input gets the same events, built beforehand.
+
+    It hands them over as :meth:`Host.run <agui_core.runtime.host.Host.run>` does: a
+    :class:`~agui_core.runtime.host.RunEvents` fed by a task of its own through a stream of
+    the host's default size, so a transport takes them by the same path, in bursts of the
+    same size, as from a host.
+    """
 
     def __init__(self, events: Sequence[Any]) -> None:
         self.events = events
+        self._feeding: set[asyncio.Task[None]] = set()
 
     async def authenticate(self, credentials: Any) -> str:
         return "anonymous"  # as a host without an authenticator
 
-    async def run(self, run_input: Any, *, principal: str = "anonymous") -> AsyncIterator[Any]:
-        for event in self.events:
-            yield event
+    def run(self, run_input: Any, *, principal: str = "anonymous") -> Any:
+        import anyio
+
+        from agui_core.runtime.host import RunEvents
+
+        async def feed(send: Any) -> None:
+            with send:
+                for event in self.events:
+                    try:
+                        send.send_nowait(event)
+                    except anyio.WouldBlock:
+                        await send.send(event)
+
+        async def start(run_input: Any, principal: str) -> Any:
+            send, receive = anyio.create_memory_object_stream[Any](_HOST_BUFFER)
+            task = asyncio.get_running_loop().create_task(feed(send))
+            self._feeding.add(task)
+            task.add_done_callback(self._feeding.discard)
+            return receive
+
+        return RunEvents(start, run_input, principal)
 
 
 class _Entered:
@@ -160,23 +186,38 @@ def _capture(loop: _LoopThread) -> tuple[list[bytes], list[Any]]:
     return frames, [decode_event(f) for f in frames]
 
 
-def _inputs() -> tuple[Callable[[], tuple[bytes, bytes]], bytes]:
-    """Fresh inputs for the host (its encoded input, its run id) and the fixed input of the others."""
+def _inputs() -> tuple[Callable[[], tuple[bytes, tuple[bytes, bytes]]], bytes]:
+    """Fresh inputs for the host (its encoded input; its thread and run ids) and the fixed input of the others.
+
+    A new thread each run, as in the http_sse scenario: runs on one thread would each add a
+    message to its history, and every run would cost more than the last (the machine's load
+    and saves grow with the history), so the figure would depend on how many runs the
+    calibration and the repeats happened to make. The ids are as long as the captured ones.
+    """
     from agui_core.protocol.codec import encode_input
     from agui_core.protocol.types import RunAgentInput
 
     counter = itertools.count(1)
 
-    def fresh() -> tuple[bytes, bytes]:
-        run_id = f"run-{next(counter):08d}"
-        return encode_input(RunAgentInput(thread_id=THREAD, run_id=run_id)), run_id.encode()
+    def fresh() -> tuple[bytes, tuple[bytes, bytes]]:
+        n = next(counter)
+        thread_id, run_id = f"{n:05x}"[-len(THREAD) :], f"run-{n:08d}"
+        return encode_input(RunAgentInput(thread_id=thread_id, run_id=run_id)), (thread_id.encode(), run_id.encode())
 
     return fresh, encode_input(RunAgentInput(thread_id=THREAD, run_id=CAPTURED_RUN))
 
 
-def _same(side: str, got: Sequence[bytes], expected: Sequence[bytes], run_id: bytes | None = None) -> None:
-    if run_id is not None:
-        expected = [f.replace(CAPTURED_RUN.encode(), run_id) for f in expected]
+def _renamed(frame: bytes, ids: tuple[bytes, bytes]) -> bytes:
+    """``frame`` of the captured run as the run with ``ids`` (thread, run) sends it."""
+    thread_id, run_id = ids
+    return frame.replace(CAPTURED_RUN.encode(), run_id).replace(
+        b'"threadId":"' + THREAD.encode() + b'"', b'"threadId":"' + thread_id + b'"'
+    )
+
+
+def _same(side: str, got: Sequence[bytes], expected: Sequence[bytes], ids: tuple[bytes, bytes] | None = None) -> None:
+    if ids is not None:
+        expected = [_renamed(f, ids) for f in expected]
     if list(got) != list(expected):
         first = next((n for n, (a, b) in enumerate(zip(got, expected, strict=False)) if a != b), None)
         raise AssertionError(
@@ -206,8 +247,10 @@ def _websocket_case() -> Case:
         options: dict[str, Any] = {"compression": None, "write_limit": WRITE_LIMIT}
         async with (
             _host() as host,
-            WebSocketServer(host, port=0, **options) as ours_host,
-            WebSocketServer(_Replay(events), port=0, **options) as ours_transport,
+            # No rate limit: its default (20 inputs a second per connection) refuses an input
+            # once a batch of runs goes faster than that, and the client would wait for ever.
+            WebSocketServer(host, port=0, rate_limit=None, **options) as ours_host,
+            WebSocketServer(_Replay(events), port=0, rate_limit=None, **options) as ours_transport,
             serve(raw_handler, "127.0.0.1", 0, **options) as raw,
         ):
             urls.update(host=ours_host.url, transport=ours_transport.url)
@@ -229,9 +272,9 @@ def _websocket_case() -> Case:
         await client.send(frame, text=True)
         return [await client.recv(decode=False) for _ in range(len(frames))]
 
-    def host_op() -> tuple[list[bytes], bytes]:
-        frame, run_id = fresh()
-        return loop.call(one_run("host", frame)), run_id
+    def host_op() -> tuple[list[bytes], tuple[bytes, bytes]]:
+        frame, ids = fresh()
+        return loop.call(one_run("host", frame)), ids
 
     def ours_host() -> None:
         host_op()
@@ -243,8 +286,8 @@ def _websocket_case() -> Case:
         loop.call(one_run("raw", fixed))
 
     def check() -> None:
-        got, run_id = host_op()
-        _same("the WebSocket host", got, frames, run_id)
+        got, ids = host_op()
+        _same("the WebSocket host", got, frames, ids)
         _same("the WebSocket transport", loop.call(one_run("transport", fixed)), frames)
         _same("raw websockets", loop.call(one_run("raw", fixed)), frames)
 
@@ -381,9 +424,9 @@ def _stdio_case() -> Case:
     loop.start(stdio_server("transport", lambda: _Entered(_Replay(events))))
     threading.Thread(target=_raw_pipe_server, args=(pipes["raw"], lines), name="raw pipe server", daemon=True).start()
 
-    def host_op() -> tuple[bytes, bytes]:
-        frame, run_id = fresh()
-        return pipes["host"].exchange(jsonl_frame(frame), len(lines)), run_id
+    def host_op() -> tuple[bytes, tuple[bytes, bytes]]:
+        frame, ids = fresh()
+        return pipes["host"].exchange(jsonl_frame(frame), len(lines)), ids
 
     def ours_host() -> None:
         host_op()
@@ -395,8 +438,8 @@ def _stdio_case() -> Case:
         pipes["raw"].exchange(jsonl_frame(fixed), len(lines))
 
     def check() -> None:
-        got, run_id = host_op()
-        _same("the stdio host", got.splitlines(keepends=True), lines, run_id)
+        got, ids = host_op()
+        _same("the stdio host", got.splitlines(keepends=True), lines, ids)
         for side in ("transport", "raw"):
             got = pipes[side].exchange(jsonl_frame(fixed), len(lines))
             if got != expected:

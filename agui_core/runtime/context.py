@@ -10,15 +10,15 @@ that breaks a rule gets :class:`~agui_core.errors.LocalProtocolError` at the cal
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
 from agui_core.errors import LocalProtocolError, RunErrorCode
-from agui_core.machine.effects import Answer, Effect
+from agui_core.machine.effects import Answer, Effect, Emit
 from agui_core.machine.record import Proposal, ToolJournalEntry
 from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
@@ -30,6 +30,15 @@ __all__ = ["RunContext", "TextStream"]
 Carry = Callable[[list[Effect]], Awaitable[None]]
 
 
+class _Send(Protocol):
+    """Where a run's events go (the host's outlet): ``await send(event)``, or first ``offer``."""
+
+    def offer(self, event: ev.Event) -> bool:
+        """Hand ``event`` over if that takes no waiting; ``False``: await the call instead."""
+
+    async def __call__(self, event: ev.Event) -> None: ...
+
+
 class TextStream:
     """One assistant message being streamed; see :meth:`RunContext.message`."""
 
@@ -37,9 +46,10 @@ class TextStream:
         self._ctx = ctx
         self.message_id = message_id
 
-    async def delta(self, text: str) -> None:
-        """Append ``text`` to the message."""
-        await self._ctx.emit(ev.TextMessageContentEvent(message_id=self.message_id, delta=text))
+    def delta(self, text: str) -> Coroutine[Any, Any, None]:
+        """Append ``text`` to the message (``await`` it)."""
+        # The emit's own coroutine, not one around it: a delta is the commonest event of all.
+        return self._ctx.emit(ev.TextMessageContentEvent(message_id=self.message_id, delta=text))
 
 
 class RunContext:
@@ -56,9 +66,11 @@ class RunContext:
         carry: Carry,
         new_id: Callable[[], str],
         now: Callable[[], Any],
+        send: _Send | None = None,
     ) -> None:
         self._machine = machine
         self._carry = carry
+        self._send = send
         self._new_id = new_id
         self._now = now
         self._tools = tools
@@ -155,8 +167,16 @@ class RunContext:
 
     async def emit(self, event: ev.Event) -> None:
         """Send any AG-UI event through the machine's rules."""
-        self._check_open()
-        await self._carry(self._machine.emit(event))
+        if self._ended:
+            self._check_open()  # raises
+        effects = self._machine.emit(event)
+        if len(effects) == 1 and effects[0].__class__ is Emit and self._send is not None:
+            # Most events: one to send and nothing to save, straight to the caller's stream,
+            # without a coroutine when there is room in it.
+            if not self._send.offer(effects[0].event):
+                await self._send(effects[0].event)
+        else:
+            await self._carry(effects)
 
     async def text(self, content: str, *, message_id: str | None = None) -> str:
         """Send a whole assistant text message; returns its id."""

@@ -51,8 +51,9 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import uuid
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Literal
@@ -61,7 +62,7 @@ import anyio
 import anyio.abc
 import attrs
 import orjson
-from anyio.streams.memory import MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from agui_core.errors import AguiError, LocalProtocolError, PayloadError, RemoteProtocolError, RunErrorCode
 from agui_core.machine.effects import Answer, Effect, Emit, Persist, Reject, StartAgent
@@ -81,7 +82,7 @@ from agui_core.runtime.watch import ThreadChanges
 from agui_core.store.base import StoreError, ThreadStore, VersionConflict, WaitingThread
 from agui_core.store.memory import MemoryThreadStore
 
-__all__ = ["Agent", "Host", "InputTranslator", "ThreadView", "refusal"]
+__all__ = ["Agent", "Host", "InputTranslator", "RunEvents", "ThreadView", "refusal"]
 
 log = logging.getLogger("agui_core.host")
 
@@ -245,36 +246,30 @@ class Host:
         assert group is not None
         return await group.__aexit__(exc_type, exc, tb)
 
-    async def run(self, run_input: RunAgentInput, *, principal: str = ANONYMOUS) -> AsyncGenerator[ev.Event, None]:
+    def run(self, run_input: RunAgentInput, *, principal: str = ANONYMOUS) -> RunEvents:
         """Carry out ``run_input``, sent by ``principal``, and yield the events for its caller, in order.
 
-        The run goes on in the host's task group: a caller that stops iterating loses the
-        rest of the stream, not the run.
+        The run starts when the caller first asks for an event, and goes on in the host's task
+        group: a caller that stops iterating loses the rest of the stream, not the run.
         """
+        return RunEvents(self._start, run_input, principal)
+
+    async def _start(self, run_input: RunAgentInput, principal: str) -> MemoryObjectReceiveStream[ev.Event]:
+        """Start carrying out ``run_input``; the stream its caller's events come in."""
         if self._group is None:
             raise RuntimeError("use the host as `async with Host(...) as host:`")
         thread_id = run_input.thread_id
         if thread_id in self._busy:
-            for event in await self._refuse_busy(run_input, principal):
-                yield event
-            return
+            refused = await self._refuse_busy(run_input, principal)
+            send, receive = anyio.create_memory_object_stream[ev.Event](len(refused))
+            with send:
+                for event in refused:
+                    send.send_nowait(event)
+            return receive
         self._busy.add(thread_id)
         send, receive = anyio.create_memory_object_stream[ev.Event](self._buffer)
         self._group.start_soon(self._carry_run, run_input, principal, send)
-        async with receive:
-            while True:
-                # Take what is already buffered without a trip through the event loop: a run
-                # streams in bursts, and a loop turn per event cost more than the event.
-                try:
-                    event = receive.receive_nowait()
-                except anyio.WouldBlock:
-                    try:
-                        event = await receive.receive()
-                    except anyio.EndOfStream:
-                        return
-                except anyio.EndOfStream:
-                    return
-                yield event
+        return receive
 
     async def _carry_run(
         self, run_input: RunAgentInput, principal: str, send: MemoryObjectSendStream[ev.Event]
@@ -460,6 +455,7 @@ class Host:
                         carry=carry,
                         new_id=self.new_id,
                         now=self.clock,
+                        send=out,
                     )
                     result = await self.agent(ctx)
                     if not ctx.ended:
@@ -617,8 +613,102 @@ class Host:
         return ev.ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content)
 
 
+class RunEvents:
+    """The events of one run for its caller, in order (what :meth:`Host.run` returns).
+
+    ``async for event in events`` takes them one by one; :meth:`next_batch` takes every event
+    that is ready at once, for a transport that encodes and writes a burst in one go. Close it
+    (``aclosing``, or :meth:`aclose`) to stop listening before the run ends; the run goes on.
+    """
+
+    __slots__ = ("__weakref__", "_args", "_receive", "_start", "_thread")
+
+    def __init__(
+        self,
+        start: Callable[[RunAgentInput, str], Awaitable[MemoryObjectReceiveStream[ev.Event]]],
+        run_input: RunAgentInput,
+        principal: str,
+    ) -> None:
+        self._start: Callable[[RunAgentInput, str], Awaitable[MemoryObjectReceiveStream[ev.Event]]] | None = start
+        self._args = (run_input, principal)
+        self._receive: MemoryObjectReceiveStream[ev.Event] | None = None
+        self._thread = threading.get_ident()  # the event loop's
+
+    def __aiter__(self) -> RunEvents:
+        return self
+
+    async def _stream(self) -> MemoryObjectReceiveStream[ev.Event] | None:
+        """The run's stream, started on the first call; ``None`` once closed."""
+        if self._start is not None:
+            start, self._start = self._start, None
+            self._receive = await start(*self._args)
+        return self._receive
+
+    async def __anext__(self) -> ev.Event:
+        receive = self._receive if self._start is None else await self._stream()
+        if receive is None:
+            raise StopAsyncIteration
+        # Take what is already buffered without a trip through the event loop: a run streams
+        # in bursts, and a loop turn per event cost more than the event.
+        try:
+            return receive.receive_nowait()
+        except anyio.WouldBlock:
+            pass
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._close()
+            raise StopAsyncIteration from None
+        try:
+            return await receive.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._close()
+            raise StopAsyncIteration from None
+
+    async def next_batch(self) -> list[ev.Event]:
+        """Every event ready now, in order: waits for the first; ``[]`` once the stream has ended."""
+        try:
+            batch = [await self.__anext__()]
+        except StopAsyncIteration:
+            return []
+        receive = self._receive
+        assert receive is not None
+        take = receive.receive_nowait
+        try:
+            while True:
+                batch.append(take())
+        except anyio.WouldBlock:
+            pass
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._close()  # the end: the next call returns []
+        return batch
+
+    def _close(self) -> None:
+        self._start = None
+        receive, self._receive = self._receive, None
+        if receive is not None:
+            receive.close()  # a run still sending finds nobody listening, and goes on
+
+    async def aclose(self) -> None:
+        """Stop listening (the run goes on); what was not taken is dropped."""
+        self._close()
+
+    def __del__(self) -> None:
+        # A caller that dropped the stream unclosed is a caller that left, as for a generator.
+        # Only in the event loop's thread: closing wakes the run, which is no business of
+        # another thread's garbage collection (the run then waits send_timeout at most).
+        if threading.get_ident() != self._thread:
+            return
+        try:
+            self._close()
+        except RuntimeError:
+            pass  # the event loop is gone, and the run with it
+
+
 _LONE_EVENTS = (Emit, Reject)
 """Effects that only send an event: a step of one of them needs no shield and no save."""
+
+
+_RUN_ENDS = frozenset({ev.RunFinishedEvent, ev.RunErrorEvent})
+"""The events that end a run (by class: events are never subclassed; a set is cheaper than isinstance)."""
 
 
 def _run_error(message: str) -> ev.RunErrorEvent:
@@ -640,8 +730,19 @@ class _Outlet:
         self.ended = False
         """Whether the run's last event (``RUN_FINISHED`` or ``RUN_ERROR``) has gone out."""
 
+    def offer(self, event: ev.Event) -> bool:
+        """Put ``event`` in the caller's stream if there is room; ``False``: await the outlet instead
+        (for the rest: a full stream, a caller gone, a run's last event)."""
+        if not self.listening or event.__class__ in _RUN_ENDS:
+            return False
+        try:
+            self._send.send_nowait(event)
+        except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return False
+        return True
+
     async def __call__(self, event: ev.Event) -> None:
-        if isinstance(event, ev.RunFinishedEvent | ev.RunErrorEvent):
+        if event.__class__ in _RUN_ENDS:
             self.ended = True
         if not self.listening:
             return

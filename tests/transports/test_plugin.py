@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import ClassVar
 
@@ -13,13 +14,16 @@ from agui_transports.plugin import (
     UnknownTransportError,
     available_transports,
     load_transport,
+    next_batch,
     setting,
 )
 from agui_transports.stdio import StdioTransport
 from agui_transports.websocket import WebSocketTransport
 
 from agui_core.cli import main
-from agui_core.runtime import Host
+from agui_core.protocol import events as ev
+from agui_core.protocol.types import RunAgentInput
+from agui_core.runtime import Host, RunContext
 
 
 class RecordingTransport:
@@ -84,3 +88,32 @@ def test_setting_reads_a_value_or_gives_the_default() -> None:
     assert setting({}, "max_size", int, 5) == 5
     with pytest.raises(ValueError, match="max_size='ten'"):
         setting({"max_size": "ten"}, "max_size", int, 5)
+
+
+@pytest.mark.anyio
+async def test_next_batch_takes_the_hosts_bursts_and_any_other_stream_one_event_at_a_time() -> None:
+    async def agent(ctx: RunContext) -> None:
+        for n in range(10):
+            await ctx.emit(ev.CustomEvent(name="tick", value=n))
+
+    async with Host(agent) as host:
+        events = host.run(RunAgentInput(thread_id="t", run_id="run-1"))
+        bursts = []
+        while batch := await next_batch(events):
+            bursts.append(list(batch))
+        expected = [e async for e in host.run(RunAgentInput(thread_id="u", run_id="run-1"))]
+
+    async def wrapped() -> AsyncGenerator[ev.Event, None]:
+        # A host that wraps run in a generator of its own, as the conformance kit's broken ones do.
+        for event in expected:
+            yield event
+
+    stream = wrapped()
+    singles = []
+    while batch := await next_batch(stream):
+        singles.append(list(batch))
+    assert len(bursts) < len(expected)
+    assert [(e.type, getattr(e, "value", None)) for b in bursts for e in b] == [
+        (e.type, getattr(e, "value", None)) for e in expected
+    ]
+    assert singles == [[event] for event in expected]
