@@ -4,7 +4,8 @@ Decoding is ``orjson.loads`` -> the compiled wire schema of the object's type (s
 :mod:`agui_core.protocol.validation`) -> the class's structure hook. Encoding is the class's
 unstructure hook -> ``orjson.dumps``. The hooks are Python functions generated once, at
 import, for every wire class (each field's handling inlined, unions dispatched by tag or by
-class with one dict lookup) and registered on one cattrs :data:`converter`, so wire objects
+class with one dict lookup; an encoder builds the wire objects nested a few levels inside its
+own in place, by exact class) and registered on one cattrs :data:`converter`, so wire objects
 nested in anything else cattrs handles use them too. They follow three rules of the
 reference producers:
 
@@ -211,22 +212,6 @@ def _is_wire(tp: Any) -> bool:
     return attrs.has(tp) or tp in _UNION_TAGS
 
 
-def _unstructure_expr(tp: Any, var: str) -> str:
-    """Python source that unstructures ``var``, whose declared type is ``tp`` (not None)."""
-    if _is_wire(tp):
-        return f"_BY_CLASS[{var}.__class__]({var})"
-    origin, args = get_origin(tp), get_args(tp)
-    if origin is tuple and args[1:] == (Ellipsis,):
-        if _is_wire(args[0]):
-            return f"[{_unstructure_expr(args[0], 'x')} for x in {var}]"
-        return var  # a tuple of plain JSON values: orjson writes tuples as arrays
-    if origin in (Union, types.UnionType) and str in args:
-        # ``str | tuple[InputContent, ...]``: message content.
-        rest = next(a for a in args if a is not str)
-        return f"{var} if {var}.__class__ is str else {_unstructure_expr(rest, var)}"
-    return var  # str, int, bool, Literal, free JSON
-
-
 def _structure_expr(tp: Any, var: str) -> str:
     """Python source that builds a value of declared type ``tp`` (not None) from ``var``."""
     if attrs.has(tp):
@@ -244,6 +229,84 @@ def _structure_expr(tp: Any, var: str) -> str:
     return var  # str, int, bool, Literal, free JSON
 
 
+_INLINE_DEPTH: Final = 3
+"""How many levels of nested wire objects a generated function builds itself (the object it
+encodes is level 0) before it calls the nested object's own function.
+
+A Python call per nested object was most of the cost of a messages snapshot (message, tool
+call, function) and of a run's end (outcome, interrupt). Three levels cover both; deeper
+objects (a content part's source, an input's messages inside ``RUN_STARTED``) are rare."""
+
+_MEMBERS_FIRST: Final[tuple[type[Any], ...]] = (t.AssistantMessage, t.UserMessage, t.ToolMessage)
+"""Union members tried before the others, in this order: the messages most conversations hold
+most of. A union is inlined as a chain of class tests, so the common ones should come first."""
+
+
+def _indented(lines: list[str]) -> list[str]:
+    return ["    " + line for line in lines]
+
+
+def _members(union: Any) -> list[type[Any]]:
+    members = list(get_args(union))
+    return sorted(members, key=lambda c: _MEMBERS_FIRST.index(c) if c in _MEMBERS_FIRST else len(_MEMBERS_FIRST))
+
+
+def _unstructure_code(tp: Any, src: str, depth: int) -> tuple[list[str], str]:
+    """Source that unstructures ``src``, whose declared type is ``tp`` (not None), inside the
+    object at ``depth``: the statements to run first, and the expression of the result.
+
+    A nested wire object is built in place when its class is exactly the declared one (or one
+    of a union's members); any other class goes to ``_BY_CLASS`` by its class, as it did when
+    every nested object was a call, so what a wrong class does (a KeyError, or another wire
+    class's JSON) does not change. ``src`` is a local name or an attribute read; where
+    statements use it, it is read once.
+    """
+    if _is_wire(tp):
+        call = f"_BY_CLASS[{src}.__class__]({src})"
+        if depth >= _INLINE_DEPTH:
+            return [], call
+        level = depth + 1
+        obj, out = (src, f"d{level}") if src.isidentifier() else (f"o{level}", f"d{level}")
+        lines = [] if obj == src else [f"{obj} = {src}"]
+        members = _members(tp) if tp in _UNION_TAGS else [tp]
+        if len(members) > 1:
+            lines.append(f"c{level} = {obj}.__class__")
+            test = f"c{level}"
+        else:
+            test = f"{obj}.__class__"
+        for n, member in enumerate(members):
+            lines.append(f"{'if' if n == 0 else 'elif'} {test} is {member.__name__}:")
+            lines += _indented(_dict_lines(member, _wire_names(member), obj, out, level))
+        lines += ["else:", f"    {out} = _BY_CLASS[{obj}.__class__]({obj})"]
+        return lines, out
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is tuple and args[1:] == (Ellipsis,):
+        if not _is_wire(args[0]):
+            return [], src  # a tuple of plain JSON values: orjson writes tuples as arrays
+        item = f"x{depth}"
+        code, expr = _unstructure_code(args[0], item, depth)
+        if not code:
+            return [], f"[{expr} for {item} in {src}]"
+        lines = [f"l{depth} = []", f"for {item} in {src}:", *_indented([*code, f"l{depth}.append({expr})"])]
+        return lines, f"l{depth}"
+    if origin in (Union, types.UnionType) and str in args:
+        # ``str | tuple[InputContent, ...]``: message content.
+        rest = next(a for a in args if a is not str)
+        code, expr = _unstructure_code(rest, src, depth)
+        if not code:
+            return [], f"{src} if {src}.__class__ is str else {expr}"
+        value = f"s{depth}"
+        code, expr = _unstructure_code(rest, value, depth)
+        lines = [f"{value} = {src}", f"if {value}.__class__ is not str:", *_indented([*code, f"{value} = {expr}"])]
+        return lines, value
+    return [], src  # str, int, bool, Literal, free JSON
+
+
+def _wire_names(cls: type[Any]) -> dict[str, str]:
+    """Each attribute of ``cls`` and its key on the wire (``extra`` is no key)."""
+    return {f.name: _camel(f.name) for f in attrs.fields(cls) if f.name != "extra"}
+
+
 def _compile(name: str, lines: list[str], namespace: dict[str, Any]) -> Any:
     namespace.update({c.__name__: c for c in _WIRE_CLASSES})
     exec(compile("\n".join(lines), f"<agui_core {name}>", "exec"), namespace)
@@ -257,7 +320,8 @@ def _make_unstructure(cls: type[Any], wire: Mapping[str, str]) -> Callable[[Any]
     another default (``messages=()``) are always written. Each field's handling is inlined,
     which makes encoding several times faster than a hook per field.
     """
-    lines = [f"def unstructure_{cls.__name__}(o):", *_dict_lines(cls, wire), "    return d"]
+    body = [*_dict_lines(cls, wire, "o", "d", 0), "return d"]
+    lines = [f"def unstructure_{cls.__name__}(o):", *_indented(body)]
     return _compile(f"unstructure_{cls.__name__}", lines, {"_BY_CLASS": _BY_CLASS})  # type: ignore[no-any-return]
 
 
@@ -268,33 +332,52 @@ def _make_encode(cls: type[Any], wire: Mapping[str, str]) -> Callable[[Any], byt
     call costs as much as building the event's dict.
     """
     name = f"encode_{cls.__name__}"
-    lines = [f"def {name}(o):", *_dict_lines(cls, wire)]
-    lines += [
-        "    try:",
-        "        return _dumps(d)",
-        "    except TypeError as exc:",
-        "        raise EncodeError(f'cannot encode as JSON: {exc}') from None",
+    body = [
+        *_dict_lines(cls, wire, "o", "d", 0),
+        "try:",
+        "    return _dumps(d)",
+        "except TypeError as exc:",
+        "    raise EncodeError(f'cannot encode as JSON: {exc}') from None",
     ]
     namespace = {"_BY_CLASS": _BY_CLASS, "_dumps": orjson.dumps, "EncodeError": EncodeError}
-    return _compile(name, lines, namespace)  # type: ignore[no-any-return]
+    return _compile(name, [f"def {name}(o):", *_indented(body)], namespace)  # type: ignore[no-any-return]
 
 
-def _dict_lines(cls: type[Any], wire: Mapping[str, str]) -> list[str]:
-    """Source lines that build ``d``, the JSON object of the ``cls`` object ``o``."""
+def _dict_lines(cls: type[Any], wire: Mapping[str, str], obj: str, out: str, depth: int) -> list[str]:
+    """Source lines that build ``out``, the JSON object of the ``cls`` object ``obj``, which
+    is ``depth`` levels of wire objects inside the one the function encodes.
+
+    Keys go in in attribute order, required ones first, then the optional ones that are set,
+    then ``extra``; nested wire objects are built before the key they go under.
+    """
     hints = get_type_hints(cls)
     fields = attrs.fields_dict(cls)
-    required, optional = [], []
+    lines: list[str] = []
+    plain: list[str] = []  # required keys whose values are expressions, for the dict display
+    later: list[str] = []  # required keys after the first that needs statements
+    optional = []
     for name, camel in wire.items():
         tp = hints[name]
         if fields[name].default is None:
-            optional.append((name, camel, _unstructure_expr(_without_none(tp) if _is_optional(tp) else tp, "v")))
+            optional.append((name, camel, _without_none(tp) if _is_optional(tp) else tp))
+            continue
+        code, expr = _unstructure_code(tp, f"{obj}.{name}", depth)
+        if code or later:
+            later += [*code, f"{out}[{camel!r}] = {expr}"]
         else:
-            required.append((camel, _unstructure_expr(tp, f"o.{name}")))
-    lines = ["    d = {" + ", ".join(f"{camel!r}: {expr}" for camel, expr in required) + "}"]
-    for name, camel, expr in optional:
-        lines.append(f"    v = o.{name}")
-        lines.append(f"    if v is not None: d[{camel!r}] = {expr}")
-    lines.append("    if o.extra: d.update(o.extra)")
+            plain.append(f"{camel!r}: {expr}")
+    lines += [f"{out} = {{" + ", ".join(plain) + "}", *later]
+    value = f"v{depth}"
+    for name, camel, tp in optional:
+        code, expr = _unstructure_code(tp, value, depth)
+        if expr == value:
+            # A plain value is read again when set rather than kept in a local: fewer
+            # instructions on the common path, where it is None.
+            lines.append(f"if {obj}.{name} is not None: {out}[{camel!r}] = {obj}.{name}")
+            continue
+        set_key = [*code, f"{out}[{camel!r}] = {expr}"]
+        lines += [f"{value} = {obj}.{name}", f"if {value} is not None:", *_indented(set_key)]
+    lines.append(f"if {obj}.extra: {out}.update({obj}.extra)")
     return lines
 
 
@@ -360,7 +443,7 @@ def _defer(cls: type[Any], names: frozenset[str]) -> Callable[..., Any]:
         build_name = f"build_{cls.__name__}_{name}"
         build = _compile(build_name, [f"def {build_name}(v):", f"    return {_structure_expr(tp, 'v')}"], namespace)
         setattr(cls, name, _DeferredField(_slot(cls, name), build))
-    wire = {f.name: _camel(f.name) for f in attrs.fields(cls) if f.name != "extra"}
+    wire = _wire_names(cls)
     return _make_structure(cls, wire, names)
 
 
@@ -441,7 +524,7 @@ def _check_plain(cls: type[Any]) -> None:
 
 def _register_class(cls: type[Any]) -> None:
     _check_plain(cls)
-    wire = {f.name: _camel(f.name) for f in attrs.fields(cls) if f.name != "extra"}
+    wire = _wire_names(cls)
     unstructure = _BY_CLASS[cls] = _make_unstructure(cls, wire)
     structure = _STRUCTURE_BY_CLASS[cls] = _make_structure(cls, wire)
     converter.register_unstructure_hook(cls, unstructure)
@@ -472,8 +555,7 @@ _UNSTRUCTURE_EVENT: dict[type[Any], Callable[[Any], dict[str, Any]]] = {
     cls: converter.get_unstructure_hook(cls) for cls in (*EVENT_CLASSES, UnknownEvent)
 }
 _ENCODE_EVENT: dict[type[Any], Callable[[Any], bytes]] = {
-    cls: _make_encode(cls, {f.name: _camel(f.name) for f in attrs.fields(cls) if f.name != "extra"})
-    for cls in EVENT_CLASSES
+    cls: _make_encode(cls, _wire_names(cls)) for cls in EVENT_CLASSES
 }
 _STRUCTURE_EVENT: dict[str, Callable[[Any, Any], Any]] = {
     tag: converter.get_structure_hook(cls) for tag, cls in EVENT_CLASS_BY_TYPE.items()

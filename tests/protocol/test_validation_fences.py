@@ -8,6 +8,9 @@
   wire class that gains an attrs validator, converter or post-init hook is refused at codegen.
 - A crash inside a compiled validator is a bug of ours: it raises, it never becomes a refusal
   (``INVALID_INPUT``) that blames the client.
+- The generated encoders build nested wire objects in place when their class is exactly the
+  declared one: on the corpus they write what one call per nested object wrote, and an object
+  of another class (a subclass, another wire class, no wire class) does what it did before.
 """
 
 from __future__ import annotations
@@ -18,11 +21,14 @@ from typing import Any
 
 import attrs
 import fastjsonschema
+import orjson
 import pytest
 from fastjsonschema import JsonSchemaValueException
 
-from agui_core.errors import InvalidInputError
+from agui_core.errors import InvalidInputError, WireError
 from agui_core.protocol import codec, validation
+from agui_core.protocol import events as ev
+from agui_core.protocol import types as t
 from agui_core.protocol.codec import decode_input
 from tests.interop.corpus import CASES
 
@@ -189,3 +195,96 @@ def test_a_value_that_fails_when_read_is_still_refused() -> None:
     with pytest.raises(InvalidInputError) as caught:
         validation.validate_input(_Refusing(threadId="t"))
     assert "LookupError" in caught.value.expected
+
+
+# --- the encoders build nested wire objects in place ---------------------------------------
+
+
+def _shallow_encoders(monkeypatch: pytest.MonkeyPatch) -> dict[type[Any], Callable[[Any], Any]]:
+    """Every wire class's unstructure function as it was before nested objects were built in
+    place: one call, through the table, for each nested object."""
+    table: dict[type[Any], Callable[[Any], Any]] = {}
+    with monkeypatch.context() as patch:
+        patch.setattr(codec, "_INLINE_DEPTH", 0)
+        patch.setattr(codec, "_BY_CLASS", table)
+        for cls in codec._WIRE_CLASSES:
+            table[cls] = codec._make_unstructure(cls, codec._wire_names(cls))
+    return table
+
+
+@attrs.frozen(kw_only=True)
+class _SubToolCall(t.ToolCall):
+    """A subclass the codec does not know: never a wire class, however close."""
+
+
+_FUNCTION = t.FunctionCall(name="f", arguments="{}")
+_ODD_NESTING: dict[str, Any] = {
+    "a known class where another is declared": ev.MessagesSnapshotEvent(
+        messages=(t.AssistantMessage(id="a", tool_calls=(_FUNCTION,)),)  # type: ignore[arg-type]
+    ),
+    "a tool call as a message": ev.MessagesSnapshotEvent(
+        messages=(t.ToolCall(id="tc", function=_FUNCTION),)  # type: ignore[arg-type]
+    ),
+    "an interrupt as an outcome": ev.RunFinishedEvent(
+        thread_id="t",
+        run_id="r",
+        outcome=t.Interrupt(id="i", reason="x"),  # type: ignore[arg-type]
+    ),
+    "a subclass of the declared class": ev.MessagesSnapshotEvent(
+        messages=(t.AssistantMessage(id="a", tool_calls=(_SubToolCall(id="x", function=_FUNCTION),)),)
+    ),
+    "a dict where a function is declared": ev.MessagesSnapshotEvent(
+        messages=(t.AssistantMessage(id="a", tool_calls=(t.ToolCall(id="x", function={"name": "n"}),)),)  # type: ignore[arg-type]
+    ),
+    "None where an interrupt is declared": ev.RunFinishedEvent(
+        thread_id="t",
+        run_id="r",
+        outcome=t.RunFinishedInterruptOutcome(interrupts=(None,)),  # type: ignore[arg-type]
+    ),
+    "unknown keys at every level": ev.MessagesSnapshotEvent(
+        messages=(
+            t.AssistantMessage(
+                id="a",
+                tool_calls=(t.ToolCall(id="x", function=t.FunctionCall(name="n", arguments="", extra={"k": [1]})),),
+                extra={"id": "overridden", "z": None},
+            ),
+        ),
+        extra={"e": 2},
+    ),
+}
+
+
+def _outcome(encode: Callable[[Any], Any], obj: Any) -> Any:
+    try:
+        return orjson.dumps(encode(obj))
+    except Exception as exc:  # whatever happens, it is what is compared
+        return (type(exc), str(exc))
+
+
+def test_building_nested_objects_in_place_changes_no_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    shallow = _shallow_encoders(monkeypatch)
+    compared = 0
+    for case in CASES:
+        try:
+            obj: Any = (codec.event_from_dict if case.kind == "event" else codec.input_from_dict)(case.value)
+        except WireError:
+            continue
+        if isinstance(obj, ev.UnknownEvent):
+            continue
+        expected = orjson.dumps(shallow[type(obj)](obj))
+        assert orjson.dumps(codec.converter.unstructure(obj)) == expected, case.name
+        if case.kind == "event":
+            assert codec.encode_event(obj) == expected, case.name
+        compared += 1
+    assert compared > 100
+
+
+@pytest.mark.parametrize("name", list(_ODD_NESTING))
+def test_a_nested_object_of_another_class_does_what_it_did_before(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # In place means "when the class is exactly the declared one"; anything else still goes
+    # through the table by its class: another wire class writes its own JSON, the rest fails.
+    event = _ODD_NESTING[name]
+    shallow = _shallow_encoders(monkeypatch)
+    before = _outcome(shallow[type(event)], event)
+    assert _outcome(codec.event_to_dict, event) == before
+    assert _outcome(lambda e: orjson.loads(codec.encode_event(e)), event) == before
