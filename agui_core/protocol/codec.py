@@ -557,6 +557,7 @@ _UNSTRUCTURE_EVENT: dict[type[Any], Callable[[Any], dict[str, Any]]] = {
 _ENCODE_EVENT: dict[type[Any], Callable[[Any], bytes]] = {
     cls: _make_encode(cls, _wire_names(cls)) for cls in EVENT_CLASSES
 }
+_ENCODE_EVENT[UnknownEvent] = lambda event: _dumps(dict(event.data))
 _STRUCTURE_EVENT: dict[str, Callable[[Any, Any], Any]] = {
     tag: converter.get_structure_hook(cls) for tag, cls in EVENT_CLASS_BY_TYPE.items()
 }
@@ -656,16 +657,21 @@ def _check_depth(document: Any, what: str) -> None:
         raise EncodeError(f"refusing to encode {what} nested deeper than {MAX_DEPTH} levels (at {format_path(at)})")
 
 
-def encode_event(event: Event | UnknownEvent, *, validate: bool = False) -> bytes:
+def encode_event(event: Event | UnknownEvent, validate: bool = False) -> bytes:
     """Compact JSON bytes of ``event``."""
+    # Called once per event: ``validate`` is not keyword-only because CPython does not
+    # specialise calls to a function with keyword-only parameters, and ``type()`` is one
+    # specialised instruction whatever the event's class, where ``__class__`` is not.
     if validate:
         return _dumps(event_to_dict(event, validate=True))
-    encode = _ENCODE_EVENT.get(event.__class__)
-    if encode is not None:
-        return encode(event)
-    if event.__class__ is UnknownEvent:
-        return _dumps(dict(event.data))
-    raise EncodeError(f"not an AG-UI event: {type(event).__name__}")
+    try:
+        encode = _ENCODE_EVENT[type(event)]
+    except KeyError:
+        found = _ENCODE_EVENT.get(event.__class__)  # an object that passes for an event
+        if found is None:
+            raise EncodeError(f"not an AG-UI event: {type(event).__name__}") from None
+        encode = found
+    return encode(event)
 
 
 def input_to_dict(run_input: t.RunAgentInput, *, validate: bool = False) -> dict[str, Any]:
