@@ -640,7 +640,10 @@ def event_to_dict(event: Event | UnknownEvent, *, validate: bool = False) -> dic
         unstructure = _UNSTRUCTURE_EVENT[type(event)]
     except KeyError:
         raise EncodeError(f"not an AG-UI event: {type(event).__name__}") from None
-    out = unstructure(event)
+    try:
+        out = unstructure(event)
+    except KeyError as exc:
+        raise _not_wire(event, exc) from None
     if validate:
         _check_depth(out, "an event")
     if validate and not isinstance(event, UnknownEvent):
@@ -671,14 +674,27 @@ def encode_event(event: Event | UnknownEvent, validate: bool = False) -> bytes:
         if found is None:
             raise EncodeError(f"not an AG-UI event: {type(event).__name__}") from None
         encode = found
-    return encode(event)
+    try:
+        return encode(event)
+    except KeyError as exc:  # the encoders look nested wire objects up by class, and only that
+        raise _not_wire(event, exc) from None
+
+
+def _not_wire(event: Any, exc: KeyError) -> EncodeError:
+    """The error for an event or input built by hand with something else where a wire object belongs."""
+    found = exc.args[0] if exc.args else None
+    what = found.__name__ if isinstance(found, type) else repr(found)
+    return EncodeError(f"cannot encode {type(event).__name__}: it holds a {what} where a wire object belongs")
 
 
 def input_to_dict(run_input: t.RunAgentInput, *, validate: bool = False) -> dict[str, Any]:
     """The JSON object of ``run_input``; with ``validate``, checked against the wire schema."""
     if not isinstance(run_input, t.RunAgentInput):
         raise EncodeError(f"not a RunAgentInput: {type(run_input).__name__}")
-    out: dict[str, Any] = _unstructure_input(run_input)
+    try:
+        out: dict[str, Any] = _unstructure_input(run_input)
+    except KeyError as exc:
+        raise _not_wire(run_input, exc) from None
     if validate:
         _check_depth(out, "a RunAgentInput")
         try:

@@ -27,7 +27,7 @@ import orjson
 import pytest
 from fastjsonschema import JsonSchemaValueException
 
-from agui_core.errors import InvalidInputError, WireError
+from agui_core.errors import EncodeError, InvalidInputError, WireError
 from agui_core.protocol import codec, validation
 from agui_core.protocol import events as ev
 from agui_core.protocol import types as t
@@ -256,6 +256,13 @@ _ODD_NESTING: dict[str, Any] = {
 }
 
 
+_ODD_NESTING_STRANGERS = {
+    "a subclass of the declared class": "_SubToolCall",
+    "a dict where a function is declared": "dict",
+    "None where an interrupt is declared": "NoneType",
+}
+
+
 def _outcome(encode: Callable[[Any], Any], obj: Any) -> Any:
     try:
         return orjson.dumps(encode(obj))
@@ -288,6 +295,14 @@ def test_a_nested_object_of_another_class_does_what_it_did_before(name: str, mon
     event = _ODD_NESTING[name]
     shallow = _shallow_encoders(monkeypatch)
     before = _outcome(shallow[type(event)], event)
+    if isinstance(before, tuple) and before[0] is KeyError:
+        # What a hand-built event with a stranger inside used to raise, a bare KeyError, is
+        # now an EncodeError that names the stranger's class.
+        stranger = _ODD_NESTING_STRANGERS[name]
+        before = (
+            EncodeError,
+            f"cannot encode {type(event).__name__}: it holds a {stranger} where a wire object belongs",
+        )
     assert _outcome(codec.event_to_dict, event) == before
     assert _outcome(lambda e: orjson.loads(codec.encode_event(e)), event) == before
 
@@ -298,3 +313,11 @@ def test_encode_event_keeps_a_signature_cpython_specialises_calls_to() -> None:
     code = codec.encode_event.__code__
     assert code.co_kwonlyargcount == 0
     assert not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+
+
+def test_a_hand_built_input_with_a_stranger_inside_is_an_encode_error() -> None:
+    run_input = t.RunAgentInput(thread_id="t", run_id="r", messages=({"id": "m", "role": "user"},))  # type: ignore[arg-type]
+    with pytest.raises(EncodeError, match="RunAgentInput: it holds a dict where a wire object belongs"):
+        codec.input_to_dict(run_input)
+    with pytest.raises(EncodeError, match="RunAgentInput: it holds a dict where a wire object belongs"):
+        codec.encode_input(run_input)
