@@ -87,6 +87,7 @@ __all__ = [
     "load_transport",
     "next_batch",
     "origin_allowed",
+    "progress_of",
     "read_input",
     "require_loopback",
     "setting",
@@ -215,6 +216,17 @@ async def next_batch(events: AsyncIterator[ev.Event]) -> Sequence[ev.Event]:
         return (await anext(events),)
     except StopAsyncIteration:
         return ()
+
+
+def _nothing() -> None:
+    pass
+
+
+def progress_of(events: AsyncIterator[ev.Event]) -> Callable[[], None]:
+    """What a transport calls while it writes out a batch from :func:`next_batch` slowly, to
+    show the host that its client still reads (:meth:`RunEvents.sent`); from any other iterator,
+    a call that does nothing (it is taken one event at a time)."""
+    return events.sent if isinstance(events, RunEvents) else _nothing
 
 
 def bearer_token(authorization: str | None) -> str | None:

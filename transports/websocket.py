@@ -80,7 +80,7 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import aclosing
 from http import HTTPStatus
 from ssl import SSLContext
@@ -101,6 +101,7 @@ from agui_transports.plugin import (
     fold_server_noise,
     next_batch,
     origin_allowed,
+    progress_of,
     read_input,
     require_loopback,
     setting,
@@ -491,14 +492,20 @@ class WebSocketServer:
         return False
 
     async def _send_events(
-        self, connection: ServerConnection, events: Sequence[ev.Event], ended: bool
+        self,
+        connection: ServerConnection,
+        events: Sequence[ev.Event],
+        ended: bool,
+        progress: Callable[[], None],
     ) -> tuple[bool, bool]:
         """Write ``events``, one frame each, every frame within ``send_timeout`` (as :meth:`_send`):
         whether they all went out, and whether the last that did ended the run (``ended`` if none did).
 
         One timeout scope for them all, not one per frame (a scope costs more than a frame):
         its deadline moves on whenever a write took a while, so each frame gets between 99% and
-        100% of ``send_timeout``.
+        100% of ``send_timeout``. Then ``progress`` tells the host that this client still reads
+        (:meth:`RunEvents.sent`): a long batch written slowly but steadily is not a client that
+        stopped reading.
         """
         timeout = self.send_timeout
         renew = timeout / 100
@@ -512,6 +519,7 @@ class WebSocketServer:
                     if now - stamp > renew:
                         writing.deadline = anyio.current_time() + timeout
                         stamp = now
+                        progress()
             except ConnectionClosed:
                 return False, ended
             return True, ended
@@ -533,8 +541,9 @@ class WebSocketServer:
             with anyio.CancelScope() as listening:
                 session.listening = listening
                 async with aclosing(self.host.run(run_input, principal=session.principal)) as events:
+                    progress = progress_of(events)
                     while batch := await next_batch(events):
-                        went_out, ended = await self._send_events(connection, batch, ended)
+                        went_out, ended = await self._send_events(connection, batch, ended, progress)
                         if not went_out:
                             break
                     else:

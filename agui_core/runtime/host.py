@@ -254,8 +254,11 @@ class Host:
         """
         return RunEvents(self._start, run_input, principal)
 
-    async def _start(self, run_input: RunAgentInput, principal: str) -> MemoryObjectReceiveStream[ev.Event]:
-        """Start carrying out ``run_input``; the stream its caller's events come in."""
+    async def _start(
+        self, run_input: RunAgentInput, principal: str
+    ) -> tuple[MemoryObjectReceiveStream[ev.Event], _Pace]:
+        """Start carrying out ``run_input``; the stream its caller's events come in, and the
+        count of the caller's progress with them."""
         if self._group is None:
             raise RuntimeError("use the host as `async with Host(...) as host:`")
         thread_id = run_input.thread_id
@@ -265,16 +268,17 @@ class Host:
             with send:
                 for event in refused:
                     send.send_nowait(event)
-            return receive
+            return receive, _Pace()
         self._busy.add(thread_id)
         send, receive = anyio.create_memory_object_stream[ev.Event](self._buffer)
-        self._group.start_soon(self._carry_run, run_input, principal, send)
-        return receive
+        pace = _Pace()
+        self._group.start_soon(self._carry_run, run_input, principal, send, pace)
+        return receive, pace
 
     async def _carry_run(
-        self, run_input: RunAgentInput, principal: str, send: MemoryObjectSendStream[ev.Event]
+        self, run_input: RunAgentInput, principal: str, send: MemoryObjectSendStream[ev.Event], pace: _Pace
     ) -> None:
-        out = _Outlet(send, self.send_timeout, run_input.run_id)
+        out = _Outlet(send, self.send_timeout, run_input.run_id, pace)
         try:
             async with send:
                 try:
@@ -617,21 +621,25 @@ class RunEvents:
     """The events of one run for its caller, in order (what :meth:`Host.run` returns).
 
     ``async for event in events`` takes them one by one; :meth:`next_batch` takes every event
-    that is ready at once, for a transport that encodes and writes a burst in one go. Close it
-    (``aclosing``, or :meth:`aclose`) to stop listening before the run ends; the run goes on.
+    that is ready at once, for a transport that encodes and writes a burst in one go (and says
+    :meth:`sent` as it writes it). Close it (``aclosing``, or :meth:`aclose`) to stop listening
+    before the run ends; the run goes on.
     """
 
-    __slots__ = ("__weakref__", "_args", "_receive", "_start", "_thread")
+    __slots__ = ("__weakref__", "_args", "_pace", "_receive", "_start", "_thread")
 
     def __init__(
         self,
-        start: Callable[[RunAgentInput, str], Awaitable[MemoryObjectReceiveStream[ev.Event]]],
+        start: Callable[[RunAgentInput, str], Awaitable[tuple[MemoryObjectReceiveStream[ev.Event], _Pace]]],
         run_input: RunAgentInput,
         principal: str,
     ) -> None:
-        self._start: Callable[[RunAgentInput, str], Awaitable[MemoryObjectReceiveStream[ev.Event]]] | None = start
+        self._start: (
+            Callable[[RunAgentInput, str], Awaitable[tuple[MemoryObjectReceiveStream[ev.Event], _Pace]]] | None
+        ) = start
         self._args = (run_input, principal)
         self._receive: MemoryObjectReceiveStream[ev.Event] | None = None
+        self._pace: _Pace | None = None
         self._thread = threading.get_ident()  # the event loop's
 
     def __aiter__(self) -> RunEvents:
@@ -641,8 +649,20 @@ class RunEvents:
         """The run's stream, started on the first call; ``None`` once closed."""
         if self._start is not None:
             start, self._start = self._start, None
-            self._receive = await start(*self._args)
+            self._receive, self._pace = await start(*self._args)
         return self._receive
+
+    def sent(self) -> None:
+        """Say that the caller is still writing out the events it took (a frame of a batch went out).
+
+        The host drops a caller that takes nothing for its ``send_timeout`` while the run waits
+        on it; a transport writing a long batch frame by frame takes nothing meanwhile, and
+        this is how it shows it still reads. Cheap, but a call a frame is not needed: once in
+        a while during a slow write is enough.
+        """
+        pace = self._pace
+        if pace is not None:
+            pace.count += 1
 
     async def __anext__(self) -> ev.Event:
         receive = self._receive if self._start is None else await self._stream()
@@ -715,17 +735,31 @@ def _run_error(message: str) -> ev.RunErrorEvent:
     return ev.RunErrorEvent(message=message, code=RunErrorCode.AGENT_ERROR.value)
 
 
+class _Pace:
+    """How often the caller of a run said it was writing out what it took (:meth:`RunEvents.sent`)."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
 class _Outlet:
     """Where a run's events go: its caller's stream, for as long as the caller listens.
 
-    A caller that has taken no event for ``timeout`` seconds while its stream was full is
-    dropped: its stream is closed, so it sees the end after what it already has.
+    A caller that has taken no event for ``timeout`` seconds while its stream was full, and
+    said nothing of writing out events it took before (:meth:`RunEvents.sent`), is dropped: its
+    stream is closed, so it sees the end after what it already has. (Said at any time during a
+    wait, the caller gets another ``timeout`` from the wait's end: twice that at most in all.)
     """
 
-    def __init__(self, send: MemoryObjectSendStream[ev.Event], timeout: float, run_id: str) -> None:
+    def __init__(
+        self, send: MemoryObjectSendStream[ev.Event], timeout: float, run_id: str, pace: _Pace | None = None
+    ) -> None:
         self._send = send
         self._timeout = timeout
         self._run_id = run_id
+        self._pace = pace if pace is not None else _Pace()
         self.listening = True
         self.ended = False
         """Whether the run's last event (``RUN_FINISHED`` or ``RUN_ERROR``) has gone out."""
@@ -752,9 +786,13 @@ class _Outlet:
                 return
             except anyio.WouldBlock:  # a full buffer: wait for the caller (backpressure), within limits
                 pass
-            with anyio.move_on_after(self._timeout):
-                await self._send.send(event)
-                return
+            while True:
+                said = self._pace.count
+                with anyio.move_on_after(self._timeout):
+                    await self._send.send(event)
+                    return
+                if self._pace.count == said:
+                    break  # nothing taken, nothing written: stuck
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             self.listening = False  # the caller left; the run goes on and is saved
             return

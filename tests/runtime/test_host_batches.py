@@ -8,6 +8,7 @@ it) frees the run at once instead of holding it for the host's ``send_timeout``.
 from __future__ import annotations
 
 import gc
+from contextlib import aclosing
 
 import anyio
 import pytest
@@ -92,3 +93,31 @@ async def test_a_busy_thread_refuses_in_one_burst() -> None:
         assert [type(e) for e in batch] == [ev.RunErrorEvent] and batch[0].code == "THREAD_BUSY"
         assert await refused.next_batch() == []
         await first.aclose()
+
+
+@pytest.mark.parametrize("says_sent", [True, False], ids=["says it writes", "says nothing"])
+async def test_a_caller_writing_a_burst_slowly_is_dropped_only_when_it_says_nothing(says_sent: bool) -> None:
+    # A burst of 8 taken at once, each written in 0.1 s (well within the 0.5 s send timeout),
+    # takes 0.8 s: the run waits on its full stream all that time. A caller that says it is
+    # writing (RunEvents.sent) is still reading and gets every event; one that says nothing
+    # looks stuck for the whole timeout and is dropped, as a caller that stopped reading is.
+    async def ticks(ctx: RunContext) -> JSON:
+        for n in range(24):
+            await ctx.emit(ev.CustomEvent(name="tick", value=n))
+        return "done"
+
+    got: list[ev.Event] = []
+    async with Host(ticks, store=MemoryThreadStore(), buffer=8, send_timeout=0.5) as host:
+        async with aclosing(host.run(run_input("slow-burst"))) as events:
+            while batch := await events.next_batch():
+                for event in batch:
+                    await anyio.sleep(0.1)  # one frame's write
+                    got.append(event)
+                    if says_sent:
+                        events.sent()
+        record = await host.store.load("slow-burst")
+    assert record is not None and record.active_run is None  # the run itself always ends, and is saved
+    if says_sent:
+        assert len(got) == 1 + 24 + 1 and isinstance(got[-1], ev.RunFinishedEvent)
+    else:
+        assert not any(isinstance(e, ev.RunFinishedEvent) for e in got)

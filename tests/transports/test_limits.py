@@ -7,6 +7,7 @@ import base64
 import contextlib
 import logging
 import os
+import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -122,6 +123,26 @@ async def test_a_client_that_never_reads_frees_its_thread_within_the_send_timeou
                     await anyio.sleep(0.05)
         finally:
             await stuck.aclose()
+
+
+async def test_a_client_that_reads_slowly_but_steadily_gets_its_whole_run() -> None:
+    # Every frame goes out well within the send timeout, but a burst of them, written in one
+    # go, takes longer than it: the host must not take a client still reading its burst for
+    # one that stopped reading (it did, and closed the connection before RUN_FINISHED).
+    send_timeout = 1.0
+    store = MemoryThreadStore()
+    async with Host(agents.chatty_agent, store=store, tools=agents.TOOLS, send_timeout=send_timeout, buffer=8) as host:
+        async with WebSocketServer(host, port=0, send_timeout=send_timeout, max_size=None) as server:
+            async with connect(server.url, max_size=None, max_queue=1) as ws:
+                ws.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65_536)
+                await ws.send(start("steady", count=40, size=400_000))
+                frames: list[dict[str, Any]] = []
+                with anyio.fail_after(LIMIT):
+                    while not frames or frames[-1]["type"] not in ("RUN_FINISHED", "RUN_ERROR"):
+                        frames.append(orjson.loads(await ws.recv()))
+                        await anyio.sleep(0.1)  # one frame a tenth of a second: slow, never stuck
+    assert frames[-1]["type"] == "RUN_FINISHED" and frames[-1]["result"] == {"count": 40}
+    assert len(frames) == 1 + 40 + 1
 
 
 # -- the connection cap -----------------------------------------------------------------------
