@@ -419,7 +419,15 @@ class HttpApp:
                 try:
                     async with aclosing(self.host.run(run_input, principal=principal)) as events:
                         while batch := await next_batch(events):
-                            await pending.put(b"".join([sse_frame(encode_event(event)) for event in batch]))
+                            frames: list[bytes] = []
+                            for event in batch:
+                                try:
+                                    frames.append(sse_frame(encode_event(event)))
+                                except EncodeError:
+                                    if frames:  # the events before the one that fails still go out
+                                        await pending.put(b"".join(frames))
+                                    raise
+                            await pending.put(b"".join(frames))
                 except EncodeError as exc:
                     # Nothing honest can be sent now: end without completing the response.
                     log.error("run %r: %s; abandoning its response", run_input.run_id, exc.message)

@@ -22,6 +22,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from agui_core.machine.client import ClientMachine
+from agui_core.protocol import events as ev
 from agui_core.protocol.codec import decode_event, encode_input
 from agui_core.protocol.framing import SSEReader
 from agui_core.protocol.types import ResumeEntry, RunAgentInput, UserMessage
@@ -87,6 +88,24 @@ async def test_a_run_is_answered_with_its_events_as_server_sent_events() -> None
     for frame in events_of(response.content):
         machine.receive_event(decode_event(orjson.dumps(frame)), now=datetime.now(UTC))
     assert machine.awaiting_input and len(machine.open_interrupts) == 1
+
+
+async def test_an_event_that_cannot_be_encoded_cuts_the_stream_after_the_events_before_it() -> None:
+    async def unencodable(ctx: Any) -> Any:
+        await ctx.text("before")
+        await ctx.emit(ev.CustomEvent(name="bad", value={"not json": {1, 2}}))  # a set: no JSON for it
+        return "never"
+
+    async with serving(unencodable) as client:
+        response = await client.post("/", content=body(run_input("t")), headers=JSON_HEADERS)
+    frames = events_of(response.content)
+    # Nothing honest follows the bad event, not even an end; everything before it went out.
+    assert [f["type"] for f in frames] == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+    ]
 
 
 @pytest.mark.parametrize(
