@@ -148,7 +148,7 @@ class _Replay:
                     except anyio.WouldBlock:
                         await send.send(event)
 
-        async def start(run_input: Any, principal: str) -> Any:
+        async def start(run_input: Any, principal: str, pace: Any) -> Any:
             send, receive = anyio.create_memory_object_stream[Any](_HOST_BUFFER)
             task = asyncio.get_running_loop().create_task(feed(send))
             self._feeding.add(task)

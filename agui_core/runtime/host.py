@@ -255,10 +255,10 @@ class Host:
         return RunEvents(self._start, run_input, principal)
 
     async def _start(
-        self, run_input: RunAgentInput, principal: str
-    ) -> tuple[MemoryObjectReceiveStream[ev.Event], _Pace]:
-        """Start carrying out ``run_input``; the stream its caller's events come in, and the
-        count of the caller's progress with them."""
+        self, run_input: RunAgentInput, principal: str, pace: _Pace
+    ) -> MemoryObjectReceiveStream[ev.Event]:
+        """Start carrying out ``run_input``; the stream its caller's events come in (``pace``:
+        where the caller says it is writing them out)."""
         if self._group is None:
             raise RuntimeError("use the host as `async with Host(...) as host:`")
         thread_id = run_input.thread_id
@@ -268,12 +268,11 @@ class Host:
             with send:
                 for event in refused:
                     send.send_nowait(event)
-            return receive, _Pace()
+            return receive
         self._busy.add(thread_id)
         send, receive = anyio.create_memory_object_stream[ev.Event](self._buffer)
-        pace = _Pace()
         self._group.start_soon(self._carry_run, run_input, principal, send, pace)
-        return receive, pace
+        return receive
 
     async def _carry_run(
         self, run_input: RunAgentInput, principal: str, send: MemoryObjectSendStream[ev.Event], pace: _Pace
@@ -630,16 +629,16 @@ class RunEvents:
 
     def __init__(
         self,
-        start: Callable[[RunAgentInput, str], Awaitable[tuple[MemoryObjectReceiveStream[ev.Event], _Pace]]],
+        start: Callable[[RunAgentInput, str, _Pace], Awaitable[MemoryObjectReceiveStream[ev.Event]]],
         run_input: RunAgentInput,
         principal: str,
     ) -> None:
-        self._start: (
-            Callable[[RunAgentInput, str], Awaitable[tuple[MemoryObjectReceiveStream[ev.Event], _Pace]]] | None
-        ) = start
+        self._start: Callable[[RunAgentInput, str, _Pace], Awaitable[MemoryObjectReceiveStream[ev.Event]]] | None = (
+            start
+        )
         self._args = (run_input, principal)
         self._receive: MemoryObjectReceiveStream[ev.Event] | None = None
-        self._pace: _Pace | None = None
+        self._pace = _Pace()
         self._thread = threading.get_ident()  # the event loop's
 
     def __aiter__(self) -> RunEvents:
@@ -649,7 +648,7 @@ class RunEvents:
         """The run's stream, started on the first call; ``None`` once closed."""
         if self._start is not None:
             start, self._start = self._start, None
-            self._receive, self._pace = await start(*self._args)
+            self._receive = await start(*self._args, self._pace)
         return self._receive
 
     def sent(self) -> None:
@@ -660,9 +659,7 @@ class RunEvents:
         this is how it shows it still reads. Cheap, but a call a frame is not needed: once in
         a while during a slow write is enough.
         """
-        pace = self._pace
-        if pace is not None:
-            pace.count += 1
+        self._pace.count += 1
 
     async def __anext__(self) -> ev.Event:
         receive = self._receive if self._start is None else await self._stream()
