@@ -78,24 +78,26 @@ def _bad_id(value: object) -> str | None:
 
 def check_input_ids(run_input: RunAgentInput) -> None:
     """Refuse (``INVALID_INPUT``, with the path) an id that is empty, too long or not printable ASCII."""
-    places: list[tuple[tuple[str | int, ...], object]] = [
-        (("threadId",), run_input.thread_id),
-        (("runId",), run_input.run_id),
-        (("parentRunId",), run_input.parent_run_id),
-    ]
+    # Every input goes through here: the paths are built only for the id that fails.
+    for name, value in (("threadId", run_input.thread_id), ("runId", run_input.run_id)):
+        _check_id(value, name)
+    if run_input.parent_run_id is not None:
+        _check_id(run_input.parent_run_id, "parentRunId")
     for index, entry in enumerate(run_input.resume or ()):
-        places.append((("resume", index, "interruptId"), entry.interrupt_id))
+        _check_id(entry.interrupt_id, "resume", index, "interruptId")
     for index, message in enumerate(run_input.messages):
-        places.append((("messages", index, "id"), message.id))
-        places.append((("messages", index, "toolCallId"), getattr(message, "tool_call_id", None)))
+        _check_id(message.id, "messages", index, "id")
+        call_id = getattr(message, "tool_call_id", None)
+        if call_id is not None:
+            _check_id(call_id, "messages", index, "toolCallId")
         for number, call in enumerate(getattr(message, "tool_calls", None) or ()):
-            places.append((("messages", index, "toolCalls", number, "id"), call.id))
-    for path, value in places:
-        why = _bad_id(value)
-        if why is not None:
-            raise RemoteProtocolError(
-                RunErrorCode.INVALID_INPUT, f"invalid RunAgentInput at {format_path(path)}: {why}"
-            )
+            _check_id(call.id, "messages", index, "toolCalls", number, "id")
+
+
+def _check_id(value: object, *path: str | int) -> None:
+    why = _bad_id(value)
+    if why is not None:
+        raise RemoteProtocolError(RunErrorCode.INVALID_INPUT, f"invalid RunAgentInput at {format_path(path)}: {why}")
 
 
 def check_input_depth(run_input: RunAgentInput) -> None:
