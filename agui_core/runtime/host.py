@@ -625,7 +625,7 @@ class RunEvents:
     before the run ends; the run goes on.
     """
 
-    __slots__ = ("__weakref__", "_args", "_pace", "_receive", "_start", "_thread")
+    __slots__ = ("__weakref__", "_args", "_pace", "_receive", "_start", "_thread", "_waiting")
 
     def __init__(
         self,
@@ -639,6 +639,7 @@ class RunEvents:
         self._args = (run_input, principal)
         self._receive: MemoryObjectReceiveStream[ev.Event] | None = None
         self._pace = _Pace()
+        self._waiting = False
         self._thread = threading.get_ident()  # the event loop's
 
     def __aiter__(self) -> RunEvents:
@@ -662,7 +663,17 @@ class RunEvents:
         self._pace.count += 1
 
     async def __anext__(self) -> ev.Event:
-        receive = self._receive if self._start is None else await self._stream()
+        if self._waiting:
+            # As an async generator says it: two tasks taking one stream would each miss events.
+            raise RuntimeError("another task is already waiting for this run's next event")
+        if self._start is None:
+            receive = self._receive
+        else:
+            self._waiting = True
+            try:
+                receive = await self._stream()
+            finally:
+                self._waiting = False
         if receive is None:
             raise StopAsyncIteration
         # Take what is already buffered without a trip through the event loop: a run streams
@@ -674,11 +685,14 @@ class RunEvents:
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             self._close()
             raise StopAsyncIteration from None
+        self._waiting = True
         try:
             return await receive.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             self._close()
             raise StopAsyncIteration from None
+        finally:
+            self._waiting = False
 
     async def next_batch(self) -> list[ev.Event]:
         """Every event ready now, in order: waits for the first; ``[]`` once the stream has ended."""

@@ -121,3 +121,34 @@ async def test_a_caller_writing_a_burst_slowly_is_dropped_only_when_it_says_noth
         assert len(got) == 1 + 24 + 1 and isinstance(got[-1], ev.RunFinishedEvent)
     else:
         assert not any(isinstance(e, ev.RunFinishedEvent) for e in got)
+
+
+async def test_two_tasks_taking_one_runs_events_at_once_is_an_error_not_a_lost_stream() -> None:
+    release = anyio.Event()
+
+    async def waits(ctx: RunContext) -> JSON:
+        await release.wait()
+        return "done"
+
+    async with Host(waits, store=MemoryThreadStore()) as host:
+        events = host.run(run_input("shared"))
+        firsts: list[ev.Event] = []
+
+        async def take_first() -> None:
+            firsts.append(await events.__anext__())  # RUN_STARTED
+            firsts.append(await events.__anext__())  # waits: the run waits on release
+
+        with anyio.fail_after(LIMIT):  # taken twice at once, the second would wait for ever
+            async with anyio.create_task_group() as group:
+                group.start_soon(take_first)
+                await anyio.wait_all_tasks_blocked()
+                try:
+                    with pytest.raises(RuntimeError, match="another task is already waiting"):
+                        await events.__anext__()
+                    with pytest.raises(RuntimeError, match="another task is already waiting"):
+                        await events.next_batch()
+                finally:
+                    release.set()
+        rest = [event async for event in events]
+    assert [type(e) for e in firsts] == [ev.RunStartedEvent, ev.RunFinishedEvent]
+    assert rest == []
