@@ -50,7 +50,9 @@ read; and what clients can repeat at will is logged once per burst (:class:`Burs
 Speed: a run streams in bursts. A transport that takes a run's events with :func:`next_batch`
 (every event ready at once) and encodes and writes each burst in one go spends per event
 little more than the encoding; one that awaits something per event (a timeout scope, a
-queue, a write) spends more on that than on the event.
+queue, a write) spends more on that than on the event. A burst written frame by frame can
+take a while; calling :func:`progress_of` ``(events)`` as it goes tells the host the client
+still reads, so it is not dropped as one that stopped.
 """
 
 from __future__ import annotations
