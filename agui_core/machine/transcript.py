@@ -156,10 +156,9 @@ class Transcript:
                 owner, holder = (None, None) if found is None else (found[0], found[1]["function"])
             if holder is None or owner is None:
                 return
+            # The owner's structured form goes stale when the stream is joined (settle, end_stream).
             stream = self.streams[key] = (holder, field, [holder.get(field) or ""], owner)
-            self.touch(owner)
         stream[2].append(delta)
-        self.structured = None
 
     def settle(self) -> None:
         """Join the text streamed since the messages were last read into the messages."""
