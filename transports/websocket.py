@@ -154,8 +154,6 @@ _INTERNAL_ERROR: Final = 1011
 
 
 _THREADS: Final = "/threads/"
-_LAST_EVENTS: Final = frozenset({ev.RunFinishedEvent, ev.RunErrorEvent})
-"""The events that end a run (their classes: events are never subclassed)."""
 
 
 def _json(connection: ServerConnection, status: HTTPStatus, body: bytes) -> Response:
@@ -514,7 +512,7 @@ class WebSocketServer:
             try:
                 for event in events:
                     await connection.send(encode_event(event), text=True)
-                    ended = event.__class__ in _LAST_EVENTS
+                    ended = event.__class__ in ev.RUN_END_CLASSES
                     now = time.monotonic()
                     if now - stamp > renew:
                         writing.deadline = anyio.current_time() + timeout

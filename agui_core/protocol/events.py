@@ -28,6 +28,7 @@ from agui_core.protocol.types import (
 __all__ = [
     "EVENT_CLASSES",
     "EVENT_CLASS_BY_TYPE",
+    "RUN_END_CLASSES",
     "ActivityDeltaEvent",
     "ActivitySnapshotEvent",
     "CustomEvent",
@@ -555,6 +556,10 @@ EVENT_CLASS_BY_TYPE: Mapping[str, type[Any]] = {
     attrs.fields(cls).type.default: cls for cls in EVENT_CLASSES
 }
 """The event class for each wire ``type``."""
+
+RUN_END_CLASSES: frozenset[type[Any]] = frozenset({RunFinishedEvent, RunErrorEvent})
+"""The classes of the events that end a run (looked up by an event's exact class: cheaper than
+``isinstance`` once per event, and event classes are not subclassed)."""
 
 EventType: TypeAlias = str
 """The wire ``type`` of an event; the known values are the keys of ``EVENT_CLASS_BY_TYPE``."""

@@ -738,10 +738,6 @@ _LONE_EVENTS = (Emit, Reject)
 """Effects that only send an event: a step of one of them needs no shield and no save."""
 
 
-_RUN_ENDS = frozenset({ev.RunFinishedEvent, ev.RunErrorEvent})
-"""The events that end a run (by class: events are never subclassed; a set is cheaper than isinstance)."""
-
-
 def _run_error(message: str) -> ev.RunErrorEvent:
     return ev.RunErrorEvent(message=message, code=RunErrorCode.AGENT_ERROR.value)
 
@@ -778,7 +774,7 @@ class _Outlet:
     def offer(self, event: ev.Event) -> bool:
         """Put ``event`` in the caller's stream if there is room; ``False``: await the outlet instead
         (for the rest: a full stream, a caller gone, a run's last event)."""
-        if not self.listening or event.__class__ in _RUN_ENDS:
+        if not self.listening or event.__class__ in ev.RUN_END_CLASSES:
             return False
         try:
             self._send.send_nowait(event)
@@ -787,7 +783,7 @@ class _Outlet:
         return True
 
     async def __call__(self, event: ev.Event) -> None:
-        if event.__class__ in _RUN_ENDS:
+        if event.__class__ in ev.RUN_END_CLASSES:
             self.ended = True
         if not self.listening:
             return
