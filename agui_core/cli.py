@@ -236,15 +236,30 @@ def _tls(args: argparse.Namespace) -> Any:
 
 def _limits(args: argparse.Namespace) -> dict[str, Any]:
     """The transport limits given on the command line (0: none); the others keep their defaults."""
-    for flag, value in (("--send-timeout", args.send_timeout), ("--rate-burst", args.rate_burst)):
-        if value is not None and not value > 0:
+    for flag, value in (
+        ("--send-timeout", args.send_timeout),
+        ("--rate-burst", args.rate_burst),
+        ("--header-timeout", args.header_timeout),
+        ("--keepalive-timeout", args.keepalive_timeout),
+    ):
+        if value is not None and not 0 < value < float("inf"):
             raise ValueError(f"{flag} {value:g} is not a positive number")
-    for flag, value in (("--max-connections", args.max_connections), ("--rate-limit", args.rate_limit)):
+    for flag, value in (
+        ("--max-connections", args.max_connections),
+        ("--max-connections-per-client", args.max_connections_per_client),
+        ("--rate-limit", args.rate_limit),
+    ):
         if value is not None and value < 0:
             raise ValueError(f"{flag} {value:g} is negative (0 means none)")
     limits: dict[str, Any] = {}
     if args.max_connections is not None:
         limits["max_connections"] = args.max_connections or None
+    if args.max_connections_per_client is not None:
+        limits["max_connections_per_client"] = args.max_connections_per_client or None
+    if args.header_timeout is not None:
+        limits["header_timeout"] = args.header_timeout
+    if args.keepalive_timeout is not None:
+        limits["keepalive_timeout"] = args.keepalive_timeout
     if args.rate_limit is not None:
         limits["rate_limit"] = args.rate_limit or None
     if args.rate_burst is not None:
@@ -666,7 +681,28 @@ def _parser() -> argparse.ArgumentParser:
         "--max-connections",
         type=int,
         metavar="N",
-        help="connections open at once; more get HTTP 503 (default 1024; 0: no cap)",
+        help="connections open at once; when full, a new one takes the place of the oldest that has not yet"
+        " carried an authenticated request, else it gets HTTP 503 (default 1024; 0: no cap)",
+    )
+    limits.add_argument(
+        "--max-connections-per-client",
+        type=int,
+        metavar="N",
+        help="connections one client address (an IPv6 /64) may hold at once; behind a proxy on this machine"
+        " every client has the proxy's address (default 64; 0: no cap)",
+    )
+    limits.add_argument(
+        "--header-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="how long a client may take to send a whole request head or WebSocket handshake (default 10)",
+    )
+    limits.add_argument(
+        "--keepalive-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="how long an idle connection is kept: HTTP between requests, WebSocket before its first input"
+        " (default 15)",
     )
     limits.add_argument(
         "--rate-limit",

@@ -55,12 +55,19 @@ that stops reading: a write waits ``send_timeout`` seconds (10 by default) at mo
 application leaves the response unfinished (the server closes the connection) and the run
 goes on unheard.
 
-Limits: :class:`HttpTransport` caps the connections (``options.max_connections``, 1,024 by
-default, through uvicorn's ``limit_concurrency``: a request past it gets HTTP 503 and a short
-body, logged once per burst). A run is one request, so there is no per-connection rate of
-inputs to limit: the cap bounds how many runs and requests are in flight at once; a limit per
-client (by address or token) belongs in front of the server, in a proxy. A client's mistake
-is logged in one line at most, never with a traceback.
+Limits: :class:`HttpTransport` admits each connection as it is accepted, before reading a
+byte of it (a :class:`~agui_transports.connections.ConnectionGate`): 1,024 connections in all
+and 64 per client address by default (``options.max_connections``,
+``options.max_connections_per_client``); when full, a new connection takes the place of the
+oldest one that has not yet carried an authenticated request (a client that never sends a
+token cannot lock out those that do), and past that a connection is answered ``503`` and
+closed. Every accepted socket gets ``TCP_NODELAY`` (without it, each response after the first
+on a kept-alive connection waited 40 ms for the client's delayed ACK). A request head must
+arrive whole within ``options.header_timeout`` seconds (10) of the connection, or of the first
+byte of a later request on it, else the connection is closed (``408`` when part of a head
+came); a connection idle between requests is closed after ``options.keepalive_timeout``
+seconds (15). A run is one request, so there is no per-connection rate of inputs to limit.
+A client's mistake is logged in one line at most, never with a traceback.
 
 :class:`HttpTransport` is the ``http`` plugin of ``agui serve`` (``agui serve MODULE:AGENT
 --http HOST:PORT``): the application under uvicorn (``pip install 'agui-core[http]'``).
@@ -68,8 +75,9 @@ is logged in one line at most, never with a traceback.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import ipaddress
+import contextvars
 import logging
 import math
 import socket
@@ -80,6 +88,17 @@ from typing import Any, Final
 
 import anyio
 import orjson
+from agui_transports.connections import (
+    HOST_NOT_ALLOWED,
+    ConnectionGate,
+    Ticket,
+    loopback_name,
+    no_delay,
+    peer_of,
+    refuse,
+    request_timeout,
+    service_unavailable,
+)
 from agui_transports.plugin import (
     ServeOptions,
     bearer_token,
@@ -155,6 +174,8 @@ _SSE_HEADERS: Final = [
     (b"x-accel-buffering", b"no"),  # proxies that buffer responses (nginx) must not hold events back
 ]
 _JSON: Final = (b"content-type", b"application/json")
+_TICKET: Final = "agui.connection"  # the scope extension naming the request's connection (HttpTransport)
+_ticket: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar("agui_http_ticket", default=None)
 
 
 class _Refused(Exception):
@@ -278,18 +299,16 @@ class HttpApp:
             await send({"type": "websocket.close", "code": 1008})  # refused: this application speaks HTTP
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Each request runs in a task (a context) of its own: the request's connection, for _principal.
+        _ticket.set(scope.get("extensions", {}).get(_TICKET))
         headers = _headers(scope)
         method: str = scope["method"]
         path = _route(scope)
         origin = headers.get("origin")
         cors: list[tuple[bytes, bytes]] = []
         try:
-            if self.loopback_names_only and "host" in headers and not _loopback_name(headers["host"]):
-                raise _Refused(
-                    403,
-                    "host_not_allowed",
-                    "this host answers requests addressed to a loopback name only (127.0.0.1, [::1], localhost)",
-                )
+            if self.loopback_names_only and not loopback_name(headers.get("host", "")):
+                raise _Refused(403, "host_not_allowed", HOST_NOT_ALLOWED)
             if origin is not None and not self._own_origin(scope, headers, origin):
                 if not origin_allowed(origin, self.allow_origins):
                     raise _Refused(403, "origin_not_allowed", f"requests from origin {origin!r} are not allowed")
@@ -352,9 +371,13 @@ class HttpApp:
     async def _principal(self, headers: Mapping[str, str]) -> str:
         credentials = Credentials(bearer=bearer_token(headers.get("authorization")), headers=headers)
         try:
-            return await self.host.authenticate(credentials)
+            principal = await self.host.authenticate(credentials)
         except AuthenticationError as exc:
             raise _Refused(401, "unauthorized", exc.message, [(b"www-authenticate", b"Bearer")]) from None
+        ticket = _ticket.get()
+        if ticket is not None:  # served by HttpTransport: the connection keeps its place
+            ticket.prove()
+        return principal
 
     async def _run(
         self, headers: Mapping[str, str], receive: Receive, send: Send, cors: list[tuple[bytes, bytes]]
@@ -471,7 +494,7 @@ class HttpApp:
         scheme = "https" if scope.get("scheme") in ("https", "wss") else "http"
         if origin.strip().rstrip("/").lower() != f"{scheme}://{headers['host']}".lower():
             return False
-        return self.host.authenticator is not None or _loopback_name(headers["host"])
+        return self.host.authenticator is not None or loopback_name(headers["host"])
 
     async def _inbox(self, headers: Mapping[str, str], send: Send, cors: list[tuple[bytes, bytes]]) -> None:
         principal = await self._principal(headers)
@@ -589,18 +612,6 @@ def _console_files() -> dict[str, tuple[bytes, bytes]]:
     return files
 
 
-def _loopback_name(host_header: str) -> bool:
-    """Whether a ``Host`` header names this machine by a loopback address or ``localhost``."""
-    name = host_header.rpartition(":")[0] if not host_header.endswith("]") else host_header
-    name = (name or host_header).strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
 def _route(scope: Scope) -> str:
     """The path below where the application is mounted (``root_path``), as routers see it."""
     path: str = scope["path"]
@@ -628,8 +639,89 @@ async def _lifespan(receive: Receive, send: Send) -> None:
 
 
 def _bind(address: str, port: int) -> socket.socket:
+    """The listening socket, made as TCP explicitly: asyncio sets ``TCP_NODELAY`` on what it
+    accepts only when the listener says ``IPPROTO_TCP`` (``socket.create_server`` says 0)."""
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    return socket.create_server((address, port), family=family, backlog=1024)
+    listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        listener.bind((address, port))
+        listener.listen(1024)
+    except BaseException:
+        listener.close()
+        raise
+    return listener
+
+
+def _guarded_protocol(gate: ConnectionGate, header_timeout: float) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP/1.1 protocol (h11) with this transport's edge (see the module docstring):
+    each accepted connection admitted by ``gate``, ``TCP_NODELAY``, and a request head due
+    within ``header_timeout`` seconds of the connection or of its first byte."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class GuardedH11Protocol(H11Protocol):
+        _ticket: Ticket | None = None
+        _head_due: asyncio.TimerHandle | None = None
+        _scoped: Scope | None = None  # the last request handed the ticket
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            no_delay(transport)
+            ticket = gate.admit(peer_of(transport), transport.abort)
+            if ticket is None:
+                refuse(transport, service_unavailable("too many connections; try again later"))
+                return
+            self._ticket = ticket
+            super().connection_made(transport)
+            self._await_head()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._head_arrived()
+            if self._ticket is not None:
+                self._ticket.release()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.conn.their_state is not h11.IDLE:
+                self._head_arrived()
+            elif self._head_due is None and not self.transport.is_closing():
+                self._await_head()  # the first bytes of the next request: its head is due
+            self._hand_ticket()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._hand_ticket()  # a request sent before this response ended may have been read
+
+        def _hand_ticket(self) -> None:
+            """Put the connection's ticket in the scope of a request just read (its task has not
+            started yet), so that the application can say the request was authenticated."""
+            scope = self.scope
+            if scope is not None and scope is not self._scoped:
+                self._scoped = scope
+                scope.setdefault("extensions", {})[_TICKET] = self._ticket
+
+        def _await_head(self) -> None:
+            self._head_due = self.loop.call_later(header_timeout, self._head_late)
+
+        def _head_arrived(self) -> None:
+            if self._head_due is not None:
+                self._head_due.cancel()
+                self._head_due = None
+
+        def _head_late(self) -> None:
+            self._head_due = None
+            if self.conn.their_state is not h11.IDLE or self.transport.is_closing():
+                return
+            late = f"the request head did not arrive within {header_timeout:g} s"
+            if self.conn.trailing_data[0]:  # part of a request came: say why it is cut
+                self.transport.write(request_timeout(late))
+            log.debug("closed a connection: %s", late)
+            self.transport.close()
+
+    return GuardedH11Protocol
 
 
 class HttpTransport:
@@ -637,12 +729,15 @@ class HttpTransport:
     ``HOST:PORT`` (default ``127.0.0.1:8000``; port 0: any free port).
 
     Settings: ``max_body`` (bytes, default 1 MiB), ``body_timeout`` (seconds, default 30),
-    ``keep_alive`` (seconds an idle connection stays open, default 5), ``send_timeout``
-    (seconds, default the host's), ``feed_heartbeat`` (seconds between comment lines on an idle
-    inbox feed, and between checks of its credentials; default 15). The trust options are the plugin contract's:
-    ``options.allow_origins``, ``options.ssl`` (``https://``) and ``options.loopback_only``
-    (refuses to listen on anything but a loopback address); ``options.max_connections`` is
-    uvicorn's ``limit_concurrency``.
+    ``send_timeout`` (seconds, default the host's), ``feed_heartbeat`` (seconds between comment
+    lines on an idle inbox feed, and between checks of its credentials; default 15). The trust
+    options are the plugin contract's: ``options.allow_origins``, ``options.ssl`` (``https://``)
+    and ``options.loopback_only`` (refuses to listen on anything but a loopback address, and
+    requests naming another host). So are the edge's limits: each connection is admitted by a
+    :class:`~agui_transports.connections.ConnectionGate` (``options.max_connections``,
+    ``options.max_connections_per_client``) as it is accepted, gets ``TCP_NODELAY``, has
+    ``options.header_timeout`` seconds for each request head and is closed after
+    ``options.keepalive_timeout`` seconds idle between requests.
 
     On ``options.stop`` the server accepts nothing new, closes idle connections and gives the
     streams in flight ``options.grace`` seconds; streams still open then are cut (their runs go
@@ -654,7 +749,7 @@ class HttpTransport:
     async def serve(self, host: Host, options: ServeOptions) -> None:
         import uvicorn  # an optional dependency: imported only by those who serve HTTP
 
-        known = {"max_body", "body_timeout", "keep_alive", "send_timeout", "console", "feed_heartbeat"}
+        known = {"max_body", "body_timeout", "send_timeout", "console", "feed_heartbeat"}
         unknown = set(options.settings) - known
         if unknown:
             raise ValueError(f"the http transport has no option {', '.join(sorted(unknown))}")
@@ -677,10 +772,15 @@ class HttpTransport:
             lifespan="off",
             log_config=None,
             access_log=False,
-            timeout_keep_alive=setting(s, "keep_alive", float, 5.0),
+            timeout_keep_alive=options.keepalive_timeout,
             timeout_graceful_shutdown=options.grace,
-            # uvicorn refuses once connections >= the limit, counting the one asking: one more.
-            limit_concurrency=None if options.max_connections is None else options.max_connections + 1,
+            # The gate caps connections as they are accepted, before uvicorn reads a byte.
+            http=_guarded_protocol(
+                ConnectionGate(
+                    max_connections=options.max_connections, max_per_client=options.max_connections_per_client
+                ),
+                options.header_timeout,
+            ),
         )
         config.load()
         fold_server_noise()

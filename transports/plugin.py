@@ -33,14 +33,24 @@ Trust (SPEC section 9) is part of the contract too. A transport:
   ``agui serve`` when the host has no authenticator and ``--insecure`` was not given), on no
   other: it raises ``ValueError`` before listening (see :func:`require_loopback`), and a
   transport that serves browsers plain ``GET`` requests (which carry no ``Origin``) refuses
-  those whose ``Host`` is not a loopback name, so a page whose own name was rebound to the
-  loopback address reads nothing (the WebSocket handshake always carries an ``Origin``);
+  every request whose ``Host`` is not a loopback name (one check for all of them:
+  :func:`~agui_transports.connections.loopback_name`, refused with HTTP 403
+  ``host_not_allowed``), so a page whose own name was rebound to the loopback address reads
+  nothing;
 - reads each input with :func:`read_input` and refuses it with
   :func:`~agui_core.runtime.host.refusal` of the error, so the ``RUN_ERROR`` code is the
   error's own on every transport; a client's fault is never logged with a traceback.
 
-Limits are part of it as well. A transport that accepts connections refuses those past
-``options.max_connections`` cleanly (HTTP 503 for a handshake or a request); where one
+Limits are part of it as well. A transport that accepts connections admits each through a
+:class:`~agui_transports.connections.ConnectionGate` as it is accepted (``options.max_connections``
+in all, ``options.max_connections_per_client`` per client address; when full, a new connection
+takes the place of the oldest one that has not yet carried a request its host accepted, so
+clients that never authenticate cannot lock out those that do) and refuses the rest cleanly
+(HTTP 503, see :func:`~agui_transports.connections.refuse`); it sets ``TCP_NODELAY`` on every
+accepted socket (:func:`~agui_transports.connections.no_delay`); it closes a connection whose
+request head (or WebSocket handshake) has not arrived within ``options.header_timeout`` seconds,
+and one idle for ``options.keepalive_timeout`` seconds (between HTTP requests; a WebSocket
+before its first input); where one
 connection carries many inputs, it limits them to ``options.rate_limit`` a second
 (:class:`TokenBucket`; ``RUN_ERROR`` ``RATE_LIMITED`` past it); it bounds every write to a
 client by the host's ``send_timeout`` and closes the connection of a client that does not
@@ -74,7 +84,10 @@ from agui_core.protocol.types import RunAgentInput
 from agui_core.runtime.host import Host, RunEvents
 
 __all__ = [
+    "DEFAULT_HEADER_TIMEOUT",
+    "DEFAULT_KEEPALIVE_TIMEOUT",
     "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_MAX_CONNECTIONS_PER_CLIENT",
     "DEFAULT_RATE_LIMIT",
     "ENTRY_POINT_GROUP",
     "MAX_INPUT_DEPTH",
@@ -107,6 +120,16 @@ DEFAULT_RATE_LIMIT: Final = 20.0
 """How many inputs a second one connection may send on average, unless told otherwise;
 the burst allowed is twice that."""
 
+DEFAULT_MAX_CONNECTIONS_PER_CLIENT: Final = 64
+"""How many connections one client address may hold at once, unless told otherwise."""
+
+DEFAULT_HEADER_TIMEOUT: Final = 10.0
+"""Seconds a client has to send a whole request head (an HTTP request's, a WebSocket handshake's)."""
+
+DEFAULT_KEEPALIVE_TIMEOUT: Final = 15.0
+"""Seconds an idle connection is kept: an HTTP connection between requests, a WebSocket
+connection that has not sent its first input."""
+
 
 @attrs.frozen(kw_only=True)
 class ServeOptions:
@@ -127,8 +150,13 @@ class ServeOptions:
     name only.
 
     ``max_connections`` is how many connections the transport holds open at once (``None``:
-    no cap); ``rate_limit`` how many inputs a second one connection may send on average, in
-    bursts of up to ``rate_burst`` (``None``: twice the rate); ``rate_limit=None``: no limit.
+    no cap), ``max_connections_per_client`` how many of them one client address may hold
+    (``None``: no cap); ``rate_limit`` how many inputs a second one connection may send on
+    average, in bursts of up to ``rate_burst`` (``None``: twice the rate); ``rate_limit=None``:
+    no limit. ``header_timeout`` is how many seconds a client has to send a whole request head
+    (an HTTP request's, a WebSocket handshake's), from its connection or from the first byte of
+    its next request; ``keepalive_timeout`` how many seconds an idle connection is kept (an HTTP
+    connection between requests, a WebSocket connection before its first input).
     """
 
     address: str | None = None
@@ -140,8 +168,11 @@ class ServeOptions:
     ssl: SSLContext | None = None
     loopback_only: bool = False
     max_connections: int | None = DEFAULT_MAX_CONNECTIONS
+    max_connections_per_client: int | None = DEFAULT_MAX_CONNECTIONS_PER_CLIENT
     rate_limit: float | None = DEFAULT_RATE_LIMIT
     rate_burst: int | None = None
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT
+    keepalive_timeout: float = DEFAULT_KEEPALIVE_TIMEOUT
 
 
 @runtime_checkable

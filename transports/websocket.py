@@ -77,7 +77,10 @@ listened to (they go on in the host) and their connections are closed.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
+import math
 import time
 import weakref
 from collections.abc import Callable, Iterable, Sequence
@@ -85,16 +88,28 @@ from contextlib import aclosing
 from http import HTTPStatus
 from ssl import SSLContext
 from types import TracebackType
-from typing import Final, Literal, Self
+from typing import Any, Final, Literal, Self
 from urllib.parse import unquote
 
 import anyio
 import anyio.abc
 import orjson
+from agui_transports.connections import (
+    HOST_NOT_ALLOWED,
+    ConnectionGate,
+    Ticket,
+    loopback_name,
+    no_delay,
+    peer_of,
+    refuse,
+    service_unavailable,
+)
 from agui_transports.plugin import (
+    DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_KEEPALIVE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
     DEFAULT_RATE_LIMIT,
-    BurstLog,
     ServeOptions,
     TokenBucket,
     bearer_token,
@@ -110,6 +125,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed, NegotiationError
 from websockets.http11 import Request, Response
+from websockets.server import ServerProtocol
 from websockets.typing import Subprotocol
 
 from agui_core.errors import AguiError, EncodeError, InvalidInputError, RemoteProtocolError, RunErrorCode
@@ -218,13 +234,41 @@ def parse_address(address: str | None, *, default_port: int = DEFAULT_PORT) -> t
     return host, number
 
 
+class _GuardedConnection(ServerConnection):
+    """A connection admitted by the server's :class:`ConnectionGate` as it is accepted, with
+    ``TCP_NODELAY``; one the gate refuses is answered ``503`` before websockets sees it."""
+
+    def __init__(self, gate: ConnectionGate, protocol: ServerProtocol, server: Server, **options: Any) -> None:
+        super().__init__(protocol, server, **options)
+        self.gate = gate
+        self.ticket: Ticket | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        no_delay(transport)
+        self.ticket = self.gate.admit(peer_of(transport), transport.abort)
+        if self.ticket is None:
+            refuse(transport, service_unavailable("too many connections; try again later"))
+            return
+        super().connection_made(transport)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.ticket is not None:
+            self.ticket.release()
+        super().connection_lost(exc)
+
+
 class _Session:
     """One connection, as the server tracks it."""
 
-    __slots__ = ("bucket", "connection", "listening", "over_limit", "principal", "running")
+    __slots__ = ("bucket", "connection", "listening", "over_limit", "principal", "running", "ticket")
 
-    def __init__(self, connection: ServerConnection, principal: str, bucket: TokenBucket | None) -> None:
+    def __init__(
+        self, connection: ServerConnection, principal: str, bucket: TokenBucket | None, ticket: Ticket | None
+    ) -> None:
         self.connection = connection
+        self.ticket = ticket
+        """The connection's place at the server's gate: proven by its first input."""
         self.principal = principal
         self.bucket = bucket
         self.over_limit = 0
@@ -265,9 +309,16 @@ class WebSocketServer:
         ssl: SSLContext | None = None,
         send_timeout: float = DEFAULT_SEND_TIMEOUT,
         max_connections: int | None = DEFAULT_MAX_CONNECTIONS,
+        max_connections_per_client: int | None = DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
         rate_limit: float | None = DEFAULT_RATE_LIMIT,
         rate_burst: int | None = None,
+        header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+        keepalive_timeout: float = DEFAULT_KEEPALIVE_TIMEOUT,
+        loopback_names_only: bool = False,
     ) -> None:
+        for name, seconds in (("header_timeout", header_timeout), ("keepalive_timeout", keepalive_timeout)):
+            if not 0 < seconds < math.inf:
+                raise ValueError(f"{name} must be a positive number of seconds, not {seconds!r}")
         if rate_limit is not None:
             TokenBucket(rate_limit, _burst(rate_limit, rate_burst))  # a bad limit fails here, not per connection
         self.host = host
@@ -277,6 +328,11 @@ class WebSocketServer:
         self.ssl = ssl
         self.send_timeout = send_timeout
         self.max_connections = max_connections
+        self.max_connections_per_client = max_connections_per_client
+        self.gate = ConnectionGate(max_connections=max_connections, max_per_client=max_connections_per_client)
+        """Which accepted connections may stay (see :class:`~agui_transports.connections.ConnectionGate`)."""
+        self.keepalive_timeout = keepalive_timeout
+        self.loopback_names_only = loopback_names_only
         self.rate_limit = rate_limit
         self.rate_burst = None if rate_limit is None else _burst(rate_limit, rate_burst)
         self._port = port
@@ -287,9 +343,11 @@ class WebSocketServer:
             "ping_timeout": ping_timeout,
             "write_limit": write_limit,
             "close_timeout": close_timeout,
+            "open_timeout": header_timeout,  # the whole handshake, from the connection on
             "ssl": ssl,
             "process_request": self._admit,
             "select_subprotocol": _select_subprotocol,
+            "create_connection": functools.partial(_GuardedConnection, self.gate),
         }
         self._close_timeout = close_timeout
         self._server: Server | None = None
@@ -298,7 +356,6 @@ class WebSocketServer:
         self._principals: weakref.WeakKeyDictionary[ServerConnection, str] = weakref.WeakKeyDictionary()
         self._capabilities: bytes | None = None
         self._stopping = False
-        self._at_capacity = BurstLog(log, level=logging.WARNING)
 
     @property
     def port(self) -> int:
@@ -365,13 +422,13 @@ class WebSocketServer:
         await server.wait_closed()
 
     async def _admit(self, connection: ServerConnection, request: Request) -> Response | None:
-        """The handshake's gate: past the cap 503, a foreign origin 403, refused credentials 401;
-        the two JSON resources (capabilities, thread views) are answered here, never upgraded."""
-        if self.max_connections is not None and len(self._sessions) + len(self._principals) >= self.max_connections:
-            self._at_capacity.note("refused handshakes: %d connections is the cap", self.max_connections)
-            response = connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "too many connections; try again later\n")
-            response.headers["Retry-After"] = "1"
-            return response
+        """The handshake's checks (the gate admitted the connection already): a host named by
+        another name than a loopback one 403 (when told ``loopback_names_only``), a foreign
+        origin 403, refused credentials 401; the two JSON resources (capabilities, thread
+        views) are answered here, never upgraded."""
+        if self.loopback_names_only and not loopback_name(request.headers.get("Host", "")):
+            body = orjson.dumps({"error": "host_not_allowed", "message": HOST_NOT_ALLOWED})
+            return _json(connection, HTTPStatus.FORBIDDEN, body)
         origins = request.headers.get_all("Origin")
         if origins and (len(origins) > 1 or not origin_allowed(origins[0], self.allow_origins)):
             log.info("refused a handshake from origin %r", ", ".join(origins)[:200])
@@ -412,10 +469,13 @@ class WebSocketServer:
         if principal is None:  # cannot happen: every upgraded handshake went through _admit
             await connection.close(_INTERNAL_ERROR, "no principal")
             return
-        session = _Session(connection, principal, self._bucket())
+        ticket = connection.ticket if isinstance(connection, _GuardedConnection) else None
+        session = _Session(connection, principal, self._bucket(), ticket)
         self._sessions.add(session)
         try:
             async with anyio.create_task_group() as group:
+                idle = anyio.CancelScope()
+                group.start_soon(self._close_if_idle, session, idle)
                 try:
                     async for message in connection:
                         if self._stopping and not session.running:
@@ -428,6 +488,7 @@ class WebSocketServer:
                         await self._receive(session, message, group)
                 except ConnectionClosed:
                     pass
+                idle.cancel()
                 if session.listening is not None:
                     # The peer left mid-run: stop listening. The run goes on in the host.
                     session.listening.cancel()
@@ -446,6 +507,8 @@ class WebSocketServer:
         except InvalidInputError as exc:
             await self._refuse(connection, exc)
             return
+        if session.ticket is not None:
+            session.ticket.prove()  # an input from a principal the handshake accepted
         if session.running:
             busy = (
                 f"a run is in flight on this connection; send input {run_input.run_id!r} "
@@ -455,6 +518,14 @@ class WebSocketServer:
             return
         session.running = True
         group.start_soon(self._carry, session, run_input)
+
+    async def _close_if_idle(self, session: _Session, idle: anyio.CancelScope) -> None:
+        """Close the connection if it sent no input within ``keepalive_timeout`` of its upgrade."""
+        with idle:
+            await anyio.sleep(self.keepalive_timeout)
+            if session.ticket is not None and not session.ticket.proven:
+                log.info("closing a connection that sent no input within %g s", self.keepalive_timeout)
+                await self._drop(session.connection, _POLICY_VIOLATION, "no input")
 
     def _bucket(self) -> TokenBucket | None:
         if self.rate_limit is None or self.rate_burst is None:
@@ -639,8 +710,12 @@ class WebSocketTransport:
             ssl=options.ssl,
             send_timeout=setting(s, "send_timeout", float, host.send_timeout),
             max_connections=options.max_connections,
+            max_connections_per_client=options.max_connections_per_client,
             rate_limit=options.rate_limit,
             rate_burst=options.rate_burst,
+            header_timeout=options.header_timeout,
+            keepalive_timeout=options.keepalive_timeout,
+            loopback_names_only=options.loopback_only,
         )
         await server.start()
         if options.ready is not None:

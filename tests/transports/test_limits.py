@@ -151,12 +151,18 @@ async def test_a_client_that_reads_slowly_but_steadily_gets_its_whole_run() -> N
 async def test_past_the_connection_cap_a_handshake_gets_503_and_a_freed_place_is_taken_again() -> None:
     with anyio.fail_after(LIMIT):
         async with serving(agents.chatty_agent, max_connections=2) as server:
-            async with connect(server.url), connect(server.url):
+            async with connect(server.url) as first, connect(server.url) as second:
+                for n, ws in enumerate((first, second)):  # each carries an input: both places are in use
+                    await ws.send(start(f"cap-{n}", count=1))
+                    assert (await frames_until_end(ws))[-1]["type"] == "RUN_FINISHED"
                 with pytest.raises(InvalidStatus) as refused:
                     async with connect(server.url):
                         pass
                 assert refused.value.response.status_code == 503
-                assert refused.value.response.body == b"too many connections; try again later\n"
+                assert orjson.loads(refused.value.response.body) == {
+                    "error": "unavailable",
+                    "message": "too many connections; try again later",
+                }
             while server.connections:
                 await anyio.sleep(0.01)
             async with connect(server.url) as ws:
