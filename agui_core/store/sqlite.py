@@ -269,6 +269,10 @@ class _Remembered:
     size: int  # the bytes of its messages, as JSON
 
 
+_NOTHING_STORED = _Remembered(ThreadRecord(thread_id=""), (), 0)
+"""What a thread never saved holds: no messages."""
+
+
 class SqliteThreadStore:
     """A :class:`~agui_core.store.base.ThreadStore` in the SQLite file at ``path``.
 
@@ -673,6 +677,8 @@ class SqliteThreadStore:
         known = self._stored.get(thread_id)
         if known is not None and known.record.version != record.version - 1:
             known = None
+        if known is None and record.version == 1:
+            known = _NOTHING_STORED  # a new thread: no rows to compare with
         messages = record.messages
         try:
             document = record_to_dict(attrs.evolve(record, resolved=()), messages=False)
