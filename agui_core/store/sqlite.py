@@ -59,11 +59,13 @@ batch is committed. A save cancelled while it waits for its batch is taken out o
 
 Memory. The records the store remembers (to load and save without reading) are the last used,
 at most 64 threads and 32 MiB of messages (as JSON; several times that as objects), but always
-the last one. A save or a load never holds the whole conversation's JSON at once: it encodes or
-decodes one message at a time, keeping each as its text only for as long as it writes or reads
-it. (This matters beyond the bytes: the worker threads' transient buffers are freed to glibc's
-per-thread arenas, which keep what they once held; a save that held every message's encoding
-left its peak in the process for good.)
+the last one. A save holds the text of the messages it writes only (from the first it does not
+share with the record remembered), each as a string of its own length; with no record
+remembered, it digests every message one at a time and encodes again only those from the first
+row that differs. A load reads its rows one at a time. (This
+matters beyond the bytes: the worker threads' transient buffers are freed to glibc's per-thread
+arenas, which keep what they once held; a save that held an encoding of every message left its
+peak in the process for good.)
 
 Nothing stored is deleted but messages a save replaces, and a row changes only through a
 successful compare-and-set. A file of version 1 or 2 (messages inside the records) is
