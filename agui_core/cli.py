@@ -267,6 +267,19 @@ def _limits(args: argparse.Namespace) -> dict[str, Any]:
     return limits
 
 
+def _thread_limits(args: argparse.Namespace) -> dict[str, Any]:
+    """The host's thread limits given on the command line (0: none); the others keep their defaults."""
+    limits: dict[str, Any] = {}
+    for flag, name in (("--max-thread-messages", "max_thread_messages"), ("--max-thread-bytes", "max_thread_bytes")):
+        value = getattr(args, name)
+        if value is None:
+            continue
+        if value < 0:
+            raise ValueError(f"{flag} {value} is negative (0 means no limit)")
+        limits[name] = value or None
+    return limits
+
+
 def _settings(pairs: Sequence[str]) -> dict[str, str]:
     settings = {}
     for pair in pairs:
@@ -287,6 +300,7 @@ async def _serve(args: argparse.Namespace) -> int:
         given = [flag for flag, value in _NETWORK_OPTIONS if getattr(args, value)]
         if given:
             raise ValueError(f"{', '.join(given)}: stdio is a local pipe; it runs every input as anonymous")
+    thread_limits = _thread_limits(args)
     authenticator = _authenticator(args)
     if authenticator is None and args.insecure:
         log.warning("--insecure: no authenticator, and any address; every client acts as the same principal")
@@ -335,6 +349,7 @@ async def _serve(args: argparse.Namespace) -> int:
                         lease=args.lease,
                         lease_renew=args.lease_renew,
                         translate_input=_legacy_resume() if args.legacy_resume else None,
+                        **thread_limits,
                     )
                 )
                 host.send_timeout = args.send_timeout
@@ -712,6 +727,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     limits.add_argument(
         "--rate-burst", type=int, metavar="N", help="inputs at once within the rate limit (default: twice the rate)"
+    )
+    limits.add_argument(
+        "--max-thread-messages",
+        type=int,
+        metavar="N",
+        help="messages clients' inputs may bring one thread to; an input past it gets THREAD_TOO_LARGE "
+        "(default 10000; 0: no limit)",
+    )
+    limits.add_argument(
+        "--max-thread-bytes",
+        type=int,
+        metavar="BYTES",
+        help="bytes of messages (each as its JSON) clients' inputs may bring one thread to; an input past it "
+        "gets THREAD_TOO_LARGE (default 33554432, 32 MiB; 0: no limit)",
     )
     trust = serve.add_argument_group("trust", "who may connect, and as whom (SPEC section 9)")
     auth = trust.add_mutually_exclusive_group()

@@ -58,6 +58,7 @@ class RunErrorCode(enum.StrEnum):
     INVALID_INPUT = "INVALID_INPUT"
     AMBIGUOUS_LEGACY_RESUME = "AMBIGUOUS_LEGACY_RESUME"  # a legacy resume the host cannot translate
     RATE_LIMITED = "RATE_LIMITED"  # a transport's refusal: the host never sees the input
+    THREAD_TOO_LARGE = "THREAD_TOO_LARGE"  # the input would take the thread past its limits
     AGENT_ERROR = "AGENT_ERROR"
 
 

@@ -8,7 +8,7 @@ from agui_core.machine.facts import InterruptHome
 from agui_core.machine.interrupts import BoundAnswer
 from agui_core.machine.ordering import StreamVerifier
 from agui_core.machine.record import ThreadRecord, record_from_dict, record_to_dict
-from agui_core.machine.thread import ThreadMachine
+from agui_core.machine.thread import ThreadLimits, ThreadMachine
 from agui_core.machine.transitions import MachineInput, ThreadState
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "Reply",
     "StartAgent",
     "StreamVerifier",
+    "ThreadLimits",
     "ThreadMachine",
     "ThreadRecord",
     "ThreadState",

@@ -188,6 +188,10 @@ class ThreadRecord:
     version: int = 0
     state: ThreadState = ThreadState.IDLE
     messages: tuple[Message, ...] = ()
+    message_bytes: int | None = None
+    """The size of ``messages`` in bytes as the thread machine counts it (each message's compact
+    wire JSON; see :class:`~agui_core.machine.thread.ThreadLimits`); ``None``: not counted yet
+    (a record from before threads were measured, or one not made by a machine)."""
     agent_state: JSON = None
     open_interrupts: tuple[OpenInterrupt, ...] = ()
     resolved: tuple[ResolvedInterrupt, ...] = ()
@@ -241,6 +245,7 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
         "version": record.version,
         "state": record.state.value,
         "messages": [_unstructure(m, Message) for m in record.messages] if messages else None,
+        "messageBytes": record.message_bytes,
         "agentState": record.agent_state,
         "open": [
             {
@@ -352,6 +357,9 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
     structure = _structure
     run = data["activeRun"]
     version = data["version"]
+    message_bytes = data.get("messageBytes")
+    if message_bytes is not None and (type(message_bytes) is not int or message_bytes < 0):
+        raise ValueError(f"messageBytes is a size in bytes, not {message_bytes!r}")
     if messages is None:
         messages = tuple(structure(m, Message) for m in data["messages"])
     return ThreadRecord(
@@ -361,6 +369,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
         version=version,
         state=ThreadState(data["state"]),
         messages=messages,
+        message_bytes=message_bytes,
         agent_state=data["agentState"],
         open_interrupts=tuple(
             OpenInterrupt(

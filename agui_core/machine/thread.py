@@ -15,7 +15,9 @@ in order (:mod:`agui_core.machine.effects`):
   arrived. Every contract rule of SPEC section 3 is checked here, before anything changes: an
   input that breaks one gets a lone ``Reject`` (its ``RUN_ERROR``) whose ``code`` names the rule, and the
   thread is exactly as it was. An input that repeats a resume already carried out is a replay:
-  the recorded tool results and outcome are sent again and nothing runs twice.
+  the recorded tool results and outcome are sent again and nothing runs twice. So is the
+  thread's size (:class:`ThreadLimits`): an input whose messages would take it past its
+  limits is ``THREAD_TOO_LARGE``.
 - the agent's acts during a run (:meth:`emit`, :meth:`interrupt`, :meth:`finish`,
   :meth:`fail`, :meth:`cancel`). A broken rule here is a bug in the agent code and raises
   :class:`~agui_core.errors.LocalProtocolError` at once, leaving the machine unchanged; the
@@ -91,7 +93,7 @@ from agui_core.machine.record import (
     ThreadRecord,
     ToolJournalEntry,
 )
-from agui_core.machine.transcript import Transcript, own_json, tool_message
+from agui_core.machine.transcript import Transcript, message_size, own_json, tool_message
 from agui_core.machine.transitions import TRANSITIONS, MachineInput, ThreadState, next_state
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import MAX_DEPTH, event_to_dict, overnested_at
@@ -109,7 +111,15 @@ from agui_core.protocol.types import (
     SubagentFinishedSuspendedOutcome,
 )
 
-__all__ = ["CORE_REASONS", "MAX_INTERRUPTS", "RESUMES_KEPT", "ThreadMachine"]
+__all__ = [
+    "CORE_REASONS",
+    "DEFAULT_MAX_THREAD_BYTES",
+    "DEFAULT_MAX_THREAD_MESSAGES",
+    "MAX_INTERRUPTS",
+    "RESUMES_KEPT",
+    "ThreadLimits",
+    "ThreadMachine",
+]
 
 MAX_INTERRUPTS = 100
 """The most interrupts one run may end with, so the most entries a resume may carry."""
@@ -122,6 +132,39 @@ stay in the audit trail, which is what says they were answered. A kept resume ho
 identity (a digest per answer), outcome, result and tool results, never the conversation:
 a replay that ends on an interrupt is sent the thread's current snapshots, so a thread's
 record grows with its conversation and its audit trail, not with how many runs it had."""
+
+DEFAULT_MAX_THREAD_MESSAGES = 10_000
+"""The most messages a client's inputs may bring a thread to (:class:`ThreadLimits`)."""
+
+DEFAULT_MAX_THREAD_BYTES = 32 * 1024 * 1024
+"""The most bytes of messages a client's inputs may bring a thread to, 32 MiB (:class:`ThreadLimits`)."""
+
+
+def _at_least_one(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError(f"{attribute.name} is a number, 1 or more, or None for no limit; not {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class ThreadLimits:
+    """What a client may make one thread hold: ``None`` is no limit.
+
+    An input whose new messages would take the thread past ``max_messages`` messages, or past
+    ``max_bytes`` bytes of messages, is refused with ``THREAD_TOO_LARGE`` and changes nothing.
+    A thread's size in bytes is the sum of its messages' sizes, each as its compact wire JSON
+    (what a store keeps of it), kept as messages join and change, never by encoding the whole
+    thread again; its agent state is not counted (an input replaces it, within the transport's
+    frame limit, and does not add to it).
+
+    The limits bound what clients add. The agent's own messages are the server's: a run is
+    never cut short for them, so a thread may end past a limit by what its agent said; it then
+    takes no more messages from clients, but an input that adds none (a resume answering its
+    open interrupts, a retry, a replay) is still taken, so nothing is left unanswerable.
+    """
+
+    max_messages: int | None = attrs.field(default=DEFAULT_MAX_THREAD_MESSAGES, validator=_at_least_one)
+    max_bytes: int | None = attrs.field(default=DEFAULT_MAX_THREAD_BYTES, validator=_at_least_one)
+
 
 _RETRIES_KEPT = 4
 """How many ended runs that answered nothing are kept for clients retrying them by run id."""
@@ -194,6 +237,8 @@ class _Run:
     answers: tuple[BoundAnswer, ...]
     received_at: str
     messages_before: tuple[Message, ...]
+    bytes_before: int | None
+    """The size of ``messages_before`` (see :class:`ThreadLimits`), if known."""
     state_before: JSON
     input_messages: tuple[Message, ...] | None
     input_state: JSON
@@ -225,9 +270,16 @@ class _Run:
 class ThreadMachine:
     """The interrupt lifecycle of one thread. See the module docstring for how to drive it."""
 
-    def __init__(self, thread_id: str, *, payload_validators: PayloadValidators | None = None) -> None:
+    def __init__(
+        self,
+        thread_id: str,
+        *,
+        payload_validators: PayloadValidators | None = None,
+        limits: ThreadLimits | None = None,
+    ) -> None:
         self._thread_id = thread_id
         self._validators = payload_validators if payload_validators is not None else PayloadValidators()
+        self._limits = limits if limits is not None else ThreadLimits()
         self._version = 0
         self._state = ThreadState.IDLE
         self._transcript = Transcript()
@@ -308,6 +360,16 @@ class ThreadMachine:
         return self._transcript.messages
 
     @property
+    def limits(self) -> ThreadLimits:
+        """What a client may make this thread hold."""
+        return self._limits
+
+    @property
+    def message_bytes(self) -> int:
+        """The size of the thread's messages in bytes, as :class:`ThreadLimits` counts it."""
+        return self._transcript.size
+
+    @property
     def agent_state(self) -> JSON:
         """The thread's agent state as the machine has tracked it."""
         return self._transcript.state
@@ -377,6 +439,7 @@ class ThreadMachine:
             version=self._version,
             state=self._state,
             messages=self.messages if run is None else run.messages_before,
+            message_bytes=self._transcript.size if run is None else run.bytes_before,
             agent_state=self._transcript.state if run is None else run.state_before,
             open_interrupts=self._open,
             resolved=tuple(self._resolved),
@@ -403,12 +466,18 @@ class ThreadMachine:
         )
 
     @classmethod
-    def from_record(cls, record: ThreadRecord, *, payload_validators: PayloadValidators | None = None) -> ThreadMachine:
+    def from_record(
+        cls,
+        record: ThreadRecord,
+        *,
+        payload_validators: PayloadValidators | None = None,
+        limits: ThreadLimits | None = None,
+    ) -> ThreadMachine:
         """A machine that continues exactly where ``record`` stood, in the middle of a run too."""
-        machine = cls(record.thread_id, payload_validators=payload_validators)
+        machine = cls(record.thread_id, payload_validators=payload_validators, limits=limits)
         machine._version = record.version
         machine._state = record.state
-        machine._transcript.replace(record.messages)
+        machine._transcript.replace(record.messages, record.message_bytes)
         machine._transcript.state = record.agent_state
         machine._open = record.open_interrupts
         machine._resolved = list(record.resolved)
@@ -424,6 +493,7 @@ class ThreadMachine:
                 received_at=run.received_at,
                 raised_at=dict(run.raised_at),
                 messages_before=run.messages_before,
+                bytes_before=record.message_bytes if run.messages_before is record.messages else None,
                 state_before=run.state_before,
                 input_messages=run.input_messages,
                 input_state=run.input_state,
@@ -529,8 +599,16 @@ class ThreadMachine:
                     "the input must carry a resume answering them",
                 )
             history = self._merge_history(run_input)
+            sizes = self._check_room(history)
             return self._start(
-                run_input, now, expired, answers=(), history=history, principal=principal, lease_until=lease_until
+                run_input,
+                now,
+                expired,
+                answers=(),
+                history=history,
+                sizes=sizes,
+                principal=principal,
+                lease_until=lease_until,
             )
         replay = find_replay(entries, self._resolved, self._completed)
         if replay is not None:
@@ -544,8 +622,16 @@ class ThreadMachine:
             validators=self._validators,
         )
         history = self._merge_history(run_input)
+        sizes = self._check_room(history)
         return self._start(
-            run_input, now, expired, answers=answers, history=history, principal=principal, lease_until=lease_until
+            run_input,
+            now,
+            expired,
+            answers=answers,
+            history=history,
+            sizes=sizes,
+            principal=principal,
+            lease_until=lease_until,
         )
 
     def _merge_history(self, run_input: RunAgentInput) -> HistoryUpdate:
@@ -559,6 +645,34 @@ class ThreadMachine:
             transcript.raw, transcript.state, run_input, gated_calls=gated, host_results=host_results
         )
 
+    def _check_room(self, history: HistoryUpdate) -> tuple[int, ...] | None:
+        """Refuse (``THREAD_TOO_LARGE``) messages that would take the thread past its limits.
+
+        Returns the size of each message added, when measured (for a byte limit).
+        """
+        added = history.added
+        if not added:
+            return None  # an input that adds nothing is taken whatever the thread holds
+        limits = self._limits
+        held = len(self._transcript.raw)
+        if limits.max_messages is not None and held + len(added) > limits.max_messages:
+            raise RemoteProtocolError(
+                RunErrorCode.THREAD_TOO_LARGE,
+                f"thread {self._thread_id!r} holds {held} messages; the {len(added)} this input adds would take "
+                f"it past its limit of {limits.max_messages} messages",
+            )
+        if limits.max_bytes is None:
+            return None
+        sizes = tuple(message_size(m) for m in added)
+        size = self._transcript.size
+        if size + sum(sizes) > limits.max_bytes:
+            raise RemoteProtocolError(
+                RunErrorCode.THREAD_TOO_LARGE,
+                f"thread {self._thread_id!r} holds {size} bytes of messages; the {sum(sizes)} bytes this input "
+                f"adds would take it past its limit of {limits.max_bytes} bytes",
+            )
+        return sizes
+
     def _start(
         self,
         run_input: RunAgentInput,
@@ -567,6 +681,7 @@ class ThreadMachine:
         *,
         answers: tuple[BoundAnswer, ...],
         history: HistoryUpdate,
+        sizes: tuple[int, ...] | None,
         principal: str,
         lease_until: datetime | None = None,
     ) -> list[Effect]:
@@ -606,9 +721,10 @@ class ThreadMachine:
         self._state = state
         # The thread as it stood before the input: what a failed run goes back to.
         messages_before, state_before = self.messages, self._transcript.state
+        bytes_before = self._transcript.size
         input_messages = history.added or None
         input_state = own_json(history.state)
-        self._adopt(input_messages, input_state)
+        self._adopt(input_messages, input_state, sizes)
         self._run = _Run(
             run_id=run_input.run_id,
             parent_run_id=run_input.parent_run_id,
@@ -616,6 +732,7 @@ class ThreadMachine:
             received_at=now.isoformat(),
             raised_at=raised_at,
             messages_before=messages_before,
+            bytes_before=bytes_before,
             state_before=state_before,
             input_messages=input_messages,
             input_state=input_state,
@@ -656,10 +773,11 @@ class ThreadMachine:
             verifier.check(event)
         return [Emit(event=e) for e in out]
 
-    def _adopt(self, messages: tuple[Message, ...] | None, state: JSON) -> None:
-        """Take what an accepted input adds: new messages appended, and a new state (``None``: keep)."""
+    def _adopt(self, messages: tuple[Message, ...] | None, state: JSON, sizes: tuple[int, ...] | None = None) -> None:
+        """Take what an accepted input adds: new messages appended (``sizes``: theirs, if
+        measured), and a new state (``None``: keep)."""
         if messages:
-            self._transcript.extend(messages)
+            self._transcript.extend(messages, sizes)
         if state is not None:
             self._transcript.state = state
 
@@ -1032,7 +1150,7 @@ class ThreadMachine:
         error = ev.RunErrorEvent(message=message, code=code.value)
         run.verifier.check(error)
         self._state = next_state(self._state, MachineInput.FAIL)
-        self._transcript.replace(run.messages_before)
+        self._transcript.replace(run.messages_before, run.bytes_before)
         self._transcript.state = run.state_before
         self._open = self._open + tuple(
             OpenInterrupt(

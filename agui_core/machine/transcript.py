@@ -11,12 +11,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from agui_core.machine.record import Proposal
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import converter
 from agui_core.protocol.types import JSON, Message
 
-__all__ = ["Transcript", "own_json", "tool_message"]
+__all__ = ["Transcript", "message_size", "own_json", "tool_message"]
+
+
+def message_size(message: Message) -> int:
+    """The size in bytes of ``message`` as its compact wire JSON: what a store keeps of it."""
+    return len(orjson.dumps(converter.unstructure(message, Message)))
 
 
 def own_json(value: JSON) -> JSON:
@@ -53,6 +60,10 @@ class Transcript:
     changes), so an interrupt's ``MESSAGES_SNAPSHOT`` and every saved record cost what the
     run changed, not the length of the conversation. Whatever changes a wire dict in
     ``raw`` says so through :meth:`touch` (the methods here do).
+
+    :attr:`size` is kept the same way: each message is measured (:func:`message_size`) once
+    when it joins and again after it changes, never the whole conversation per read; a
+    conversation taken whole with its size known (a record's) is not measured at all.
     """
 
     def __init__(self) -> None:
@@ -70,6 +81,34 @@ class Transcript:
         pieces are joined once, when the messages are read (:meth:`settle`)."""
         self.state: JSON = None
         """The agent state."""
+        self.measured: dict[int, tuple[dict[str, Any], int]] = {}
+        """The size of each wire dict of ``raw`` measured since the conversation was taken
+        whole and unchanged since, by the dict's ``id`` (kept with it, as in ``typed``)."""
+        self.unmeasured: dict[int, dict[str, Any]] = {}
+        """The wire dicts added or changed since they were last measured, by ``id``."""
+        self.counted = 0
+        """The size of every message but the unmeasured ones: the measured ones' and those of
+        the conversation taken whole with its size (:meth:`replace`), not measured one by one."""
+
+    @property
+    def size(self) -> int:
+        """The size of the messages in bytes: the sum of :func:`message_size` over them."""
+        self.settle()  # text streamed and not yet joined changes the size of what it joins
+        unmeasured = self.unmeasured
+        if unmeasured:
+            typed = self.typed
+            structure = converter.get_structure_hook(Message)
+            measured = self.measured
+            for key, message in unmeasured.items():
+                known = typed.get(key)
+                if known is None:
+                    known = typed[key] = (message, structure(message, Message))
+                    self.structured = None
+                size = message_size(known[1])
+                measured[key] = (message, size)
+                self.counted += size
+            unmeasured.clear()
+        return self.counted
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -89,26 +128,56 @@ class Transcript:
         return structured
 
     def touch(self, message: dict[str, Any]) -> None:
-        """Note that ``message`` (a wire dict of ``raw``) changed: its structured form is stale."""
-        self.typed.pop(id(message), None)
+        """Note that ``message`` (a wire dict of ``raw``) changed: its structured form and size are stale."""
+        key = id(message)
+        known = self.typed.pop(key, None)
+        if key not in self.unmeasured:
+            # What the message counted for goes: its measured size, or, for a message of a
+            # conversation taken whole with its size, the size of its form before the change
+            # (its structured form is that until now: every change before this one popped it).
+            measured = self.measured.pop(key, None)
+            if measured is not None:
+                self.counted -= measured[1]
+            elif known is not None:
+                self.counted -= message_size(known[1])
+            self.unmeasured[key] = message
         self.structured = None
 
-    def replace(self, messages: tuple[Message, ...]) -> None:
-        """Take ``messages`` as the whole conversation (what is streamed and not joined is dropped)."""
+    def _append(self, message: dict[str, Any]) -> None:
+        self.raw.append(message)
+        self.unmeasured[id(message)] = message
+
+    def replace(self, messages: tuple[Message, ...], size: int | None = None) -> None:
+        """Take ``messages`` as the whole conversation (what is streamed and not joined is dropped).
+
+        ``size`` is their :attr:`size` if known (``None``: each is measured when next asked).
+        """
         self.streams.clear()
         unstructure = converter.get_unstructure_hook(Message)
         self.raw = [unstructure(m) for m in messages]
         self.typed = {id(d): (d, m) for d, m in zip(self.raw, messages, strict=True)}
         self.structured = tuple(messages)
+        self.measured = {}
+        if size is None:
+            self.unmeasured = {id(d): d for d in self.raw}
+            self.counted = 0
+        else:
+            self.unmeasured = {}
+            self.counted = size
 
-    def extend(self, messages: tuple[Message, ...]) -> None:
-        """Append ``messages`` to the conversation."""
+    def extend(self, messages: tuple[Message, ...], sizes: tuple[int, ...] | None = None) -> None:
+        """Append ``messages`` to the conversation (``sizes``: their :func:`message_size`, if known)."""
         unstructure = converter.get_unstructure_hook(Message)
         typed = self.typed
-        for message in messages:
+        for index, message in enumerate(messages):
             data = unstructure(message)
             self.raw.append(data)
             typed[id(data)] = (data, message)
+            if sizes is None:
+                self.unmeasured[id(data)] = data
+            else:
+                self.measured[id(data)] = (data, sizes[index])
+                self.counted += sizes[index]
         self.structured = None
 
     def proposal(self, tool_call_id: str, parameters: Any) -> Proposal | None:
@@ -182,12 +251,12 @@ class Transcript:
             message: dict[str, Any] = {"id": event.message_id, "role": event.role or "assistant", "content": ""}
             if event.name is not None:
                 message["name"] = event.name
-            self.raw.append(message)
+            self._append(message)
         elif isinstance(event, ev.TextMessageContentEvent | ev.ReasoningMessageContentEvent):
             self.stream(("content", event.message_id), event.delta)
         elif isinstance(event, ev.ReasoningMessageStartEvent):
             self.end_stream(("content", event.message_id))
-            self.raw.append({"id": event.message_id, "role": "reasoning", "content": ""})
+            self._append({"id": event.message_id, "role": "reasoning", "content": ""})
         elif isinstance(event, ev.ToolCallStartEvent):
             self.end_stream(("arguments", event.tool_call_id))
             call: dict[str, Any] = {
@@ -199,14 +268,14 @@ class Transcript:
             parent = self.find_message(parent_id) if parent_id is not None else None
             if parent is None or parent.get("role") != "assistant":
                 parent = {"id": parent_id or event.tool_call_id, "role": "assistant"}
-                self.raw.append(parent)
+                self._append(parent)
             else:
                 self.touch(parent)
             parent.setdefault("toolCalls", []).append(call)
         elif isinstance(event, ev.ToolCallArgsEvent):
             self.stream(("arguments", event.tool_call_id), event.delta)
         elif isinstance(event, ev.ToolCallResultEvent):
-            self.raw.append(tool_message(event))
+            self._append(tool_message(event))
         elif isinstance(event, ev.ActivitySnapshotEvent):
             existing = self.find_message(event.message_id)
             if existing is not None and event.replace is False:
@@ -223,4 +292,4 @@ class Transcript:
                 existing.update(activity)
                 self.touch(existing)
             else:
-                self.raw.append(activity)
+                self._append(activity)

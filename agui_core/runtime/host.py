@@ -40,6 +40,15 @@ the record bound it when the run interrupted (or with the approval's ``editedArg
 interrupt offered edits and they passed the tool's parameter schema); nothing in a later
 input's ``messages`` decides which tool runs or with what.
 
+Thread limits. A client's inputs may bring a thread to ``max_thread_messages`` messages
+(10,000 by default) and ``max_thread_bytes`` bytes of messages (32 MiB by default; each
+message counted as its compact JSON); an input whose new messages would take the thread past
+either gets ``RUN_ERROR`` ``THREAD_TOO_LARGE`` and changes nothing. An input that adds no
+messages is still taken (the resume answering a full thread's interrupts); the agent's own
+messages are never refused. The rule is the thread machine's
+(:class:`~agui_core.machine.thread.ThreadLimits`); ``None`` lifts a limit. This is what bounds
+the memory and the time one thread costs its host on every input, whatever the store.
+
 Failures. Whatever ends a run early (the agent raising, breaking a protocol rule, running out
 of time, the store failing, the host shutting down) ends it with ``RUN_ERROR`` and puts the
 thread back where the stored record says it stood before the run; the agent's traceback and
@@ -68,7 +77,13 @@ from agui_core.errors import AguiError, LocalProtocolError, PayloadError, Remote
 from agui_core.machine.effects import Answer, Effect, Emit, Persist, Reject, StartAgent
 from agui_core.machine.facts import InterruptHome
 from agui_core.machine.record import ANONYMOUS, OpenInterrupt, Proposal, ResolvedInterrupt, ThreadRecord
-from agui_core.machine.thread import MAX_INTERRUPTS, ThreadMachine
+from agui_core.machine.thread import (
+    DEFAULT_MAX_THREAD_BYTES,
+    DEFAULT_MAX_THREAD_MESSAGES,
+    MAX_INTERRUPTS,
+    ThreadLimits,
+    ThreadMachine,
+)
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import converter
 from agui_core.protocol.payload import PayloadValidators
@@ -149,6 +164,8 @@ class Host:
         payload_validators: PayloadValidators | None = None,
         authenticator: Authenticator | None = None,
         translate_input: InputTranslator | None = None,
+        max_thread_messages: int | None = DEFAULT_MAX_THREAD_MESSAGES,
+        max_thread_bytes: int | None = DEFAULT_MAX_THREAD_BYTES,
     ) -> None:
         self.agent = agent
         self.store: ThreadStore = store if store is not None else MemoryThreadStore()
@@ -170,6 +187,14 @@ class Host:
         self.send_timeout = send_timeout
         """Seconds a caller may take no event before it is dropped (see the module docstring)."""
         self._validators = payload_validators if payload_validators is not None else PayloadValidators()
+        try:
+            self.thread_limits = ThreadLimits(max_messages=max_thread_messages, max_bytes=max_thread_bytes)
+            """What a client's inputs may make one thread hold (see the module docstring)."""
+        except ValueError:
+            raise ValueError(
+                "max_thread_messages and max_thread_bytes are numbers, 1 or more, or None for no limit; "
+                f"not {max_thread_messages!r} and {max_thread_bytes!r}"
+            ) from None
         self.authenticator = authenticator
         self.translate_input = translate_input
         """Rewrites an input before the machine reads it, given the thread's open interrupts and
@@ -300,8 +325,8 @@ class Host:
     async def _load(self, thread_id: str) -> ThreadMachine:
         record = await self.store.load(thread_id)
         if record is None:
-            return ThreadMachine(thread_id, payload_validators=self._validators)
-        return ThreadMachine.from_record(record, payload_validators=self._validators)
+            return ThreadMachine(thread_id, payload_validators=self._validators, limits=self.thread_limits)
+        return ThreadMachine.from_record(record, payload_validators=self._validators, limits=self.thread_limits)
 
     async def _save(self, effect: Persist) -> None:
         await self.store.save(effect.record)

@@ -1,7 +1,9 @@
 """MemoryThreadStore: threads held in this process's memory, for tests and single-process hosts.
 
 A thread is held in one of two forms. The threads used most recently (``recent`` of them, 32
-by default: the ones with a run going on, or just suspended) are held as their
+by default: the ones with a run going on, or just suspended, as long as their messages come to
+no more than ``recent_bytes``, 32 MiB by default, as the records count them, but always the
+last one used) are held as their
 :class:`~agui_core.machine.record.ThreadRecord` objects, the very ones saved: a record is
 immutable (and the JSON values inside it are never mutated in place), so handing them out is
 safe, and a run's saves and loads cost no copy. A thread that drops out of that set is kept as
@@ -33,24 +35,32 @@ from agui_core.store.base import StoreError, VersionConflict, WaitingThread, ext
 
 __all__ = ["MemoryThreadStore"]
 
+_RECENT_BYTES = 32 * 1024 * 1024
+
 
 class MemoryThreadStore:
     """A :class:`~agui_core.store.base.ThreadStore` in a dict: thread id to its last record.
 
-    ``recent`` is how many of the threads used last are held as record objects; the others
-    are held as JSON (``0``: every thread as JSON, the smallest and slowest form).
+    ``recent`` is how many of the threads used last are held as record objects, and
+    ``recent_bytes`` how many bytes of messages they may hold (a record's ``message_bytes``;
+    the last one used is held so whatever its size); the others are held as JSON (``0``:
+    every thread as JSON, the smallest and slowest form).
     """
 
-    __slots__ = ("_closed", "_interrupts", "_recent", "_records", "_room")
+    __slots__ = ("_closed", "_interrupts", "_recent", "_recent_bytes", "_records", "_room", "_room_bytes")
 
-    def __init__(self, *, recent: int = 32) -> None:
+    def __init__(self, *, recent: int = 32, recent_bytes: int = _RECENT_BYTES) -> None:
         if recent < 0:
             raise ValueError(f"recent is a number of threads, 0 or more, not {recent}")
+        if recent_bytes < 0:
+            raise ValueError(f"recent_bytes is a number of bytes, 0 or more, not {recent_bytes}")
         # thread id -> its last record: the object for the threads in _recent, else its JSON.
         self._records: dict[str, ThreadRecord | bytes] = {}
-        # The threads held as objects, least recently used first (values unused).
-        self._recent: OrderedDict[str, None] = OrderedDict()
+        # The threads held as objects, least recently used first, with the bytes of their messages.
+        self._recent: OrderedDict[str, int] = OrderedDict()
         self._room = recent
+        self._room_bytes = recent_bytes
+        self._recent_bytes = 0
         # interrupt id -> thread id; keys and values are the very strings the saved records held.
         self._interrupts: dict[str, str] = {}
         self._closed = False
@@ -83,10 +93,12 @@ class MemoryThreadStore:
         records = self._records
         recent = self._recent
         records[thread_id] = record
-        recent[thread_id] = None
-        recent.move_to_end(thread_id)
-        while len(recent) > self._room:
-            (oldest, _) = recent.popitem(last=False)
+        self._recent_bytes -= recent.pop(thread_id, 0)
+        recent[thread_id] = size = record.message_bytes or 0
+        self._recent_bytes += size
+        while len(recent) > self._room or (len(recent) > 1 and self._recent_bytes > self._room_bytes):
+            (oldest, dropped) = recent.popitem(last=False)
+            self._recent_bytes -= dropped
             held = records[oldest]
             if isinstance(held, ThreadRecord):
                 try:
@@ -176,4 +188,5 @@ class MemoryThreadStore:
         self._closed = True
         self._records = {}
         self._recent = OrderedDict()
+        self._recent_bytes = 0
         self._interrupts = {}

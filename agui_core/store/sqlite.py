@@ -11,7 +11,9 @@ The file holds four tables:
     the thread's messages in order, each as JSON text with a digest of that text. A save
     appends the new ones and rewrites only from the first message that differs from what is
     stored (after a failed run's rollback, or an agent's ``MESSAGES_SNAPSHOT``), so its cost
-    follows what changed, not the length of the conversation.
+    follows what changed, not the length of the conversation: against the record this store
+    last saved or loaded, the messages the new record shares with it (the same objects, as a
+    thread machine hands them on) are neither encoded nor digested again.
 ``interrupts(interrupt_id, thread_id)``
     every interrupt ever raised, open or closed, and its thread (``THREAD_MISMATCH``).
 ``audit(thread_id, seq, interrupt_id, reason, raised_in, raised_at, status, answered_in, answered_at, outcome, entry)``
@@ -54,6 +56,16 @@ rolled back to its savepoint alone; the others commit. If the commit itself fail
 batch is saved and every save in it raises ``StoreError``; what the file held is unchanged,
 as after a crash in the middle of a batch (SQLite's commit is atomic). A save returns once its
 batch is committed. A save cancelled while it waits for its batch is taken out of it.
+
+Memory. The records the store remembers (to load and save without reading) are the last used,
+at most 64 threads and 32 MiB of messages (as JSON; several times that as objects), but always
+the last one. A save holds the text of the messages it writes only (from the first it does not
+share with the record remembered), each as a string of its own length; with no record
+remembered, it digests every message one at a time and encodes again only those from the first
+row that differs. A load reads its rows one at a time. (This
+matters beyond the bytes: the worker threads' transient buffers are freed to glibc's per-thread
+arenas, which keep what they once held; a save that held an encoding of every message left its
+peak in the process for good.)
 
 Nothing stored is deleted but messages a save replaces, and a row changes only through a
 successful compare-and-set. A file of version 1 or 2 (messages inside the records) is
@@ -98,6 +110,9 @@ audit entries out of each thread's record, in rows of their own (1 and 2 are mig
 
 _THREADS_REMEMBERED = 64
 """How many threads' last records a store remembers, to load and save them without reading them."""
+
+_BYTES_REMEMBERED = 32 * 1024 * 1024
+"""How many bytes of messages (as JSON) the remembered records may hold, but for the last one used."""
 
 _T = TypeVar("_T")
 _B = TypeVar("_B", "_Save", "_Load")
@@ -171,6 +186,16 @@ def _message_json(message: Message) -> bytes:
     return orjson.dumps(converter.unstructure(message, Message))
 
 
+def _message_row(message: Message) -> tuple[bytes, str]:
+    """The digest and the JSON text of ``message``, as its row keeps them.
+
+    The text is a copy of orjson's output as ``str``: orjson hands back every ``bytes`` in a
+    buffer of 4 KiB or more, whatever its length, so a list of its outputs costs 4 KiB a message.
+    """
+    data = _message_json(message)
+    return _digest(data), data.decode()
+
+
 def _utc(instant: str | datetime) -> str:
     """``instant`` as the leases table keeps it: UTC, to the microsecond (text order is time order)."""
     moment = datetime.fromisoformat(instant) if isinstance(instant, str) else instant
@@ -229,9 +254,25 @@ class _Encoded:
     """What a save writes, encoded before its transaction."""
 
     text: str
-    texts: list[bytes] | None  # None: the messages stored are the record's own, nothing to write
-    digests: tuple[bytes, ...]
+    digests: tuple[bytes, ...]  # of every message of the record
+    fresh: int | None  # None: the messages stored are the record's own, nothing to write
+    """Where ``texts`` start: the messages from here on are encoded, the ones before only digested."""
+    texts: list[str]
     stored: tuple[bytes, ...] | None  # the digests stored, when this store knows them
+    size: int  # the bytes of the record's messages, as JSON
+
+
+@attrs.frozen
+class _Remembered:
+    """A record this store saved or loaded last, and what it knows of its messages."""
+
+    record: ThreadRecord
+    digests: tuple[bytes, ...]
+    size: int  # the bytes of its messages, as JSON
+
+
+_NOTHING_STORED = _Remembered(ThreadRecord(thread_id=""), (), 0)
+"""What a thread never saved holds: no messages."""
 
 
 class SqliteThreadStore:
@@ -270,10 +311,11 @@ class SqliteThreadStore:
         # by both) are each guarded by a lock.
         self._opening = threading.Lock()
         self._remembering = threading.Lock()
-        # thread id -> (the record last saved or loaded here, its messages' digests). A version
+        # thread id -> the record last saved or loaded here, with its messages' digests. A version
         # is saved once (compare-and-set), so while the file holds that version it holds that
         # record: a load reads the version only, and a save compares messages without reading.
-        self._stored: OrderedDict[str, tuple[ThreadRecord, tuple[bytes, ...]]] = OrderedDict()
+        self._stored: OrderedDict[str, _Remembered] = OrderedDict()
+        self._stored_bytes = 0
         self._waiting_indexed = False
         # The saves and the loads waiting for their next batch (used only from the event loop).
         self._saves = _Queue(self._save_batch, self._limiter)
@@ -469,12 +511,13 @@ class SqliteThreadStore:
             try:
                 document = orjson.loads(text)
                 messages = document.pop("messages")
-                texts = [orjson.dumps(m) for m in messages]
+                # As str: a list of orjson's bytes would cost 4 KiB a message (see _message_row).
+                texts = [orjson.dumps(m).decode() for m in messages]
             except (ValueError, TypeError, KeyError, AttributeError):
                 continue  # a corrupt row is left as it is: loading it says so, naming the thread
             connection.executemany(
                 "INSERT INTO messages (thread_id, seq, digest, message) VALUES (?, ?, ?, ?)",
-                [(thread_id, seq, _digest(t), t.decode()) for seq, t in enumerate(texts)],
+                ((thread_id, seq, _digest(t.encode()), t) for seq, t in enumerate(texts)),
             )
             document["messageCount"] = len(texts)
             connection.execute(
@@ -521,22 +564,35 @@ class SqliteThreadStore:
     def _load(self, thread_id: str) -> ThreadRecord | None:
         connection = self._connect_reader()
         known = self._stored.get(thread_id)
+        digests: list[bytes] = []
+        messages: list[Message] = []
+        size = 0
+        corrupt: Exception | None = None
         try:
             connection.execute("BEGIN")  # one snapshot of the file for the record and its messages
             try:
                 row = connection.execute("SELECT version FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
                 if row is None:
                     return None
-                if known is not None and known[0].version == row[0]:
-                    self._remember(*known)
+                if known is not None and known.record.version == row[0]:
+                    self._remember(known)
                     # Records are immutable: the one saved or loaded here is the one stored.
-                    return self._with_lease(connection, known[0])
+                    return self._with_lease(connection, known.record)
                 row = connection.execute(
                     "SELECT version, record FROM threads WHERE thread_id = ?", (thread_id,)
                 ).fetchone()
-                rows = connection.execute(
+                # One message at a time: its text goes as soon as it is read (see the docstring).
+                structure = converter.get_structure_hook(Message)
+                for digest, message in connection.execute(
                     "SELECT digest, message FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)
-                ).fetchall()
+                ):
+                    digests.append(bytes(digest))
+                    size += len(message)
+                    if corrupt is None:
+                        try:
+                            messages.append(structure(orjson.loads(message), Message))
+                        except Exception as exc:  # as for the record, below
+                            corrupt = exc
                 audit = connection.execute(
                     "SELECT entry FROM audit WHERE thread_id = ? ORDER BY seq", (thread_id,)
                 ).fetchall()
@@ -550,13 +606,13 @@ class SqliteThreadStore:
             if "messages" in document:  # a row the migration could not read: it says why below
                 record = record_from_dict(document)
             else:
-                if document["messageCount"] != len(rows):
-                    raise ValueError(f"it counts {document['messageCount']} messages, the file has {len(rows)}")
+                if corrupt is not None:
+                    raise corrupt
+                if document["messageCount"] != len(digests):
+                    raise ValueError(f"it counts {document['messageCount']} messages, the file has {len(digests)}")
                 if "resolved" not in document:
                     document["resolved"] = [orjson.loads(entry) for (entry,) in audit[: document["resolvedCount"]]]
-                structure = converter.get_structure_hook(Message)
-                messages = tuple(structure(orjson.loads(m), Message) for _, m in rows)
-                record = record_from_dict(document, messages=messages)
+                record = record_from_dict(document, messages=tuple(messages))
         # A row that is not a record fails in many ways (orjson's ValueError, a missing key,
         # cattrs' validation error groups); every one of them means a corrupt row.
         except Exception as exc:
@@ -566,7 +622,8 @@ class SqliteThreadStore:
                 f"the stored record of thread {thread_id!r} is corrupt: it says thread "
                 f"{record.thread_id!r} version {record.version}, its row says version {version}"
             )
-        self._remember(record, tuple(bytes(d) for d, _ in rows))
+        if "messages" not in document:
+            self._remember(_Remembered(record, tuple(digests), size))
         return self._with_lease(connection, record)
 
     @staticmethod
@@ -596,38 +653,71 @@ class SqliteThreadStore:
             raise StoreError(f"cannot renew the lease of run {run_id!r} on thread {thread_id!r}: {exc}") from exc
         return changed == 1
 
-    def _remember(self, record: ThreadRecord, digests: tuple[bytes, ...]) -> None:
+    def _remember(self, remembered: _Remembered) -> None:
         # From either worker: a record of any version saved once is what the file held then,
         # so remembering one a little older than the newest only costs a read later.
-        thread_id = record.thread_id
+        thread_id = remembered.record.thread_id
+        stored = self._stored
         with self._remembering:
-            self._stored[thread_id] = (record, digests)
-            self._stored.move_to_end(thread_id)
-            if len(self._stored) > _THREADS_REMEMBERED:
-                self._stored.popitem(last=False)
+            old = stored.pop(thread_id, None)
+            if old is not None:
+                self._stored_bytes -= old.size
+            stored[thread_id] = remembered
+            self._stored_bytes += remembered.size
+            while len(stored) > 1 and (len(stored) > _THREADS_REMEMBERED or self._stored_bytes > _BYTES_REMEMBERED):
+                (_, dropped) = stored.popitem(last=False)
+                self._stored_bytes -= dropped.size
 
     def _encode(self, record: ThreadRecord) -> _Encoded:
-        """What saving ``record`` writes; ``StoreError`` if it cannot be written as JSON."""
+        """What saving ``record`` writes; ``StoreError`` if it cannot be written as JSON.
+
+        Against the record this store remembers at the version before, only the messages that
+        are not its own (by identity, from the first that differs) are encoded; otherwise every
+        message is digested, one at a time, and the rows say which to write (see ``_write``).
+        """
         thread_id = record.thread_id
         known = self._stored.get(thread_id)
-        stored = known[1] if known is not None and known[0].version == record.version - 1 else None
+        if known is not None and known.record.version != record.version - 1:
+            known = None
+        if known is None and record.version == 1:
+            known = _NOTHING_STORED  # a new thread: no rows to compare with
+        messages = record.messages
         try:
             document = record_to_dict(attrs.evolve(record, resolved=()), messages=False)
             del document["resolved"]
-            document["messageCount"] = len(record.messages)
+            document["messageCount"] = len(messages)
             document["resolvedCount"] = len(record.resolved)
             text = orjson.dumps(document).decode()
-            if stored is not None and known is not None and record.messages is known[0].messages:
+            if known is None:
+                digests: list[bytes] = []
+                size = 0
+                for message in messages:
+                    data = _message_json(message)
+                    digests.append(_digest(data))
+                    size += len(data)
+                return _Encoded(text, tuple(digests), len(messages), [], None, size)
+            old = known.record.messages
+            if messages is old:
                 # The very messages stored (a save in the middle of a run): nothing to write.
-                return _Encoded(text, None, stored, stored)
-            texts = [_message_json(m) for m in record.messages]
-            return _Encoded(text, texts, tuple(_digest(t) for t in texts), stored)
+                return _Encoded(text, known.digests, None, [], known.digests, known.size)
+            fresh = 0
+            for new_message, old_message in zip(messages, old, strict=False):
+                if new_message is not old_message:
+                    break
+                fresh += 1
+            rows = [_message_row(m) for m in messages[fresh:]]
+            texts = [message_text for _, message_text in rows]
+            size = known.size + sum(len(t.encode()) for t in texts)
+            if fresh < len(old):  # messages taken back (a failed run, a shorter snapshot)
+                size -= sum(len(_message_json(m)) for m in old[fresh:])
+            digests = [*known.digests[:fresh], *(digest for digest, _ in rows)]
+            return _Encoded(text, tuple(digests), fresh, texts, known.digests, size)
         except Exception as exc:
             raise StoreError(f"thread {thread_id!r}: the record cannot be written as JSON: {exc}") from exc
 
     def _save_batch(self, batch: list[_Save]) -> None:
         """Write every save of ``batch`` in one transaction, each in a savepoint; set each outcome."""
-        written: list[tuple[_Save, tuple[bytes, ...]]] = []
+        written: list[tuple[_Save, _Encoded]] = []
         try:
             encoded: list[tuple[_Save, _Encoded]] = []
             for save in batch:
@@ -657,7 +747,7 @@ class SqliteThreadStore:
                             save.done = True
                         else:
                             connection.execute("RELEASE save")
-                            written.append((save, what.digests))
+                            written.append((save, what))
                     connection.execute("COMMIT")
                 except BaseException:
                     if connection.in_transaction:
@@ -669,8 +759,8 @@ class SqliteThreadStore:
                     if not save.done:
                         save.error, save.done = self._failed(save, exc), True
                 return
-            for save, digests in written:
-                self._remember(save.record, digests)
+            for save, what in written:
+                self._remember(_Remembered(save.record, what.digests, what.size))
                 save.done = True
         finally:
             # Whatever stopped this batch (a StoreError opening the file, an interrupt), no
@@ -691,10 +781,10 @@ class SqliteThreadStore:
     def _write(self, connection: sqlite3.Connection, record: ThreadRecord, what: _Encoded) -> None:
         """The statements of one save, in the transaction (and savepoint) the caller holds."""
         self._compare_and_set(connection, record, record.version - 1, what.text)
-        if what.texts is not None:
+        if what.fresh is not None:
             # Not what this store last saw here: the rows say what is stored.
             stored = what.stored if what.stored is not None else self._stored_digests(connection, record.thread_id)
-            self._write_messages(connection, record.thread_id, stored, what.digests, what.texts)
+            self._write_messages(connection, record, stored, what)
         self._index(connection, record)
         self._hold_lease(connection, record)
 
@@ -705,13 +795,11 @@ class SqliteThreadStore:
 
     @staticmethod
     def _write_messages(
-        connection: sqlite3.Connection,
-        thread_id: str,
-        stored: tuple[bytes, ...],
-        digests: tuple[bytes, ...],
-        texts: list[bytes],
+        connection: sqlite3.Connection, record: ThreadRecord, stored: tuple[bytes, ...], what: _Encoded
     ) -> None:
-        """Make the thread's message rows ``texts``, writing only from the first that differs."""
+        """Make the thread's message rows ``record``'s messages, writing only from the first that differs."""
+        thread_id, digests, fresh = record.thread_id, what.digests, what.fresh
+        assert fresh is not None
         same = 0
         for old, new in zip(stored, digests, strict=False):
             if old != new:
@@ -719,10 +807,16 @@ class SqliteThreadStore:
             same += 1
         if same < len(stored):
             connection.execute("DELETE FROM messages WHERE thread_id = ? AND seq >= ?", (thread_id, same))
-        if same < len(texts):
+        messages, texts = record.messages, what.texts
+
+        def text(seq: int) -> str:
+            # Encoded already from ``fresh`` on; before it, only digested (one at a time, again).
+            return texts[seq - fresh] if seq >= fresh else _message_row(messages[seq])[1]
+
+        if same < len(messages):
             connection.executemany(
                 "INSERT INTO messages (thread_id, seq, digest, message) VALUES (?, ?, ?, ?)",
-                [(thread_id, seq, digests[seq], texts[seq].decode()) for seq in range(same, len(texts))],
+                ((thread_id, seq, digests[seq], text(seq)) for seq in range(same, len(messages))),
             )
 
     @staticmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import attrs
 import orjson
 import pytest
 from hypothesis import given, settings
@@ -22,6 +23,7 @@ from agui_core.machine.record import (
     record_to_dict,
 )
 from agui_core.machine.thread import ThreadMachine
+from agui_core.machine.transcript import message_size
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import converter
@@ -179,8 +181,8 @@ def test_round_trip(make: Any) -> None:
 def test_the_dict_is_camel_case_and_wire_shaped() -> None:
     data = record_to_dict(rich_record())
     assert set(data) == {
-        "threadId", "owner", "version", "state", "messages", "agentState", "open", "resolved", "completedResumes",
-        "toolJournal", "activeRun",
+        "threadId", "owner", "version", "state", "messages", "messageBytes", "agentState", "open", "resolved",
+        "completedResumes", "toolJournal", "activeRun",
     }  # fmt: skip
     assert data["state"] == "RESUMED"
     assert data["messages"][1] == {
@@ -240,8 +242,13 @@ def test_records_are_frozen() -> None:
         record.version = 8  # type: ignore[misc]
 
 
+def measured(record: ThreadRecord) -> ThreadRecord:
+    """``record`` with the size of its messages, as a machine's records carry it."""
+    return attrs.evolve(record, message_bytes=sum(message_size(m) for m in record.messages))
+
+
 def test_a_machine_restored_from_a_record_hands_the_same_record_back() -> None:
-    for record in (rich_record(), interrupted_record(), ThreadRecord(thread_id="t")):
+    for record in (measured(rich_record()), measured(interrupted_record()), measured(ThreadRecord(thread_id="t"))):
         machine = ThreadMachine.from_record(
             record_from_dict(orjson.loads(orjson.dumps(record_to_dict(record))))
         )
@@ -253,6 +260,23 @@ def test_a_machine_restored_from_a_record_hands_the_same_record_back() -> None:
     assert machine.agent_state == {"list": [1, 2.5, None, True, 3], "nested": {"": "empty key"}}
     assert [m.id for m in machine.messages] == ["u-1", "a-1", "t-1", "m-1"]
     assert [a.interrupt.id for a in machine.answers] == ["int-1"]
+
+
+def test_a_record_without_its_size_is_measured_once_the_thread_stands_still() -> None:
+    # A record from before threads were measured: the machine counts its messages once.
+    record = interrupted_record()
+    assert record.message_bytes is None
+    assert ThreadMachine.from_record(record).record() == measured(record)
+    # In the middle of a run, the record's messages are what it started from: still unknown.
+    assert ThreadMachine.from_record(rich_record()).record().message_bytes is None
+
+
+@pytest.mark.parametrize("size", [-1, 1.5, "12", True])
+def test_a_size_that_is_not_one_is_refused(size: Any) -> None:
+    data = record_to_dict(measured(interrupted_record()))
+    data["messageBytes"] = size
+    with pytest.raises(ValueError, match="messageBytes"):
+        record_from_dict(data)
 
 
 _interrupts = st.builds(

@@ -901,6 +901,7 @@ def test_every_run_error_code_has_a_test() -> None:
         test_a_forged_copy_of_the_tool_call_is_refused_and_the_bound_proposal_stands,
         test_forbidden_names_nothing_and_comes_before_every_other_rule,
     )
+    from tests.machine.test_thread_limits import test_thread_too_large_past_the_message_limit
     from tests.transports.test_limits import (
         test_an_input_over_the_rate_limit_gets_rate_limited_and_a_client_that_keeps_on_is_closed as rate_limited,
     )
@@ -921,6 +922,7 @@ def test_every_run_error_code_has_a_test() -> None:
         RunErrorCode.THREAD_BUSY: test_thread_busy,
         RunErrorCode.INVALID_INPUT: test_invalid_input_is_the_codecs,
         RunErrorCode.RATE_LIMITED: rate_limited,  # a transport's code: the machine never sees the input
+        RunErrorCode.THREAD_TOO_LARGE: test_thread_too_large_past_the_message_limit,
         RunErrorCode.AGENT_ERROR: test_agent_error_is_the_default_code_of_fail,
     }
     assert set(tested) == set(RunErrorCode)

@@ -12,7 +12,9 @@ fail, cancel, and the agent's own mistakes) and clock jumps. After every step:
 - the thread's stream (the events of every accepted input and act, concatenated) passes the
   ordering rules, and every emitted event its wire schema;
 - a machine restored from ``record()`` (through JSON) behaves the same: before each step a
-  twin is restored from the record and given the same step; its effects and record must match.
+  twin is restored from the record and given the same step; its effects and record must match;
+- the thread's size, kept as messages join and change, is the size of its messages measured
+  afresh.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from agui_core.machine.effects import Effect, Emit, Persist, Reject, StartAgent
 from agui_core.machine.ordering import StreamVerifier
 from agui_core.machine.record import record_from_dict, record_to_dict
 from agui_core.machine.thread import ThreadMachine
+from agui_core.machine.transcript import message_size
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import event_to_dict
@@ -546,6 +549,10 @@ class ThreadLife(RuleBasedStateMachine):
         closed = [r.interrupt.id for r in self.machine.resolved]
         assert len(closed) == len(set(closed))
         assert not set(closed) & {i.id for i in self.machine.open_interrupts}
+
+    @invariant()
+    def the_size_kept_is_the_size_measured_afresh(self) -> None:
+        assert self.machine.message_bytes == sum(message_size(m) for m in self.machine.messages)
 
     def teardown(self) -> None:
         # The whole stream of the thread, once more, through a fresh verifier.

@@ -97,3 +97,20 @@ async def test_a_record_json_cannot_hold_stays_the_object_it_was() -> None:
 def test_recent_is_a_count() -> None:
     with pytest.raises(ValueError, match="recent"):
         MemoryThreadStore(recent=-1)
+
+
+async def test_the_recent_threads_are_bounded_by_the_bytes_of_their_messages_but_the_last() -> None:
+    # Records as a thread machine makes them, each saying how many bytes its messages hold.
+    store = MemoryThreadStore(recent=32, recent_bytes=1_000)
+    big = [attrs.evolve(scenario_records(f"big-{n}")[0], message_bytes=600) for n in range(3)]
+    for record in big:
+        await store.save(record)
+    # Two of 600 bytes do not fit in 1,000: only the last one is held as the object saved.
+    assert await store.load("big-2") is big[2]
+    assert await store.load("big-0") == big[0] and await store.load("big-0") is not big[0]
+    # A thread bigger than the whole room is still held while it is the one in use.
+    huge = attrs.evolve(scenario_records("huge")[0], message_bytes=5_000)
+    await store.save(huge)
+    assert await store.load("huge") is huge
+    with pytest.raises(ValueError, match="recent_bytes"):
+        MemoryThreadStore(recent_bytes=-1)

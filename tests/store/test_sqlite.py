@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import anyio
 import attrs
@@ -446,3 +447,38 @@ async def test_a_file_of_schema_version_1_gets_the_leases_table(tmp_path: Path) 
         assert await store.renew_lease("thread-1", "thread-1-run-2", NOW) is True
     with raw(path) as db:
         assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (3,)
+
+
+async def test_a_save_encodes_only_the_messages_it_does_not_share_with_the_record_it_remembers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agui_core.protocol.types import UserMessage
+    from agui_core.store import sqlite as sqlite_module
+
+    encoded: list[str] = []
+    encode = sqlite_module._message_json
+
+    def counting(message: Any) -> bytes:
+        encoded.append(message.id)
+        return encode(message)
+
+    monkeypatch.setattr(sqlite_module, "_message_json", counting)
+    thread = tuple(UserMessage(id=f"u-{n}", content=f"said {n}") for n in range(300))
+    record = ThreadRecord(thread_id="t", version=1, messages=thread, owner="anonymous")
+    path = tmp_path / "threads.db"
+    async with SqliteThreadStore(path) as store:
+        await store.save(record)
+        assert len(encoded) == 300
+        encoded.clear()
+        # A thread machine hands the same message objects on, and appends.
+        grown = attrs.evolve(record, version=2, messages=(*thread, UserMessage(id="u-new", content="and more")))
+        await store.save(grown)
+        assert encoded == ["u-new"]
+        encoded.clear()
+        # Taken back to where it was (a failed run): nothing encoded, one row deleted.
+        await store.save(attrs.evolve(grown, version=3, messages=thread))
+        assert encoded == ["u-new"]  # only to count the bytes it no longer holds
+    with raw(path) as db:
+        assert db.execute("SELECT count(*) FROM messages").fetchone() == (300,)
+    async with SqliteThreadStore(path) as store:
+        assert await store.load("t") == attrs.evolve(record, version=3)
