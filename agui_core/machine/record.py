@@ -14,6 +14,7 @@ import attrs
 import orjson
 
 from agui_core.machine.interrupts import BoundAnswer
+from agui_core.machine.journal import Step, StepJournal
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol.codec import converter, event_from_dict, event_to_dict
 from agui_core.protocol.events import Event, ToolCallResultEvent
@@ -109,18 +110,21 @@ class ResolvedInterrupt:
 
 @attrs.frozen(kw_only=True)
 class ToolJournalEntry:
-    """A tool the host ran for an approved call: started, and its result once it has one.
+    """A tool the host ran (or a ``ctx.once`` function): started, and its result once it has one.
 
     Written before the tool runs and again before its result is sent, so after a crash a
     tool is never run twice: a recorded result is sent again, a missing one is unknown.
     """
 
     tool_call_id: str
+    """The tool call's id (a ``ctx.once`` step's id for a function run by ``ctx.once``)."""
     run_id: str
     started_at: str | None = None
     result: ToolCallResultEvent | None = None
     ran: Proposal | None = None
     """The tool and the arguments it was started with."""
+    value: JSON = None
+    """What the tool (or function) returned, as JSON, when the agent's code needs it back."""
 
 
 _DIGEST_PREFIX = "sha256:"
@@ -200,6 +204,9 @@ class ThreadRecord:
     active_run: ActiveRun | None = None
     owner: str | None = None
     """The principal the thread belongs to (``None``: nobody yet, a thread never saved)."""
+    step_journal: StepJournal | None = None
+    """The steps of the execution waiting on the open interrupts, for the run that answers them
+    to replay (see :mod:`agui_core.machine.journal`); ``None``: no straight-line agent waits."""
 
 
 def _unstructure(value: Any, tp: Any) -> Any:
@@ -290,9 +297,11 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
                 "startedAt": j.started_at,
                 "result": None if j.result is None else event_to_dict(j.result),
                 "ran": _proposal_to_dict(j.ran),
+                **({} if j.value is None else {"value": j.value}),
             }
             for j in record.tool_journal
         ],
+        **({} if record.step_journal is None else {"stepJournal": _journal_to_dict(record.step_journal)}),
         "activeRun": None
         if run is None
         else {
@@ -336,6 +345,25 @@ def _before(record: ThreadRecord, run: ActiveRun) -> dict[str, Any]:
     if not (run.state_before is record.agent_state or run.state_before == record.agent_state):
         out["stateBefore"] = run.state_before
     return out
+
+
+def _journal_to_dict(journal: StepJournal) -> dict[str, Any]:
+    return {
+        "execution": journal.execution,
+        "steps": [
+            {"kind": s.kind, "key": s.key, "id": s.id, **({} if s.result is None else {"result": s.result})}
+            for s in journal.steps
+        ],
+    }
+
+
+def _journal_from_dict(data: Mapping[str, Any] | None) -> StepJournal | None:
+    if data is None:
+        return None
+    return StepJournal(
+        execution=data["execution"],
+        steps=tuple(Step(kind=s["kind"], key=s["key"], id=s["id"], result=s.get("result")) for s in data["steps"]),
+    )
 
 
 def _answer_identity(answer: list[str]) -> tuple[str, str, str]:
@@ -414,9 +442,11 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
                 started_at=j["startedAt"],
                 result=None if j["result"] is None else event_from_dict(j["result"]),  # type: ignore[arg-type]
                 ran=_proposal_from_dict(j.get("ran")),
+                value=j.get("value"),
             )
             for j in data["toolJournal"]
         ),
+        step_journal=_journal_from_dict(data.get("stepJournal")),
         active_run=None
         if run is None
         else ActiveRun(

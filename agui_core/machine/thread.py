@@ -81,6 +81,7 @@ from agui_core.machine.interrupts import (
     check_interrupt,
     format_ids,
 )
+from agui_core.machine.journal import Replay, StepJournal, execution_id
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
 from agui_core.machine.ordering import StreamVerifier
 from agui_core.machine.record import (
@@ -256,6 +257,8 @@ class _Run:
     """The continuation the answered interrupts came with: what a failed run hands back."""
     lease_until: str | None = None
     """Until when the run's host holds the thread, as the run started (renewals go to the store)."""
+    replay: Replay | None = None
+    """The steps the agent takes in this run: replayed from the thread's step journal, then new."""
 
     answer_view: tuple[Answer, ...] | None = None
     """The answers as the agent is handed them, built when first asked for."""
@@ -290,6 +293,8 @@ class ThreadMachine:
         self._journal: dict[str, ToolJournalEntry] = {}
         self._run: _Run | None = None
         self._owner: str | None = None
+        self._steps: StepJournal | None = None
+        """The step journal of the execution waiting on the open interrupts (outside a run)."""
 
     # -- reading -------------------------------------------------------------------------
 
@@ -400,6 +405,18 @@ class ThreadMachine:
         """The tools the host ran for approved calls, by tool call id."""
         return dict(self._journal)
 
+    @property
+    def replay(self) -> Replay:
+        """The steps the run in progress takes (see :mod:`agui_core.machine.journal`)."""
+        run = self._live_run(MachineInput.EMIT)
+        assert run.replay is not None
+        return run.replay
+
+    @property
+    def step_journal(self) -> StepJournal | None:
+        """The step journal of the execution waiting on the open interrupts, if any."""
+        return self._steps
+
     def knows_interrupt(self, interrupt_id: str) -> bool:
         """Whether ``interrupt_id`` was raised on this thread (open, answered or expired)."""
         return (
@@ -446,6 +463,7 @@ class ThreadMachine:
             completed_resumes=tuple(self._completed),
             tool_journal=tuple(self._journal.values()),
             owner=self._owner,
+            step_journal=self._steps,
             active_run=None
             if run is None
             else ActiveRun(
@@ -484,6 +502,7 @@ class ThreadMachine:
         machine._completed = list(record.completed_resumes)
         machine._journal = {entry.tool_call_id: entry for entry in record.tool_journal}
         machine._owner = record.owner
+        machine._steps = record.step_journal
         run = record.active_run
         if run is not None:
             machine._run = _Run(
@@ -502,6 +521,7 @@ class ThreadMachine:
                 continuation=run.continuation,
                 continuation_in=run.continuation,
                 lease_until=run.lease_until,
+                replay=machine._replay_for(run.run_id, bool(run.answers)),
             )
             machine._adopt(run.input_messages, run.input_state)
             # What the run emitted is replayed through the same bookkeeping, so the ordering
@@ -741,6 +761,8 @@ class ThreadMachine:
             continuation=continuation,
             continuation_in=continuation,
             lease_until=None if lease_until is None else lease_until.isoformat(),
+            # A resume replays even when all it did was dismiss questions that had expired.
+            replay=self._replay_for(run_input.run_id, bool(run_input.resume)),
         )
         started = ev.RunStartedEvent(
             thread_id=self._thread_id, run_id=run_input.run_id, parent_run_id=run_input.parent_run_id
@@ -752,6 +774,14 @@ class ThreadMachine:
             Emit(event=started),
             StartAgent(run_input=run_input, answers=self.answers),
         ]
+
+    def _replay_for(self, run_id: str, resumed: bool) -> Replay:
+        """The steps a run takes: a resume of a waiting execution's questions replays its
+        journal; any other run (a new input, even once those questions expired) starts an
+        execution of its own."""
+        if resumed and self._steps is not None:
+            return Replay(self._steps)
+        return Replay(StepJournal(execution=execution_id(self._thread_id, run_id)))
 
     def _replay(self, run_input: RunAgentInput, completed: CompletedResume) -> list[Effect]:
         self._state = next_state(self._state, MachineInput.REPLAY)
@@ -865,6 +895,48 @@ class ThreadMachine:
             run_id=run.run_id,
             started_at=now.isoformat(),
             ran=ran,
+        )
+        return [self._persist()]
+
+    def tool_value(self, tool_call_id: str, value: JSON) -> None:
+        """Keep what the tool of ``tool_call_id`` returned (as JSON) with its journal entry.
+
+        Saved with the ``TOOL_CALL_RESULT`` that follows, so a retry after a crash hands the
+        agent the very value again, not only the text the client was sent.
+        """
+        entry = self._journal.get(tool_call_id)
+        if entry is None:
+            raise LocalProtocolError(f"tool call {tool_call_id!r} was not started", state=self._state)
+        try:
+            kept = orjson.loads(orjson.dumps(value))
+        except (TypeError, orjson.JSONEncodeError):
+            return  # not JSON: the result's text stands for it
+        self._journal[tool_call_id] = attrs.evolve(entry, value=kept)
+
+    def kept_value(self, step_id: str, *, name: str, value: JSON, now: datetime) -> list[Effect]:
+        """Record what the function a step ran (``ctx.once``) returned, before the agent goes on.
+
+        Returns the ``Persist`` that must be durable before the value is used: kept with the
+        thread's tool journal (never rolled back), so a retry of the run after a crash gets
+        the value back instead of running the function again.
+        """
+        run = self._live_run(MachineInput.EMIT)
+        if step_id in self._journal:
+            raise LocalProtocolError(f"step {step_id!r} already has a value", state=self._state)
+        try:
+            kept = orjson.loads(orjson.dumps(value))
+        except (TypeError, orjson.JSONEncodeError):
+            raise LocalProtocolError(
+                f"ctx.once({name!r}) returned {type(value).__name__}: the thread keeps its value, so it must be JSON",
+                state=self._state,
+            ) from None
+        self._check_depth(kept, 1, kept, f"the value of {name!r}")
+        self._journal[step_id] = ToolJournalEntry(
+            tool_call_id=step_id,
+            run_id=run.run_id,
+            started_at=now.isoformat(),
+            ran=Proposal(tool_call_id=step_id, name=name, arguments="{}"),
+            value=kept,
         )
         return [self._persist()]
 
@@ -1037,6 +1109,15 @@ class ThreadMachine:
             )
         )
 
+    def _end_execution(self, run: _Run) -> None:
+        """The agent's execution is over: its step journal goes, and so do the tool journal's
+        entries of its steps (a retry of a run that ended is a replay of its outcome)."""
+        self._steps = None
+        assert run.replay is not None
+        mark = f"-{run.replay.execution}-"
+        if any(mark in call_id for call_id in self._journal):
+            self._journal = {call_id: entry for call_id, entry in self._journal.items() if mark not in call_id}
+
     def _end(self, run: _Run, finished: ev.Event, target: MachineInput) -> list[Effect]:
         self._track(finished)
         self._state = next_state(self._state, target)
@@ -1050,10 +1131,13 @@ class ThreadMachine:
         now: datetime,
         continuation: JSON = None,
         edit_schemas: Mapping[str, Mapping[str, JSON]] | None = None,
+        keep_steps: bool = False,
     ) -> list[Effect]:
         """End the run with interrupts: snapshots, then persist, then ``RUN_FINISHED``.
 
-        ``now`` is recorded as the instant the interrupts were raised.
+        ``now`` is recorded as the instant the interrupts were raised. ``keep_steps``: the
+        interrupts were raised by steps of a straight-line agent, whose journal is kept for
+        the run that answers them to replay (otherwise it is dropped: the execution ended).
         ``continuation`` (default: the run's :attr:`continuation`) is kept with the
         interrupts, never sent, and handed back with their answers. Each ``tool_call``
         interrupt is bound to its tool call as proposed in this run; ``edit_schemas`` (by tool
@@ -1105,6 +1189,11 @@ class ThreadMachine:
             )
             for i in interrupts
         )
+        assert run.replay is not None
+        if keep_steps:
+            self._steps = run.replay.journal()
+        else:
+            self._end_execution(run)
         return effects + self._end(run, finished, MachineInput.INTERRUPT)
 
     def finish(self, result: JSON = None) -> list[Effect]:
@@ -1116,6 +1205,7 @@ class ThreadMachine:
         self._check_depth(event_to_dict(finished), 1, finished)
         effects = self._close_subagents(run, None)
         self._commit_answers(run, outcome, result)
+        self._end_execution(run)
         return effects + self._end(run, finished, MachineInput.FINISH)
 
     def cancel(self) -> list[Effect]:
@@ -1139,6 +1229,7 @@ class ThreadMachine:
         effects += self._close_subagents(run, None)
         outcome = RunFinishedCancelledOutcome()
         self._commit_answers(run, outcome, None)
+        self._end_execution(run)
         finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
         return effects + self._end(run, finished, MachineInput.CANCEL)
 
