@@ -62,7 +62,7 @@ def test_auto_plays_every_scenario_to_its_expected_end_and_a_rerun_does_too(tmp_
     assert "outcome=interrupt (3 interrupts, shown below)" in out
     assert "(revised before sending)" in out.split("-> resume")[1]  # the edited args were sent ...
     assert re.search(r"TOOL_CALL_RESULT .*\(revised before sending\)", out)  # ... and used
-    assert len(re.findall(r"^   approval-\w+: cancelled$", out, re.MULTILINE)) == 1
+    assert len(re.findall(r"^   approval-[\w-]+: cancelled$", out, re.MULTILINE)) == 1
     assert '"quarter":"Q1","year":2026' in out
     for name in ("email", "filing", "parallel"):
         assert f"== {name}: ended as expected" in out
@@ -133,7 +133,7 @@ def test_an_interactive_session_on_stdin_edits_denies_cancels_and_reasks_a_refus
     # The parallel approvals: one ran, one was reported denied, one did not run.
     parallel = out.split("== 3/3 parallel")[1]
     assert parallel.count("TOOL_CALL_RESULT") == 2 and "the user denied this call" in parallel
-    assert re.search(r"^   approval-\w+: cancelled$", parallel, re.MULTILINE)
+    assert re.search(r"^   approval-[\w-]+: cancelled$", parallel, re.MULTILINE)
     assert "agui demo: all 3 scenarios ended as expected" in out
     assert "Traceback" not in result.stderr
 

@@ -1,11 +1,11 @@
 """The demo's agent: one entry point that hands each thread to one of the example agents.
 
 A thread's first run picks its agent by ``forwardedProps.scenario`` (one of :data:`AGENTS`),
-or, without one, by the words of the last user message. The choice is kept with the run's
-interrupts as their continuation, which only the server holds, so the run that answers them
-goes to the same agent whatever the client sends as state (a fresh client sends ``{}``; any
-client may send anything). The state shows the choice too, for the user interface. Serve it
-with::
+or, without one, by the words of the last user message. The choice is a step of its own
+(``ctx.once``): kept in the thread's step journal, which only the server holds, so the runs
+that answer the chosen agent's questions go to the same agent whatever the client sends as
+state or messages (a fresh client sends ``{}``; any client may send anything). The state shows
+the choice too, for the user interface. Serve it with::
 
     agui serve agui_core.examples.assistant:assistant
 """
@@ -49,11 +49,7 @@ def pick_scenario(props: JSON, text: str) -> str:
 
 async def assistant(ctx: RunContext) -> JSON:
     """Run the thread's example agent (see the module docstring)."""
-    kept = ctx.continuation
-    chosen = kept.get("scenario") if ctx.resumed and isinstance(kept, dict) else None
-    if not isinstance(chosen, str) or chosen not in AGENTS:
-        said = [m.content for m in ctx.messages if isinstance(m, UserMessage) and isinstance(m.content, str)]
-        chosen = pick_scenario(ctx.input.forwarded_props, said[-1] if said else "")
-        await ctx.set_state({"scenario": chosen})
-    ctx.continuation = {"scenario": chosen}
+    said = [m.content for m in ctx.messages if isinstance(m, UserMessage) and isinstance(m.content, str)]
+    chosen = await ctx.once("scenario", pick_scenario, ctx.input.forwarded_props, said[-1] if said else "")
+    await ctx.set_state({"scenario": chosen})
     return await AGENTS[chosen](ctx)

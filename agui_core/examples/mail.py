@@ -3,9 +3,10 @@
 ``email_agent`` drafts an email to Bob and proposes it through ``sendEmail``, which needs a
 person's approval: the run ends with a ``tool_call`` interrupt whose ``responseSchema`` offers
 approve-with-edits (``editedArgs`` replaces the arguments whole). ``team_email_agent`` proposes
-three emails in one run, so the run ends with three parallel approvals. On the resumed run the
-host has already carried out each decision (sent, denied, or left alone when cancelled); the
-agents then say what became of each email and return it as the run's result.
+three emails at once (``ctx.gather``), so the run ends with three parallel approvals. Both are
+written straight through: ``await ctx.call_tool(...)`` returns once the person has decided (the
+email sent, with their edits if any; denied; or left alone when cancelled), and the agents then
+say what became of each email and return it as the run's result.
 
 Nothing is really sent: ``sendEmail`` returns what it would have sent.
 """
@@ -80,34 +81,29 @@ def _sentence(outcome: ToolOutcome) -> str:
 
 
 async def email_agent(ctx: RunContext) -> JSON:
-    """Propose one email to Bob behind an approval; on resume, say what became of it."""
-    if ctx.resumed:
-        outcomes = list(ctx.tool_outcomes.values())
-        if not outcomes:
-            await ctx.text("There was no email waiting for a decision.")
-            return {"emails": []}
-        await ctx.text("The email was " + _sentence(outcomes[0]) + ".")
-        return {"emails": [_report(o) for o in outcomes]}
+    """Propose one email to Bob behind an approval, then say what became of it."""
     await ctx.text("I drafted an email to Bob. I will send it once you approve it.")
-    await ctx.call_tool(
+    outcome = await ctx.call_tool(
         "sendEmail",
         DRAFT,
         message=f"Send the email to {DRAFT['to']} with subject {DRAFT['subject']!r}? You can edit it first.",
     )
-    return None  # the gated call is pending: the run ends with its approval
+    await ctx.text("The email was " + _sentence(outcome) + ".")
+    return {"emails": [_report(outcome)]}
 
 
 async def team_email_agent(ctx: RunContext) -> JSON:
-    """Propose one email to each of :data:`TEAM` (three parallel approvals); on resume, report."""
-    if ctx.resumed:
-        outcomes = list(ctx.tool_outcomes.values())
-        await ctx.text("Emails: " + "; ".join(_sentence(o) for o in outcomes) + ".")
-        return {"emails": [_report(o) for o in outcomes]}
+    """Propose one email to each of :data:`TEAM` at once (three parallel approvals), then report."""
     await ctx.text(f"I will email {', '.join(TEAM)}; each email needs your approval.")
-    for to in TEAM:
-        await ctx.call_tool(
-            "sendEmail",
-            {"to": to, "subject": "Hi", "body": "Hi, just saying hi."},
-            message=f"Approve sendEmail to {to}?",
+    outcomes = await ctx.gather(
+        *(
+            ctx.call_tool(
+                "sendEmail",
+                {"to": to, "subject": "Hi", "body": "Hi, just saying hi."},
+                message=f"Approve sendEmail to {to}?",
+            )
+            for to in TEAM
         )
-    return None
+    )
+    await ctx.text("Emails: " + "; ".join(_sentence(o) for o in outcomes) + ".")
+    return {"emails": [_report(o) for o in outcomes]}

@@ -1,33 +1,76 @@
 """The agent API: what an agent function gets to read the run and to act in it.
 
-An agent is ``async def agent(ctx: RunContext) -> JSON``. It reads the input, the thread's
-messages and state and, on a resumed run, the answers and what became of its gated tool
-calls; it streams text, proposes tool calls, sets or patches state, opens steps and
-subagents; and it ends the run by returning (success, with the return value as ``result``)
-or with :meth:`RunContext.interrupt`. Every act goes through the thread machine, so an agent
-that breaks a rule gets :class:`~agui_core.errors.LocalProtocolError` at the call that broke it.
+An agent is ``async def agent(ctx: RunContext) -> JSON``, written straight through::
+
+    async def agent(ctx: RunContext) -> JSON:
+        await ctx.text("I need the quarterly figures.")
+        form = await ctx.ask("The quarterly filing, please.", FILING_SCHEMA)
+        if form.cancelled:
+            return {"filed": False}
+        if not await ctx.confirm(f"File {form.payload['quarter']} now?"):
+            return {"filed": False}
+        outcome = await ctx.call_tool("fileReport", form.payload)   # a gated tool: approved first
+        return {"filed": outcome.status == "executed"}
+
+A step that needs a person (:meth:`~RunContext.ask`, :meth:`~RunContext.confirm`,
+:meth:`~RunContext.call_tool` of a tool that needs approval) ends the run with its interrupt
+the first time it is reached. The run that carries the answer runs the agent again from the
+top: every step the agent already took returns at once what it returned before, and sends
+nothing again (texts, tool calls, events), tools already run are not run again, and the step
+that asked returns the answer. :meth:`~RunContext.gather` asks several things in one run, as
+parallel interrupts. What keeps it safe is the thread's step journal
+(:mod:`agui_core.machine.journal`), kept with the interrupts in the store, so a replay works on
+another host or after a restart as on the same one.
+
+The one rule an author follows: the code between ``ctx`` calls does the same on every run,
+as in a LangGraph node or a Temporal workflow. What may differ between runs (a model's reply,
+the time, a random draw, a read of the outside world) goes in :meth:`~RunContext.once`, which
+runs it the first time and returns its recorded value ever after. A replay that calls
+something else where the journal has a step (another text, another tool or arguments,
+another question) ends the run with ``RUN_ERROR`` ``AGENT_ERROR`` naming the step and what
+differed; nothing runs twice, and the interrupts stay open to be answered again. Reading
+:attr:`~RunContext.messages` or :attr:`~RunContext.state` during a replay sees the thread as it
+is now, not as it was when the step was first taken.
+
+Every ``ctx`` call that acts must be awaited: one that is not (a question never asked, a text
+never sent) ends the run with ``RUN_ERROR`` ``AGENT_ERROR`` naming the call and its line,
+never with a success.
+
+The explicit style stays for adapters and for authors who want it: :attr:`~RunContext.resumed`,
+:attr:`~RunContext.answers`, :attr:`~RunContext.continuation`, and ending a run with
+:meth:`~RunContext.interrupt` (``await ctx.interrupt(ctx.ask(...))`` asks without waiting for
+the answer in this function: the next run reads it from ``ctx.answers``). A run that ends that
+way keeps no step journal, and the next run starts the agent afresh. Every act goes through the
+thread machine, so an agent that breaks a rule gets
+:class:`~agui_core.errors.LocalProtocolError` at the call that broke it.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+import inspect
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Generic, Literal, Protocol, TypeVar, cast
 
+import attrs
 import orjson
 
 from agui_core.errors import LocalProtocolError, RunErrorCode
 from agui_core.machine.effects import Answer, Effect, Emit
+from agui_core.machine.journal import Replay, Step, step_key
 from agui_core.machine.record import Proposal, ToolJournalEntry
 from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
-from agui_core.runtime.tools import NO_EDITS, Tool, ToolOutcome
+from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome
 
-__all__ = ["RunContext", "TextStream"]
+__all__ = ["Reply", "RunContext", "Suspend", "TextStream", "run_agent"]
 
 Carry = Callable[[list[Effect]], Awaitable[None]]
+_T = TypeVar("_T")
 
 
 class _Send(Protocol):
@@ -37,6 +80,116 @@ class _Send(Protocol):
         """Hand ``event`` over if that takes no waiting; ``False``: await the call instead."""
 
     async def __call__(self, event: ev.Event) -> None: ...
+
+
+class Suspend(BaseException):
+    """Raised by a step that waits for a person: the run ends with the interrupts asked so far.
+
+    It derives from ``BaseException`` so that an agent's ``except Exception`` does not take
+    it; an agent never needs to catch it.
+    """
+
+
+@attrs.frozen(kw_only=True)
+class Reply:
+    """A person's answer to :meth:`RunContext.ask`: ``payload`` already passed the question's schema."""
+
+    interrupt_id: str
+    status: Literal["resolved", "cancelled", "expired"]
+    """``resolved`` (answered), ``cancelled`` (dismissed) or ``expired`` (not answered before its ``expiresAt``)."""
+    payload: JSON = None
+    metadata: Mapping[str, JSON] | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether there is no answer to act on: the person dismissed the question, or let it expire."""
+        return self.status != "resolved"
+
+    def to_json(self) -> dict[str, JSON]:
+        out: dict[str, JSON] = {"interruptId": self.interrupt_id, "status": self.status, "payload": self.payload}
+        if self.metadata is not None:
+            out["metadata"] = dict(self.metadata)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Reply:
+        return cls(
+            interrupt_id=data["interruptId"],
+            status=data["status"],
+            payload=data.get("payload"),
+            metadata=data.get("metadata"),
+        )
+
+
+def _outcome_to_json(outcome: ToolOutcome) -> dict[str, JSON]:
+    return {
+        "toolCallId": outcome.tool_call_id,
+        "name": outcome.name,
+        "status": outcome.status,
+        "args": dict(outcome.args),
+        "result": outcome.result,
+        "error": outcome.error,
+        "edited": outcome.edited,
+    }
+
+
+def _outcome_from_json(data: Mapping[str, Any]) -> ToolOutcome:
+    return ToolOutcome(
+        tool_call_id=data["toolCallId"],
+        name=data["name"],
+        status=data["status"],
+        args=data["args"],
+        result=data.get("result"),
+        error=data.get("error"),
+        edited=bool(data.get("edited", False)),
+    )
+
+
+class _Call(Generic[_T]):
+    """A ``ctx`` call that must be awaited: it knows where it was made, to say so if it is not."""
+
+    __slots__ = ("_args", "_ctx", "_step", "name", "where")
+
+    def __init__(self, ctx: RunContext, name: str, step: Callable[..., Coroutine[Any, Any, _T]], *args: Any) -> None:
+        self._ctx = ctx
+        self._step = step
+        self._args = args
+        self.name = name
+        frame: Any = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename == __file__:
+            frame = frame.f_back  # up to the agent's line that made the call
+        self.where = "?" if frame is None else f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+        ctx._unawaited[self] = None
+
+    def _take(self) -> Coroutine[Any, Any, _T]:
+        ctx = self._ctx
+        ctx._unawaited.pop(self, None)
+        ctx._where = self.where
+        return self._step(*self._args)
+
+    def __await__(self) -> Generator[Any, None, _T]:
+        return self._take().__await__()
+
+
+class _Question(_Call[_T]):
+    """An :meth:`RunContext.ask` or :meth:`RunContext.confirm`; ``ctx.interrupt`` takes one too."""
+
+    __slots__ = ("_interrupt",)
+
+    def __init__(
+        self, ctx: RunContext, name: str, step: Callable[..., Coroutine[Any, Any, _T]], interrupt: Interrupt, *args: Any
+    ) -> None:
+        super().__init__(ctx, name, step, *args)
+        self._interrupt = interrupt
+
+    def as_interrupt(self) -> Interrupt:
+        """The question as an interrupt of the explicit style (not awaited: asked, not waited for)."""
+        self._ctx._unawaited.pop(self, None)
+        asked = self._interrupt
+        if not asked.id:  # no id of the author's: a fresh one
+            prefix = "input" if asked.reason == "input_required" else "confirm"
+            asked = attrs.evolve(asked, id=self._ctx.new_id(prefix))
+        return asked
 
 
 class TextStream:
@@ -50,6 +203,14 @@ class TextStream:
         """Append ``text`` to the message (``await`` it)."""
         # The emit's own coroutine, not one around it: a delta is the commonest event of all.
         return self._ctx.emit(ev.TextMessageContentEvent(message_id=self.message_id, delta=text))
+
+
+@attrs.define
+class _Scope:
+    """A step or subagent the agent has open, and whether this run has sent its start."""
+
+    start: ev.Event
+    sent: bool
 
 
 class RunContext:
@@ -77,6 +238,15 @@ class RunContext:
         self._pending: list[Interrupt] = []
         self._ended = False
         self._last_message_id: str | None = None
+        self._replay: Replay = machine.replay
+        self._quiet = self._replay.replaying
+        """Whether what the agent emits now was sent by an earlier run (and is not sent again)."""
+        self._suspending = False
+        self._gathering = 0
+        self._scopes: list[_Scope] = []
+        self._streaming = 0  # messages open (ctx.message)
+        self._where: str | None = None  # the agent's line of the step being taken
+        self._unawaited: dict[_Call[Any], None] = {}
         self.input = run_input
         self.answers = answers
         self.tool_outcomes = dict(tool_outcomes)
@@ -95,6 +265,11 @@ class RunContext:
     def resumed(self) -> bool:
         """Whether this run carries answers to interrupts of an earlier run."""
         return bool(self.answers)
+
+    @property
+    def replaying(self) -> bool:
+        """Whether the agent is retracing steps an earlier run took (nothing it emits is sent)."""
+        return self._quiet
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -163,12 +338,53 @@ class RunContext:
         """A fresh id for a message, tool call or interrupt of this run."""
         return f"{prefix}-{self._new_id()}"
 
+    # -- steps -------------------------------------------------------------------------
+
+    def _call(self, name: str, step: Callable[..., Coroutine[Any, Any, _T]], *args: Any) -> _Call[_T]:
+        return _Call(self, name, step, *args)
+
+    async def _take(self, kind: str, key: str, prefix: str) -> tuple[int, Step, bool]:
+        """The agent's next step (see :class:`~agui_core.machine.journal.Replay`): its index, the
+        step, and whether an earlier run took it. The run's quiet ends with the last step it
+        replays, and the steps and subagents the replay entered and are still open start again."""
+        self._check_open()
+        if self._suspending and not self._gathering:
+            raise Suspend  # an agent that went on after a suspension: the run ends all the same
+        replay = self._replay
+        index, step, recorded = replay.take(kind, key, prefix, where=self._where)
+        if self._quiet and not replay.replaying:
+            self._quiet = False
+            for scope in self._scopes:
+                if not scope.sent:
+                    scope.sent = True
+                    await self.emit(scope.start)
+        return index, step, recorded
+
+    def _expired(self, interrupt_id: str) -> bool:
+        """Whether ``interrupt_id`` was closed unanswered, as expired (this run's input closed it)."""
+        return any(r.interrupt.id == interrupt_id and r.status == "expired" for r in reversed(self._machine.resolved))
+
+    def _step_id(self, prefix: str, index: int) -> str:
+        return f"{prefix}-{self._replay.execution}-{index + 1}"
+
+    def _wait_for(self, interrupt: Interrupt) -> None:
+        """Ask ``interrupt`` in this run: the run ends with it (and any others asked with it)."""
+        if self._streaming:
+            raise LocalProtocolError(
+                f"{interrupt.reason} {interrupt.id!r} asked inside ctx.message(): end the message first"
+            )
+        self._pending.append(interrupt)
+        self._suspending = True
+        raise Suspend
+
     # -- streaming -----------------------------------------------------------------------
 
     async def emit(self, event: ev.Event) -> None:
-        """Send any AG-UI event through the machine's rules."""
+        """Send any AG-UI event through the machine's rules (nothing while replaying: it was sent)."""
         if self._ended:
             self._check_open()  # raises
+        if self._quiet:
+            return
         effects = self._machine.emit(event)
         if len(effects) == 1 and effects[0].__class__ is Emit and self._send is not None:
             # Most events: one to send and nothing to save, straight to the caller's stream,
@@ -178,20 +394,36 @@ class RunContext:
         else:
             await self._carry(effects)
 
-    async def text(self, content: str, *, message_id: str | None = None) -> str:
-        """Send a whole assistant text message; returns its id."""
-        async with self.message(message_id=message_id) as stream:
-            await stream.delta(content)
-        return stream.message_id
+    def text(self, content: str, *, message_id: str | None = None) -> Awaitable[str]:
+        """Send a whole assistant text message; returns its id (a step)."""
+        return self._call("ctx.text", self._text, content, message_id)
+
+    async def _text(self, content: str, message_id: str | None) -> str:
+        _, step, recorded = await self._take("text", step_key(content), "msg")
+        message_id = message_id or step.id
+        if not recorded:
+            await self.emit(ev.TextMessageStartEvent(message_id=message_id, role="assistant"))
+            await self.emit(ev.TextMessageContentEvent(message_id=message_id, delta=content))
+            await self.emit(ev.TextMessageEndEvent(message_id=message_id))
+        self._last_message_id = message_id
+        return message_id
 
     @asynccontextmanager
     async def message(self, *, message_id: str | None = None) -> AsyncIterator[TextStream]:
         """Stream an assistant message by deltas: ``async with ctx.message() as m: await m.delta(..)``."""
-        message_id = message_id or self.new_id("msg")
-        await self.emit(ev.TextMessageStartEvent(message_id=message_id, role="assistant"))
-        self._last_message_id = message_id
-        yield TextStream(self, message_id)
-        await self.emit(ev.TextMessageEndEvent(message_id=message_id))
+        self._where = None
+        _, step, recorded = await self._take("message", "", "msg")
+        message_id = message_id or step.id
+        quiet, self._quiet = self._quiet, self._quiet or recorded  # a message sent before: all of it
+        self._streaming += 1
+        try:
+            await self.emit(ev.TextMessageStartEvent(message_id=message_id, role="assistant"))
+            self._last_message_id = message_id
+            yield TextStream(self, message_id)
+            await self.emit(ev.TextMessageEndEvent(message_id=message_id))
+        finally:
+            self._streaming -= 1
+            self._quiet = quiet and self._replay.replaying
 
     async def propose_tool_call(
         self,
@@ -223,7 +455,7 @@ class RunContext:
             )
         )
 
-    async def call_tool(
+    def call_tool(
         self,
         name: str,
         args: Mapping[str, JSON],
@@ -233,70 +465,269 @@ class RunContext:
         interrupt_id: str | None = None,
         message: str | None = None,
         metadata: Mapping[str, JSON] | None = None,
-    ) -> ToolOutcome | None:
-        """Call a registered tool.
+    ) -> Awaitable[ToolOutcome]:
+        """Call a registered tool and return what became of the call (a step).
 
-        A tool without approval runs at once and its outcome is returned. A tool that needs
-        approval is proposed and ``None`` is returned: when the agent ends this run, it
-        interrupts with one approval per gated call, and the next run finds the outcomes in
-        :attr:`tool_outcomes`. ``tool_call_id`` and ``interrupt_id`` default to fresh ids;
-        ``message`` (the prompt a person reads) and ``metadata`` go on the approval.
+        A tool without approval runs at once. A tool that needs approval is proposed, and the
+        run ends with its approval (``message``, the prompt a person reads, and ``metadata`` go
+        on it); the run that carries the decision returns here with the outcome: ``executed``
+        (with what the person approved, edits included, and the tool's result), ``denied`` or
+        ``cancelled``. Either way the tool runs at most once, across retries and restarts: a
+        replay returns the recorded outcome. ``tool_call_id`` and ``interrupt_id`` default to
+        ids made from the step.
         """
+        options = (parent_message_id, tool_call_id, interrupt_id, message, metadata)
+        return self._call("ctx.call_tool", self._call_tool, name, dict(args), options)
+
+    async def _call_tool(
+        self,
+        name: str,
+        args: dict[str, JSON],
+        options: tuple[str | None, str | None, str | None, str | None, Mapping[str, JSON] | None],
+    ) -> ToolOutcome:
+        parent_message_id, tool_call_id, interrupt_id, message, metadata = options
         registered = self._tools.get(name)
         if registered is None:
             raise LocalProtocolError(f"no tool named {name!r} is registered with the host")
-        tool_call_id = await self.propose_tool_call(
-            name, args, tool_call_id=tool_call_id, parent_message_id=parent_message_id
-        )
-        if registered.needs_approval:
-            self._pending.append(
-                Interrupt(
-                    id=interrupt_id or self.new_id("approval"),
-                    reason="tool_call",
-                    message=message if message is not None else f"Run {name} with {orjson.dumps(dict(args)).decode()}?",
-                    tool_call_id=tool_call_id,
-                    response_schema=registered.approval_schema,
-                    metadata=metadata,
-                )
+        index, step, recorded = await self._take("tool", step_key(name, args), "call")
+        call_id = tool_call_id or step.id
+        if recorded:
+            if step.result is not None:
+                return _outcome_from_json(cast(Mapping[str, Any], step.result))
+            decided = self.tool_outcomes.get(call_id)  # the host carried out the decision before the agent ran
+            if decided is None and self._expired(interrupt_id or self._step_id("approval", index)):
+                decided = ToolOutcome(tool_call_id=call_id, name=name, status="expired", args=args)
+            if decided is None:
+                raise LocalProtocolError(f"tool call {call_id!r} has no decision in this run to return")
+            self._replay.settle(index, _outcome_to_json(decided))
+            return decided
+        await self.propose_tool_call(name, args, tool_call_id=call_id, parent_message_id=parent_message_id)
+        kept = self._machine.tool_journal.get(call_id)
+        if kept is not None and not registered.needs_approval:
+            # A retry after its host died: the tool ran (or started) in the attempt that failed.
+            # It is not run again; what it returned is sent again, or that it is unknown.
+            outcome = self._kept_outcome(kept, name, args)
+            await self.emit(
+                kept.result
+                or ev.ToolCallResultEvent(message_id=f"result-{call_id}", tool_call_id=call_id, content=NOT_RUN_AGAIN)
             )
-            return None
+            self.tool_outcomes[call_id] = outcome
+            self._replay.settle(index, _outcome_to_json(outcome))
+            return outcome
+        if registered.needs_approval:
+            approval = Interrupt(
+                id=interrupt_id or self._step_id("approval", index),
+                reason="tool_call",
+                message=message if message is not None else f"Run {name} with {orjson.dumps(args).decode()}?",
+                tool_call_id=call_id,
+                response_schema=registered.approval_schema,
+                metadata=metadata,
+            )
+            self._wait_for(approval)
+        await self.tool_started(call_id, name, args)
         try:
-            result = await registered.invoke(args)
+            value = await registered.invoke(args)
         except Exception as exc:  # the tool's failure is the agent's to handle, not the run's
-            outcome = ToolOutcome(tool_call_id=tool_call_id, name=name, status="failed", args=args, error=repr(exc))
-            await self.tool_result(tool_call_id, f"error: {type(exc).__name__}")
+            outcome = ToolOutcome(tool_call_id=call_id, name=name, status="failed", args=args, error=repr(exc))
+            await self.tool_result(call_id, f"error: {type(exc).__name__}", message_id=f"result-{call_id}")
         else:
-            outcome = ToolOutcome(tool_call_id=tool_call_id, name=name, status="executed", args=args, result=result)
-            await self.tool_result(tool_call_id, result if isinstance(result, str) else orjson.dumps(result).decode())
-        self.tool_outcomes[tool_call_id] = outcome
+            self._machine.tool_value(call_id, value)
+            outcome = ToolOutcome(tool_call_id=call_id, name=name, status="executed", args=args, result=value)
+            content = value if isinstance(value, str) else orjson.dumps(value).decode()
+            await self.tool_result(call_id, content, message_id=f"result-{call_id}")
+        self.tool_outcomes[call_id] = outcome
+        self._replay.settle(index, _outcome_to_json(outcome))
         return outcome
 
-    async def set_state(self, state: JSON) -> None:
-        """Replace the agent state (``STATE_SNAPSHOT``)."""
-        await self.emit(ev.StateSnapshotEvent(snapshot=state))
+    @staticmethod
+    def _kept_outcome(kept: ToolJournalEntry, name: str, args: Mapping[str, JSON]) -> ToolOutcome:
+        if kept.result is None:
+            return ToolOutcome(
+                tool_call_id=kept.tool_call_id, name=name, status="unknown", args=args, error=NOT_RUN_AGAIN
+            )
+        value = kept.value if kept.value is not None else kept.result.content
+        return ToolOutcome(tool_call_id=kept.tool_call_id, name=name, status="executed", args=args, result=value)
 
-    async def patch_state(self, operations: Sequence[Mapping[str, JSON]]) -> None:
+    def ask(
+        self,
+        message: str,
+        schema: Mapping[str, JSON],
+        *,
+        expires_at: str | None = None,
+        metadata: Mapping[str, JSON] | None = None,
+        interrupt_id: str | None = None,
+    ) -> Awaitable[Reply]:
+        """Ask a person for input described by ``schema`` (an ``input_required`` interrupt; a step).
+
+        The run ends with the question; the run that carries the answer returns it here, its
+        payload already checked against ``schema`` (``reply.cancelled`` when dismissed). The
+        step is the message and the schema: ``expires_at`` and ``metadata`` may differ from
+        run to run. ``interrupt_id`` defaults to an id made from the step (one of your own must
+        be new to the thread). Not awaited but handed to :meth:`interrupt`, it is the explicit
+        style's question.
+        """
+        question = Interrupt(
+            id=interrupt_id or "",  # "": the step's own id
+            reason="input_required",
+            message=message,
+            response_schema=schema,
+            expires_at=expires_at,
+            metadata=metadata,
+        )
+        return _Question(self, "ctx.ask", self._ask, question, question, step_key(message, dict(schema)))
+
+    def confirm(
+        self,
+        message: str,
+        *,
+        expires_at: str | None = None,
+        metadata: Mapping[str, JSON] | None = None,
+        interrupt_id: str | None = None,
+    ) -> Awaitable[bool]:
+        """Ask a person yes or no (a ``confirmation`` interrupt; a step): ``True`` for yes.
+
+        A ``no``, or the question dismissed, is ``False``. The step is the message:
+        ``expires_at``, ``metadata`` and ``interrupt_id`` are as for :meth:`ask`.
+        """
+        question = Interrupt(
+            id=interrupt_id or "",  # "": the step's own id
+            reason="confirmation",
+            message=message,
+            expires_at=expires_at,
+            metadata=metadata,
+        )
+        return _Question(self, "ctx.confirm", self._confirm, question, question, step_key(message))
+
+    async def _confirm(self, question: Interrupt, key: str) -> bool:
+        reply = await self._question("confirm", question, key)
+        return reply.status == "resolved" and reply.payload is True
+
+    async def _ask(self, question: Interrupt, key: str) -> Reply:
+        return await self._question("ask", question, key)
+
+    async def _question(self, kind: str, question: Interrupt, key: str) -> Reply:
+        index, step, recorded = await self._take(kind, key, kind)
+        asked = question.id or step.id
+        if not recorded:
+            self._wait_for(attrs.evolve(question, id=asked))
+        if step.result is not None:
+            return Reply.from_json(cast(Mapping[str, Any], step.result))
+        answered = self.answer(asked)
+        if answered is not None:
+            entry = answered.entry
+            reply = Reply(interrupt_id=asked, status=entry.status, payload=entry.payload, metadata=entry.metadata)
+        elif self._expired(asked):
+            reply = Reply(interrupt_id=asked, status="expired")
+        else:
+            raise LocalProtocolError(f"question {asked!r} has no answer in this run to return")
+        self._replay.settle(index, reply.to_json())
+        return reply
+
+    def once(self, name: str, function: Callable[..., Awaitable[_T] | _T], *args: Any, **kwargs: Any) -> Awaitable[_T]:
+        """Run ``function(*args, **kwargs)`` once for this execution, and return its value (a step).
+
+        For what may differ from run to run (a model's reply, the time, a random draw): the
+        first run that reaches the step runs it and records its value (JSON) in the thread
+        before going on; every replay returns the recorded value. Should the host die while
+        the function runs, the retry runs it again: at least once, exactly once after its
+        value is recorded.
+        """
+        return self._call("ctx.once", self._once, name, function, args, kwargs)
+
+    async def _once(
+        self, name: str, function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        index, step, recorded = await self._take("once", step_key(name), "once")
+        if recorded and step.result is not None:
+            return cast(Mapping[str, Any], step.result)["value"]
+        kept = self._machine.tool_journal.get(step.id)
+        if kept is not None:  # recorded by an attempt at this run whose host then died
+            value = kept.value
+        else:
+            value = function(*args, **kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+            await self._carry(self._machine.kept_value(step.id, name=name, value=value, now=self._now()))
+            value = self._machine.tool_journal[step.id].value
+        self._replay.settle(index, {"value": value})
+        return value
+
+    async def gather(self, *calls: Awaitable[Any]) -> tuple[Any, ...]:
+        """Take several steps in this run and return what each returned, in order.
+
+        Steps that need a person (``ctx.call_tool`` of a gated tool, ``ctx.ask``,
+        ``ctx.confirm``) are all asked before the run ends: one run with every interrupt open
+        (parallel approvals), whose answers come back together in the next run. The steps
+        are taken one after another, in the order given.
+        """
+        results: list[Any] = []
+        suspended = False
+        self._gathering += 1
+        try:
+            for call in calls:
+                if not isinstance(call, _Call) or call._ctx is not self:
+                    if inspect.iscoroutine(call):
+                        call.close()  # refused, never to be awaited
+                    raise LocalProtocolError(
+                        f"ctx.gather takes steps of this run (ctx.ask, ctx.call_tool, ...), not {call!r}"
+                    )
+                try:
+                    results.append(await call._take())
+                except Suspend:
+                    suspended = True
+                    results.append(None)
+        finally:
+            self._gathering -= 1
+        if suspended:
+            raise Suspend
+        return tuple(results)
+
+    def set_state(self, state: JSON) -> Coroutine[Any, Any, None]:
+        """Replace the agent state (``STATE_SNAPSHOT``)."""
+        return self.emit(ev.StateSnapshotEvent(snapshot=state))
+
+    def patch_state(self, operations: Sequence[Mapping[str, JSON]]) -> Coroutine[Any, Any, None]:
         """Change the agent state by a JSON Patch (``STATE_DELTA``)."""
-        await self.emit(ev.StateDeltaEvent(delta=tuple(operations)))
+        return self.emit(ev.StateDeltaEvent(delta=tuple(operations)))
 
     @asynccontextmanager
     async def step(self, name: str) -> AsyncIterator[None]:
-        """A named step: ``STEP_STARTED`` on entry, ``STEP_FINISHED`` on exit."""
-        await self.emit(ev.StepStartedEvent(step_name=name))
-        yield
-        await self.emit(ev.StepFinishedEvent(step_name=name))
+        """A named step: ``STEP_STARTED`` on entry, ``STEP_FINISHED`` on exit (a step of the journal)."""
+        self._where = None
+        await self._take("step", step_key(name), "step")
+        scope = _Scope(start=ev.StepStartedEvent(step_name=name), sent=not self._quiet)
+        await self.emit(scope.start)
+        self._scopes.append(scope)
+        try:
+            yield
+        except Suspend:
+            if scope.sent:  # the run ends for a person: the step closes with it
+                await self.emit(ev.StepFinishedEvent(step_name=name))
+            raise
+        finally:
+            self._scopes.remove(scope)
+        if scope.sent:
+            await self.emit(ev.StepFinishedEvent(step_name=name))
 
     @asynccontextmanager
     async def subagent(self, name: str, *, subagent_run_id: str | None = None) -> AsyncIterator[str]:
-        """A subagent invocation; yields its ``subagentRunId`` for attributing its events.
+        """A subagent invocation; yields its ``subagentRunId`` for attributing its events (a step).
 
         A subagent left open when the run ends (for example because it raised an interrupt)
-        is closed by the machine: suspended with its interrupts, or finished.
+        is closed by the machine: suspended with its interrupts, or finished. The run that
+        answers those interrupts starts it again under the same id (a continuation).
         """
-        subagent_run_id = subagent_run_id or self.new_id("sub")
-        await self.emit(ev.SubagentStartedEvent(subagent_run_id=subagent_run_id, name=name))
-        yield subagent_run_id
-        if not self._ended and subagent_run_id in self._machine_open_subagents():
+        self._where = None
+        _, step, _ = await self._take("subagent", step_key(name), "sub")
+        subagent_run_id = subagent_run_id or step.id
+        scope = _Scope(start=ev.SubagentStartedEvent(subagent_run_id=subagent_run_id, name=name), sent=not self._quiet)
+        await self.emit(scope.start)
+        self._scopes.append(scope)
+        try:
+            yield subagent_run_id
+        finally:
+            self._scopes.remove(scope)
+        if scope.sent and not self._ended and subagent_run_id in self._machine_open_subagents():
             await self.emit(ev.SubagentFinishedEvent(subagent_run_id=subagent_run_id))
 
     def _machine_open_subagents(self) -> frozenset[str]:
@@ -316,25 +747,29 @@ class RunContext:
             response_schema=APPROVE_WITH_EDITS_SCHEMA if allow_edits else APPROVE_SCHEMA,
         )
 
-    def ask(self, message: str, schema: Mapping[str, JSON], *, expires_at: str | None = None) -> Interrupt:
-        """An ``input_required`` interrupt: a form described by ``schema``."""
-        return Interrupt(
-            id=self.new_id("input"),
-            reason="input_required",
-            message=message,
-            response_schema=schema,
-            expires_at=expires_at,
-        )
+    async def interrupt(self, *interrupts: Interrupt | Awaitable[Any]) -> None:
+        """End the run waiting for a person, with ``interrupts`` (the explicit style).
 
-    def confirm(self, message: str) -> Interrupt:
-        """A ``confirmation`` interrupt: a yes/no, answered with a boolean."""
-        return Interrupt(id=self.new_id("confirm"), reason="confirmation", message=message)
-
-    async def interrupt(self, *interrupts: Interrupt) -> None:
-        """End the run waiting for a person (with any gated tool calls still pending)."""
+        An un-awaited :meth:`ask` or :meth:`confirm` is taken as its question. The run keeps
+        no step journal: the next run starts the agent afresh and reads :attr:`answers`.
+        """
         self._check_open()
-        raised = [*self._pending, *interrupts]
-        await self._end(self._machine.interrupt(raised, now=self._now(), edit_schemas=self._edit_schemas(raised)))
+        raised: list[Interrupt] = []
+        for item in interrupts:
+            if isinstance(item, _Question) and item._ctx is self:
+                raised.append(item.as_interrupt())
+            elif isinstance(item, Interrupt):
+                raised.append(item)
+            else:
+                raise LocalProtocolError(f"not an Interrupt: {item!r}", state=self._machine.state)
+        await self._end_interrupted([*self._pending, *raised], keep_steps=False)
+
+    async def _end_interrupted(self, raised: list[Interrupt], *, keep_steps: bool) -> None:
+        self._check_awaited()
+        effects = self._machine.interrupt(
+            raised, now=self._now(), edit_schemas=self._edit_schemas(raised), keep_steps=keep_steps
+        )
+        await self._end(effects)
 
     def _edit_schemas(self, interrupts: Sequence[Interrupt]) -> dict[str, Mapping[str, JSON]]:
         """What the edits of each approval of a host-run tool must pass: the tool's parameters.
@@ -359,20 +794,45 @@ class RunContext:
         interrupts it answered are open again, as for any failed run.
         """
         self._check_open()
-        await self._end(self._machine.fail(message, code))
+        self._ended = True
+        await self._carry(self._machine.fail(message, code))
 
     async def finish(self, result: JSON = None) -> None:
         """End the run with success. Returning from the agent does the same."""
         self._check_open()
-        if self._pending:
-            await self.interrupt()
+        if self._suspending:
+            await self._end_interrupted(list(self._pending), keep_steps=True)
             return
+        self._check_awaited()
         await self._end(self._machine.finish(result))
 
     async def _end(self, effects: list[Effect]) -> None:
         self._ended = True
         await self._carry(effects)
 
+    def _check_awaited(self) -> None:
+        """Refuse to end a run while one of its steps was made and never awaited."""
+        if self._unawaited:
+            call = next(iter(self._unawaited))
+            what = "nothing was asked" if isinstance(call, _Question) else "it never ran"
+            raise LocalProtocolError(f"{call.name}(...) at {call.where} was never awaited: {what}")
+
     def _check_open(self) -> None:
         if self._ended:
             raise LocalProtocolError("the run has already ended", state=self._machine.state)
+
+
+async def run_agent(agent: Callable[[RunContext], Awaitable[JSON]], ctx: RunContext) -> None:
+    """Run ``agent`` in ``ctx`` and end the run as it left it (what a host does with an agent).
+
+    The agent's return value is the result of a successful run; a step that waits for a
+    person ends the run with the interrupts asked (and keeps the step journal for the run that
+    answers them); a step made and never awaited fails the run
+    (:class:`~agui_core.errors.LocalProtocolError`) instead of ending it as if all were said.
+    """
+    try:
+        result = await agent(ctx)
+    except Suspend:
+        result = None
+    if not ctx.ended:
+        await ctx.finish(result)

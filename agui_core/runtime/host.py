@@ -90,7 +90,7 @@ from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
 from agui_core.runtime.auth import AuthenticationError, Authenticator, Credentials
 from agui_core.runtime.clock import Clock, SystemClock, as_clock
-from agui_core.runtime.context import RunContext
+from agui_core.runtime.context import RunContext, run_agent
 from agui_core.runtime.lease import LeaseKeeper
 from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome
 from agui_core.runtime.watch import ThreadChanges
@@ -485,9 +485,7 @@ class Host:
                         now=self.clock,
                         send=out,
                     )
-                    result = await self.agent(ctx)
-                    if not ctx.ended:
-                        await ctx.finish(result)
+                    await run_agent(self.agent, ctx)
                 if keeper.lost:
                     failure = "another host closed this run: its host's lease on the thread ran out"
                 elif deadline.cancelled_caught:
@@ -583,7 +581,8 @@ class Host:
                 if answer.approved is not True:
                     log.warning("tool call %r was answered again differently after its tool had started", call_id)
                 status: Literal["executed", "unknown"] = "executed" if journal.result is not None else "unknown"
-                content = journal.result.content if journal.result is not None else None
+                # What the tool returned, as it returned it (the text sent for it, from older records).
+                content = journal.value if journal.value is not None else (journal.result and journal.result.content)
                 outcomes[call_id] = ToolOutcome(
                     tool_call_id=call_id, name=name, status=status, args=args, result=content, edited=edited
                 )
@@ -617,6 +616,7 @@ class Host:
                 await carry(machine.emit(self._result(machine, call_id, f"the tool failed ({type(exc).__name__})")))
                 continue
             content = value if isinstance(value, str) else orjson.dumps(value).decode()
+            machine.tool_value(call_id, value)  # saved with the result: a retry hands the agent this very value
             await carry(machine.emit(self._result(machine, call_id, content)))
             outcomes[call_id] = ToolOutcome(
                 tool_call_id=call_id, name=name, status="executed", args=args, result=value, edited=edited

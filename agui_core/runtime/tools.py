@@ -189,14 +189,15 @@ class ToolOutcome:
     """What became of one tool call, as the agent sees it on the run after the decision.
 
     ``status`` is ``executed`` (``result`` holds what the tool returned), ``denied`` (a person
-    said no), ``cancelled`` (nobody decided: not run, no result sent), ``failed`` (the tool
-    raised; ``error`` says what) or ``unknown`` (the host stopped while the tool ran; it is
-    never run twice, so whether it took effect cannot be known).
+    said no), ``cancelled`` (nobody decided: not run, no result sent), ``expired`` (nobody
+    decided before the approval's ``expiresAt``: not run), ``failed`` (the tool raised;
+    ``error`` says what) or ``unknown`` (the host stopped while the tool ran; it is never run
+    twice, so whether it took effect cannot be known).
     """
 
     tool_call_id: str
     name: str
-    status: Literal["executed", "denied", "cancelled", "failed", "unknown"]
+    status: Literal["executed", "denied", "cancelled", "expired", "failed", "unknown"]
     args: Mapping[str, JSON]
     result: JSON = None
     error: str | None = None

@@ -36,16 +36,17 @@ TOOLS = [send_email]
 
 
 async def conformance_agent(ctx: RunContext) -> JSON:
-    """Two approvals and an expiring form; on resume, what became of each."""
-    if ctx.resumed:
-        emails = {call: outcome.status for call, outcome in ctx.tool_outcomes.items()}
-        forms = [a.entry.payload for a in ctx.answers if a.interrupt.reason == "input_required"]
-        await ctx.text(f"emails: {emails}; filing: {forms}")
-        return {"emails": emails, "filing": forms[0] if forms else None}
+    """Two approvals and an expiring form, asked at once; then what became of each."""
     await ctx.text("I will email Ann and Bob and file the quarter; each needs you.")
-    for to in ("ann@example.com", "bob@example.com"):
-        await ctx.call_tool("sendEmail", {"to": to, "subject": "Hi"}, message=f"Send the email to {to}?")
     expires = (ctx.now().astimezone(UTC) + FORM_TTL).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    form = ctx.ask("Please provide the quarterly filing details.", QUARTERLY_FILING_SCHEMA, expires_at=expires)
-    await ctx.interrupt(form)
-    return None
+    *sent, form = await ctx.gather(
+        *(
+            ctx.call_tool("sendEmail", {"to": to, "subject": "Hi"}, message=f"Send the email to {to}?")
+            for to in ("ann@example.com", "bob@example.com")
+        ),
+        ctx.ask("Please provide the quarterly filing details.", QUARTERLY_FILING_SCHEMA, expires_at=expires),
+    )
+    emails = {outcome.tool_call_id: outcome.status for outcome in sent}
+    filing = None if form.cancelled else form.payload
+    await ctx.text(f"emails: {emails}; filing: {[filing]}")
+    return {"emails": emails, "filing": filing}

@@ -7,15 +7,16 @@ seed's example of that name:
 - ``tool_approval``: a ``sendEmail`` call proposed by the agent itself and an approval
   whose ``responseSchema`` is the seed's bare ``{approved}`` (the host still carries out the
   decision, since ``sendEmail`` is one of its gated tools);
-- ``approve_with_edits``: a gated ``sendEmail`` call through ``ctx.call_tool``, whose
-  approval offers ``editedArgs`` and carries framework ``metadata``;
+- ``approve_with_edits``: a gated ``sendEmail`` call whose approval offers ``editedArgs``
+  (the tool's own approval schema) and carries framework ``metadata``;
 - ``parallel``: three gated ``sendEmail`` calls in one run, three approvals;
 - ``input_required``: the quarterly filing form, a ``responseSchema`` and an ``expiresAt``
   an hour ahead.
 
 The resumed run is the same for all: it reports what became of each email and the form's
-answer, in a text message, in the state and as the run's result. Interrupt ids are the
-seed's, prefixed with the thread id so that many threads can share one host.
+answer, in a text message, in the state and as the run's result (the explicit style:
+``ctx.resumed``, ``ctx.tool_outcomes``, ``ctx.answers``). Interrupt ids are the seed's,
+prefixed with the thread id so that many threads can share one host.
 """
 
 from __future__ import annotations
@@ -113,27 +114,37 @@ async def _tool_approval(ctx: RunContext) -> None:
 async def _approve_with_edits(ctx: RunContext) -> None:
     to = "bob@example.com"
     await ctx.text(f"Here is the email to {to}.")
-    await ctx.call_tool(
-        "sendEmail",
-        {"to": to, "subject": "Hi", "body": "Hi"},
-        tool_call_id="tc-42",
-        interrupt_id=interrupt_id(ctx.thread_id, "int-email-edit"),
-        message=f"Send email to {to}? You can edit the body before approving.",
-        metadata={"langgraph": {"checkpointId": "ckpt-xyz", "nodeId": "tool_executor"}},
+    call = await ctx.propose_tool_call("sendEmail", {"to": to, "subject": "Hi", "body": "Hi"}, tool_call_id="tc-42")
+    await ctx.interrupt(
+        Interrupt(
+            id=interrupt_id(ctx.thread_id, "int-email-edit"),
+            reason="tool_call",
+            message=f"Send email to {to}? You can edit the body before approving.",
+            tool_call_id=call,
+            response_schema=send_email.approval_schema,
+            metadata={"langgraph": {"checkpointId": "ckpt-xyz", "nodeId": "tool_executor"}},
+        )
     )
 
 
 async def _parallel(ctx: RunContext) -> None:
     await ctx.text("Three emails, each waiting for your approval.")
     recipients = ("a@x.com", "b@x.com", "c@x.com")
+    approvals = []
     for suffix, seed_id, to in zip("abc", SEED_INTERRUPT_IDS["parallel"], recipients, strict=True):
-        await ctx.call_tool(
-            "sendEmail",
-            {"to": to, "subject": "Hi", "body": "Hi!"},
-            tool_call_id=f"tc-{suffix}",
-            interrupt_id=interrupt_id(ctx.thread_id, seed_id),
-            message=f"Approve sendEmail to {to}?",
+        call = await ctx.propose_tool_call(
+            "sendEmail", {"to": to, "subject": "Hi", "body": "Hi!"}, tool_call_id=f"tc-{suffix}"
         )
+        approvals.append(
+            Interrupt(
+                id=interrupt_id(ctx.thread_id, seed_id),
+                reason="tool_call",
+                message=f"Approve sendEmail to {to}?",
+                tool_call_id=call,
+                response_schema=send_email.approval_schema,
+            )
+        )
+    await ctx.interrupt(*approvals)
 
 
 async def _input_required(ctx: RunContext) -> None:

@@ -35,11 +35,10 @@ TOOLS = [act]
 async def agent(ctx: RunContext) -> JSON:
     """Propose ``act(n)`` (n from ``forwardedProps.n``); on resume, report what became of it."""
     props = ctx.input.forwarded_props if isinstance(ctx.input.forwarded_props, dict) else {}
-    if ctx.resumed:
-        pause = props.get("pause")
-        if isinstance(pause, int | float):
-            await anyio.sleep(pause)
-        return {o.tool_call_id: o.status for o in ctx.tool_outcomes.values()}
-    await ctx.text(f"step {props.get('n')}")
-    await ctx.call_tool("act", {"n": props.get("n")})
-    return None
+    n = await ctx.once("n", lambda: props.get("n"))  # the resume's props may say otherwise
+    await ctx.text(f"step {n}")
+    outcome = await ctx.call_tool("act", {"n": n})
+    pause = props.get("pause")
+    if isinstance(pause, int | float):
+        await anyio.sleep(pause)
+    return {outcome.tool_call_id: outcome.status}

@@ -67,17 +67,10 @@ async def delete_account(**kwargs: Any) -> dict[str, JSON]:
 
 
 async def wire_agent(ctx: RunContext) -> JSON:
-    """Propose one non-editable ``wireMoney`` call; resumed, report what became of it."""
-    if ctx.resumed:
-        return {
-            "outcomes": [
-                {"toolCallId": o.tool_call_id, "status": o.status, "args": dict(o.args), "edited": o.edited}
-                for o in ctx.tool_outcomes.values()
-            ]
-        }
+    """Propose one non-editable ``wireMoney`` call, then report what became of it."""
     await ctx.text("Rent is due; I will wire it once you approve.")
-    await ctx.call_tool("wireMoney", WIRE, message="Wire the rent?")
-    return None
+    o = await ctx.call_tool("wireMoney", WIRE, message="Wire the rent?")
+    return {"outcomes": [{"toolCallId": o.tool_call_id, "status": o.status, "args": dict(o.args), "edited": o.edited}]}
 
 
 def question_id(n: int) -> str:

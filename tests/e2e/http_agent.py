@@ -35,11 +35,8 @@ TOOLS = [send_email]
 
 
 async def approval_agent(ctx: RunContext) -> JSON:
-    """First run: a gated ``sendEmail`` call (an interrupt). Resumed: what became of it."""
-    if ctx.resumed:
-        statuses = {outcome.tool_call_id: outcome.status for outcome in ctx.tool_outcomes.values()}
-        await ctx.text(f"sendEmail: {', '.join(statuses.values()) or 'nothing to do'}")
-        return {"emails": statuses}
+    """A gated ``sendEmail`` call (the first run ends with its approval), then what became of it."""
     await ctx.text(f"I will send the quarterly report to Ann ({ctx.thread_id}).")
-    await ctx.call_tool("sendEmail", {"to": "ann@example.com", "subject": f"Q3 report of {ctx.thread_id}"})
-    return None
+    outcome = await ctx.call_tool("sendEmail", {"to": "ann@example.com", "subject": f"Q3 report of {ctx.thread_id}"})
+    await ctx.text(f"sendEmail: {outcome.status}")
+    return {"emails": {outcome.tool_call_id: outcome.status}}

@@ -7,8 +7,9 @@ written straight to the file descriptor (nothing is lost in a buffer when the pr
 
 The agent (:func:`order_agent`) proposes ``recordOrder``, an approval-gated tool whose side
 effect appends one line to the file ``EFFECTS``, so a tool that ran twice shows as two lines.
-Its first run streams a text, proposes the call and ends with the approval; its resumed run
-says what became of the call and finishes with ``{"order": status}``.
+It is a straight-line agent: its first run streams a text, proposes the call and ends with
+the approval; its resumed run replays to the call, says what became of it and finishes with
+``{"order": status}``.
 
 Options:
 
@@ -49,7 +50,7 @@ from agui_core.store import SqliteThreadStore, ThreadStore
 __all__ = ["KILL_POINTS", "KillingStore", "main", "order_agent", "order_tool"]
 
 KILL_POINTS = {
-    "agent-before-interrupt": "the first run's agent has proposed the call, and not yet interrupted",
+    "agent-before-interrupt": "the first run's agent has proposed the call; its interrupt is not saved",
     "interrupt-saved": "the interrupt is saved; its RUN_FINISHED is not written",
     "resumed-run-started": "the resumed run's RUN_STARTED is written; the tool is not yet journaled",
     "tool-before-effect": "the tool is journaled as started; its side effect has not happened",
@@ -99,6 +100,8 @@ class KillingStore:
         starting_tool = any(entry.result is None for entry in record.tool_journal)
         if killer.hit("resumed-run-started") and record.state is ThreadState.RESUMED and starting_tool:
             await killer.die_at("resumed-run-started")
+        if killer.hit("agent-before-interrupt") and record.state is ThreadState.INTERRUPTED:
+            await killer.die_at("agent-before-interrupt")
         await self.inner.save(record)
         if killer.hit("interrupt-saved") and record.state is ThreadState.INTERRUPTED:
             killer.die()
@@ -144,13 +147,8 @@ def order_tool(effects: Path, killer: _Killer | None = None) -> Tool:
 
 def order_agent(killer: _Killer | None = None) -> Callable[[RunContext], Any]:
     async def agent(ctx: RunContext) -> Any:
-        if not ctx.resumed:
-            await ctx.text("I will record the order once you approve.")
-            await ctx.call_tool("recordOrder", {"item": ctx.thread_id})
-            if killer is not None:
-                await killer.die_at("agent-before-interrupt")
-            return None  # the pending approval ends the run
-        (outcome,) = ctx.tool_outcomes.values()
+        await ctx.text("I will record the order once you approve.")
+        outcome = await ctx.call_tool("recordOrder", {"item": ctx.thread_id})  # ends the first run
         await ctx.text(f"The order is {outcome.status}.")
         if killer is not None:
             await killer.die_at("agent-after-tool")

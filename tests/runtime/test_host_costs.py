@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import attrs
 import orjson
 import pytest
 
@@ -45,12 +46,13 @@ WARM_UP = RESUMES_KEPT + 4
 
 
 def cycling_agent() -> Any:
+    # The explicit style: every run answers the last approval and asks the next, so no run
+    # replays the ones before it (a straight-line loop would replay every cycle so far).
     async def agent(ctx: RunContext) -> Any:
-        n = len(ctx.tool_outcomes)  # the approved call of the run before, if any
         await ctx.text(f"Step {ctx.run_id}: " + "x" * 200)
         run = ctx.run_id
-        await ctx.call_tool("note", {"run": run}, tool_call_id=f"tc-{run}", interrupt_id=f"int-{run}")
-        return n
+        call = await ctx.propose_tool_call("note", {"run": run}, tool_call_id=f"tc-{run}")
+        await ctx.interrupt(attrs.evolve(ctx.approval(call), id=f"int-{run}"))
 
     return agent
 

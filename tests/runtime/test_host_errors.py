@@ -22,7 +22,7 @@ from agui_core.machine.record import ResolvedInterrupt, ThreadRecord
 from agui_core.machine.thread import ThreadMachine
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
-from agui_core.protocol.types import ResumeEntry
+from agui_core.protocol.types import Interrupt, ResumeEntry
 from agui_core.runtime import Host, RunContext, Tool, tool
 from agui_core.store import StoreError, ThreadStore
 from tests.runtime.conversation import NOW, Clock, Conversation, counter, make_input, same_thread, types
@@ -51,17 +51,16 @@ def two_interrupts(
     an hour); a resumed run does ``then`` (by default: finish with what became of the e-mail)."""
 
     async def agent(ctx: RunContext) -> Any:
-        if not ctx.resumed:
-            await ctx.text("Two questions.")
-            await ctx.call_tool("sendEmail", {"to": "ops@example.com"}, tool_call_id="tc-1", interrupt_id="int-mail")
-            archive = attrs.evolve(
-                ctx.confirm("Archive the thread too?"), id="int-archive", expires_at=ARCHIVE_EXPIRES.isoformat()
-            )
-            await ctx.interrupt(archive)
-            return None
+        await ctx.text("Two questions.")
+        mail, _ = await ctx.gather(
+            ctx.call_tool("sendEmail", {"to": "ops@example.com"}, tool_call_id="tc-1", interrupt_id="int-mail"),
+            ctx.confirm(
+                "Archive the thread too?", interrupt_id="int-archive", expires_at=ARCHIVE_EXPIRES.isoformat()
+            ),
+        )
         if then is not None:
             return await then(ctx)
-        return {"mail": ctx.tool_outcomes["tc-1"].status}
+        return {"mail": mail.status}
 
     return agent
 
@@ -222,9 +221,9 @@ async def test_an_agent_breaking_a_protocol_rule_fails_the_run_cleanly(
             await ctx.emit(ev.ToolCallStartEvent(tool_call_id="tc-open", tool_call_name="sendEmail"))
             await ctx.interrupt(ctx.approval("tc-open"))
         if misbehaviour == "tool_call interrupt without toolCallId":
-            await ctx.interrupt(attrs.evolve(ctx.confirm("?"), reason="tool_call"))
+            await ctx.interrupt(Interrupt(id="int-x", reason="tool_call", message="?"))
         if misbehaviour == "reserved core: reason":
-            await ctx.interrupt(attrs.evolve(ctx.confirm("?"), reason="core:approval"))
+            await ctx.interrupt(Interrupt(id="int-x", reason="core:approval", message="?"))
         if misbehaviour == "RUN_FINISHED by hand":
             await ctx.emit(ev.RunFinishedEvent(thread_id="t", run_id=ctx.run_id))
         if misbehaviour == "result for a cancelled call":
@@ -390,7 +389,7 @@ async def test_a_resume_naming_another_threads_interrupt_is_thread_mismatch(stor
         stored_a = await store.load("thread-A")
 
         async def chained(ctx: RunContext) -> Any:
-            await ctx.interrupt(attrs.evolve(ctx.confirm("More?"), id="int-only-on-A"))
+            await ctx.interrupt(Interrupt(id="int-only-on-A", reason="confirmation", message="More?"))
 
         async with Host(chained, store=store, clock=clock, new_id=counter()) as other:
             chain = Conversation(other, "thread-A", clock)
@@ -521,7 +520,7 @@ async def test_a_caller_that_stops_listening_does_not_stop_the_run(store: Thread
                 await message.delta(word + " ")
                 if word == "outlives":
                     await gate.wait()
-        await ctx.interrupt(attrs.evolve(ctx.confirm("Still there?"), id="int-there"))
+        await ctx.interrupt(Interrupt(id="int-there", reason="confirmation", message="Still there?"))
 
     clock = Clock()
     seen: list[str] = []

@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import attrs
 import orjson
 import pytest
 
@@ -78,16 +77,13 @@ SEED_MINIMAL_FINISHED = seed_finished_to("minimal-tool-approval", ALICE)
 
 def minimal_agent(seen: list[ToolOutcome]) -> Any:
     async def agent(ctx: RunContext) -> Any:
-        if not ctx.resumed:
-            await ctx.call_tool(
-                "sendEmail",
-                {"to": ALICE, "subject": "Hi"},
-                tool_call_id="tc-001",
-                interrupt_id="int-abc123",
-                message=f"Send email to {ALICE} with subject 'Hi'?",
-            )
-            return None  # the gated call is pending: returning ends the run with its approval
-        outcome = ctx.tool_outcomes["tc-001"]
+        outcome = await ctx.call_tool(  # the first run ends with its approval; the next returns here
+            "sendEmail",
+            {"to": ALICE, "subject": "Hi"},
+            tool_call_id="tc-001",
+            interrupt_id="int-abc123",
+            message=f"Send email to {ALICE} with subject 'Hi'?",
+        )
         seen.append(outcome)
         return {"email": outcome.status}
 
@@ -193,18 +189,15 @@ EDITED = {"to": BOB, "subject": "Hi", "body": "Hi (revised per my note)"}
 
 
 async def edit_agent(ctx: RunContext) -> Any:
-    if not ctx.resumed:
-        await ctx.text("I drafted the e-mail.")
-        await ctx.call_tool(
-            "sendEmail",
-            PROPOSED,
-            tool_call_id="tc-42",
-            interrupt_id="int-email-edit",
-            message=f"Send email to {BOB}? You can edit the body before approving.",
-            metadata={"langgraph": {"checkpointId": "ckpt-xyz", "nodeId": "tool_executor"}},
-        )
-        return None
-    outcome = ctx.tool_outcomes["tc-42"]
+    await ctx.text("I drafted the e-mail.")
+    outcome = await ctx.call_tool(
+        "sendEmail",
+        PROPOSED,
+        tool_call_id="tc-42",
+        interrupt_id="int-email-edit",
+        message=f"Send email to {BOB}? You can edit the body before approving.",
+        metadata={"langgraph": {"checkpointId": "ckpt-xyz", "nodeId": "tool_executor"}},
+    )
     await ctx.text(f"Sent to {outcome.args['to']}.")
     return {"edited": outcome.edited, "args": dict(outcome.args)}
 
@@ -305,18 +298,20 @@ PARALLEL = [("i-1", "tc-a", ALICE), ("i-2", "tc-b", BOB), ("i-3", "tc-c", CAROL)
 
 def parallel_agent(seen: dict[str, ToolOutcome]) -> Any:
     async def agent(ctx: RunContext) -> Any:
-        if not ctx.resumed:
-            for interrupt_id, call_id, to in PARALLEL:
-                await ctx.call_tool(
+        outcomes = await ctx.gather(
+            *(
+                ctx.call_tool(
                     "sendEmail",
                     {"to": to, "subject": "Hi"},
                     tool_call_id=call_id,
                     interrupt_id=interrupt_id,
                     message=f"Approve sendEmail to {to}?",
                 )
-            return None
-        seen.update(ctx.tool_outcomes)
-        return {call_id: outcome.status for call_id, outcome in sorted(ctx.tool_outcomes.items())}
+                for interrupt_id, call_id, to in PARALLEL
+            )
+        )
+        seen.update((o.tool_call_id, o) for o in outcomes)
+        return {o.tool_call_id: o.status for o in sorted(outcomes, key=lambda o: o.tool_call_id)}
 
     return agent
 
@@ -385,8 +380,14 @@ async def filing_agent(ctx: RunContext) -> Any:
         asked = (ctx.state or {}).get("asked", 0)
         await ctx.set_state({"asked": asked + 1})
         message = "Please provide the quarterly filing details."
-        form = ctx.ask(message, QUARTERLY_SCHEMA, expires_at=QUARTERLY_EXPIRES_AT)
-        await ctx.interrupt(attrs.evolve(form, id="int-form" if asked == 0 else f"int-form-{asked + 1}"))
+        form = Interrupt(
+            id="int-form" if asked == 0 else f"int-form-{asked + 1}",
+            reason="input_required",
+            message=message,
+            response_schema=QUARTERLY_SCHEMA,
+            expires_at=QUARTERLY_EXPIRES_AT,
+        )
+        await ctx.interrupt(form)
         return None
     await ctx.set_state({"filed": answer.entry.payload})
     return {"filed": answer.entry.payload}

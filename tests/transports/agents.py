@@ -55,17 +55,14 @@ def _props(ctx: RunContext) -> dict[str, Any]:
 
 
 async def approval_agent(ctx: RunContext) -> JSON:
-    """First run: text, then a gated ``sendEmail`` call (an interrupt). Resumed: the outcome."""
-    if ctx.resumed:
-        statuses = [outcome.status for outcome in ctx.tool_outcomes.values()]
-        await ctx.text(f"sendEmail: {', '.join(statuses) or 'nothing to do'}")
-        return {"email": statuses[0] if statuses else None}
+    """A text, then a gated ``sendEmail`` call (the first run ends with its approval), then the outcome."""
     await ctx.text("I will send the quarterly report to Ann.")
     gate = GATES.get(ctx.thread_id)
-    if gate is not None:
+    if gate is not None and not ctx.replaying:
         await gate.wait()
-    await ctx.call_tool("sendEmail", {"to": "ann@example.com", "subject": "Q3 report"})
-    return None
+    outcome = await ctx.call_tool("sendEmail", {"to": "ann@example.com", "subject": "Q3 report"})
+    await ctx.text(f"sendEmail: {outcome.status}")
+    return {"email": outcome.status}
 
 
 async def slow_agent(ctx: RunContext) -> JSON:

@@ -351,7 +351,7 @@ async def test_capabilities_say_what_the_host_really_does(tools: list[Any], appr
         "resumable": False,
     }
     assert document["identity"]["name"] == "approval_agent"
-    assert document["identity"]["description"].startswith("First run: text")
+    assert document["identity"]["description"].startswith("A text, then a gated")
     assert [t["name"] for t in document["tools"].get("items", [])] == [t.name for t in tools]
 
 
