@@ -47,13 +47,15 @@ class Served:
 
 
 @asynccontextmanager
-async def agui_serve(target: str, *options: str, tmp: Path, env: dict[str, str] | None = None) -> AsyncIterator[Served]:
-    """Start ``agui serve TARGET OPTIONS`` and yield it once it listens; stop it by its PID."""
+async def agui_serve(
+    target: str, *options: str, tmp: Path, env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> AsyncIterator[Served]:
+    """Start ``agui serve TARGET OPTIONS`` (in ``cwd``) and yield it once it listens; stop it by its PID."""
     log = tmp / f"serve-{os.urandom(4).hex()}.log"
     command = [sys.executable, "-m", "agui_core.cli", "serve", target, *options]
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, env=env or os.environ.copy()
+            command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, env=env or os.environ.copy()
         )
     try:
         with anyio.fail_after(STARTUP):
