@@ -106,7 +106,7 @@ class _LoopThread:
 
 
 async def _agent(ctx: Any) -> None:
-    async with ctx.message() as message:
+    async with ctx.message(message_id="msg-0000") as message:  # the same id every run, as the frames compared
         for _ in range(EVENTS_PER_OP):
             await message.delta(DELTA)
 
@@ -115,7 +115,7 @@ def _host() -> Any:
     from agui_core.runtime import Host
     from agui_core.store import MemoryThreadStore
 
-    # Fixed ids: every run of the agent sends the same bytes but for its run id.
+    # Fixed ids (the message's, and the host's): every run sends the same bytes but for its run id.
     return Host(_agent, store=MemoryThreadStore(), new_id=lambda: "0000")
 
 
