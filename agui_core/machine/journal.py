@@ -15,9 +15,11 @@ confirmation, a ``ctx.once``). A step keeps:
 - its kind and a *key*: a short digest of what identifies the call (the text, the tool's
   name and arguments, the question and its schema), so that a replay that calls something else
   at the same place is caught (:class:`Divergence`) before anything happens;
-- its id (a message id, a tool call id, an interrupt id), made from the execution and the
-  step's place, so the same step always has the same id, in a retry after a crash too;
-- its result, once it has one: a question's answer, a tool's outcome, a ``once``'s value.
+- its id (a message id, a tool call id, an interrupt id: the author's own, or one made from
+  the execution and the step's place), kept as it was used, so the same step always has the
+  same id, in a retry after a crash too;
+- its result, once it has one: a tool's outcome, a ``once``'s value (a question's answer is
+  in the thread's audit trail, and is read from there).
 
 While a run replays (it has not yet passed the steps of the journal it was handed), what the
 agent emits was sent in an earlier run and is not sent again: the host's agent API drops it.
@@ -26,11 +28,10 @@ The journal is kept in the thread record when a run ends on questions its steps 
 answers them, and dropped when the execution finishes or ends another way. A run that fails
 leaves the journal as it was, so its retry replays the same steps again.
 
-Size, as JSON in the record: a text, a streamed message, a step or a subagent about 70 bytes
-(its kind, a 16-character key, its id); a question about 160 bytes plus the answer's payload;
-a tool call about 210 bytes plus its arguments and result; a ``once`` about 80 bytes plus its
-value. An execution takes at most :data:`MAX_STEPS` steps, and its journal is kept only while
-it waits for a person.
+Size, as JSON in the record: a text, a streamed message, a step, a subagent or a question
+about 70 bytes (its kind, a 16-character key, its id); a tool call about 210 bytes plus its
+arguments and result; a ``once`` about 80 bytes plus its value. A journal is kept only while
+its execution waits for a person, and holds at most :data:`MAX_STEPS` steps.
 """
 
 from __future__ import annotations
@@ -47,7 +48,11 @@ from agui_core.protocol.types import JSON
 __all__ = ["MAX_STEPS", "Divergence", "Replay", "Step", "StepJournal", "execution_id", "step_key"]
 
 MAX_STEPS: Final = 1000
-"""The most steps one execution of an agent may take."""
+"""The most steps an execution may have taken when it waits for a person (its journal is kept).
+
+A run that asks nothing may take any number; one that would keep a longer journal fails. An
+agent that talks with a person in a loop is better written as one execution per turn (each
+new input starts one), since every run of an execution replays all its steps."""
 
 _NAMES: Final = {
     "text": "ctx.text",
@@ -86,8 +91,11 @@ class Step:
     kind: str
     key: str
     id: str
+    """The id the step used: its message, tool call, subagent or interrupt."""
+    interrupt_id: str | None = None
+    """The approval's id, for a tool call that needed one."""
     result: JSON = None
-    """What the step returned; ``None`` until it has returned (a question not yet answered)."""
+    """What the step returned, where the journal keeps it (a tool's outcome, a ``once``'s value)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -145,8 +153,6 @@ class Replay:
                 raise Divergence(number + 1, step, kind, where)
             self.taken.append(step)
             return number, step, True
-        if number >= MAX_STEPS:
-            raise LocalProtocolError(f"an execution of the agent takes at most {MAX_STEPS} steps")
         step = Step(kind=kind, key=key, id=f"{prefix}-{self.execution}-{number + 1}")
         self.taken.append(step)
         return number, step, False
@@ -154,6 +160,16 @@ class Replay:
     def settle(self, index: int, result: JSON) -> None:
         """Record what step ``index`` returned."""
         self.taken[index] = attrs.evolve(self.taken[index], result=result)
+
+    def use_ids(self, index: int, ident: str, interrupt_id: str | None = None) -> Step:
+        """Record the ids step ``index`` really used (the author's own, or one made free of a clash)."""
+        step = self.taken[index] = attrs.evolve(self.taken[index], id=ident, interrupt_id=interrupt_id)
+        return step
+
+    @property
+    def position(self) -> tuple[int, int]:
+        """How many steps the run has taken, and how many its journal recorded."""
+        return len(self.taken), len(self._recorded)
 
     def journal(self) -> StepJournal:
         """The journal to keep for the run that answers this one's questions."""

@@ -125,6 +125,8 @@ class ToolJournalEntry:
     """The tool and the arguments it was started with."""
     value: JSON = None
     """What the tool (or function) returned, as JSON, when the agent's code needs it back."""
+    execution: str | None = None
+    """The agent's execution whose run started it (see :mod:`agui_core.machine.journal`)."""
 
 
 _DIGEST_PREFIX = "sha256:"
@@ -207,6 +209,9 @@ class ThreadRecord:
     step_journal: StepJournal | None = None
     """The steps of the execution waiting on the open interrupts, for the run that answers them
     to replay (see :mod:`agui_core.machine.journal`); ``None``: no straight-line agent waits."""
+    acted_on: tuple[tuple[str, str, str], ...] = ()
+    """The answers a resumed run acted on (it started a tool, or kept a ``ctx.once`` value) and
+    then failed, as ``(interrupt id, status, payload digest)``: a retry must carry the same."""
 
 
 def _unstructure(value: Any, tp: Any) -> Any:
@@ -298,10 +303,12 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
                 "result": None if j.result is None else event_to_dict(j.result),
                 "ran": _proposal_to_dict(j.ran),
                 **({} if j.value is None else {"value": j.value}),
+                **({} if j.execution is None else {"execution": j.execution}),
             }
             for j in record.tool_journal
         ],
         **({} if record.step_journal is None else {"stepJournal": _journal_to_dict(record.step_journal)}),
+        **({} if not record.acted_on else {"actedOn": [list(a) for a in record.acted_on]}),
         "activeRun": None
         if run is None
         else {
@@ -351,7 +358,13 @@ def _journal_to_dict(journal: StepJournal) -> dict[str, Any]:
     return {
         "execution": journal.execution,
         "steps": [
-            {"kind": s.kind, "key": s.key, "id": s.id, **({} if s.result is None else {"result": s.result})}
+            {
+                "kind": s.kind,
+                "key": s.key,
+                "id": s.id,
+                **({} if s.interrupt_id is None else {"interruptId": s.interrupt_id}),
+                **({} if s.result is None else {"result": s.result}),
+            }
             for s in journal.steps
         ],
     }
@@ -362,7 +375,10 @@ def _journal_from_dict(data: Mapping[str, Any] | None) -> StepJournal | None:
         return None
     return StepJournal(
         execution=data["execution"],
-        steps=tuple(Step(kind=s["kind"], key=s["key"], id=s["id"], result=s.get("result")) for s in data["steps"]),
+        steps=tuple(
+            Step(kind=s["kind"], key=s["key"], id=s["id"], interrupt_id=s.get("interruptId"), result=s.get("result"))
+            for s in data["steps"]
+        ),
     )
 
 
@@ -443,10 +459,12 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
                 result=None if j["result"] is None else event_from_dict(j["result"]),  # type: ignore[arg-type]
                 ran=_proposal_from_dict(j.get("ran")),
                 value=j.get("value"),
+                execution=j.get("execution"),
             )
             for j in data["toolJournal"]
         ),
         step_journal=_journal_from_dict(data.get("stepJournal")),
+        acted_on=tuple(_answer_identity(a) for a in data.get("actedOn", ())),
         active_run=None
         if run is None
         else ActiveRun(

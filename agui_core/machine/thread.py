@@ -81,7 +81,7 @@ from agui_core.machine.interrupts import (
     check_interrupt,
     format_ids,
 )
-from agui_core.machine.journal import Replay, StepJournal, execution_id
+from agui_core.machine.journal import MAX_STEPS, Replay, StepJournal, execution_id
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
 from agui_core.machine.ordering import StreamVerifier
 from agui_core.machine.record import (
@@ -295,6 +295,8 @@ class ThreadMachine:
         self._owner: str | None = None
         self._steps: StepJournal | None = None
         """The step journal of the execution waiting on the open interrupts (outside a run)."""
+        self._acted_on: tuple[tuple[str, str, str], ...] = ()
+        """The answers a failed resumed run acted on: a retry must carry the same."""
 
     # -- reading -------------------------------------------------------------------------
 
@@ -429,6 +431,10 @@ class ThreadMachine:
         """Whether the thread holds a message with id ``message_id``."""
         return self._transcript.find_message(message_id) is not None
 
+    def holds_id(self, ident: str) -> bool:
+        """Whether the thread holds a message or a tool call with id ``ident``."""
+        return self._transcript.find_message(ident) is not None or self._transcript.find_tool_call(ident) is not None
+
     def _proposal(self, tool_call_id: str, parameters: Mapping[str, JSON] | None) -> Proposal | None:
         """The tool call ``tool_call_id`` as the thread holds it now (the agent's own, this run)."""
         return self._transcript.proposal(tool_call_id, parameters)
@@ -464,6 +470,7 @@ class ThreadMachine:
             tool_journal=tuple(self._journal.values()),
             owner=self._owner,
             step_journal=self._steps,
+            acted_on=self._acted_on,
             active_run=None
             if run is None
             else ActiveRun(
@@ -503,6 +510,7 @@ class ThreadMachine:
         machine._journal = {entry.tool_call_id: entry for entry in record.tool_journal}
         machine._owner = record.owner
         machine._steps = record.step_journal
+        machine._acted_on = record.acted_on
         run = record.active_run
         if run is not None:
             machine._run = _Run(
@@ -607,6 +615,8 @@ class ThreadMachine:
                 f"interrupt {format_ids(strangers)} belongs to another thread; resume it on the thread that raised it",
                 interrupt_ids=strangers,
             )
+        if entries and self._acted_on:
+            self._check_acted_on(entries)
         live, expired = partition_open(self._open, now)
         if not entries:
             retried = find_retry(run_input.run_id, self._completed)
@@ -653,6 +663,20 @@ class ThreadMachine:
             principal=principal,
             lease_until=lease_until,
         )
+
+    def _check_acted_on(self, entries: Sequence[ResumeEntry]) -> None:
+        """Refuse (``INTERRUPT_ALREADY_RESOLVED``) a resume that answers otherwise what an earlier
+        attempt at it acted on: a tool it started ran on those answers, and a different answer
+        now could not undo it, nor be told apart by the agent from the one that ran."""
+        given = {identity[0]: identity for identity in fingerprint(entries)}
+        changed = [acted[0] for acted in self._acted_on if acted[0] in given and given[acted[0]] != acted]
+        if changed:
+            raise RemoteProtocolError(
+                RunErrorCode.INTERRUPT_ALREADY_RESOLVED,
+                f"interrupt {format_ids(changed)} was answered otherwise by an attempt at this resume that already "
+                "acted on that answer (a tool already ran on it); send that answer again",
+                interrupt_ids=changed,
+            )
 
     def _merge_history(self, run_input: RunAgentInput) -> HistoryUpdate:
         gated = {o.interrupt.tool_call_id for o in self._open if o.interrupt.tool_call_id is not None}
@@ -781,7 +805,30 @@ class ThreadMachine:
         execution of its own."""
         if resumed and self._steps is not None:
             return Replay(self._steps)
-        return Replay(StepJournal(execution=execution_id(self._thread_id, run_id)))
+        execution = execution_id(self._thread_id, run_id)
+        if not resumed:
+            # A new input: the answers an earlier attempt acted on are no one's to retry now.
+            self._acted_on = ()
+        self._keep_recent_executions(execution)
+        return Replay(StepJournal(execution=execution))
+
+    def _keep_recent_executions(self, starting: str) -> None:
+        """Forget the tool journal entries of all but a few executions before ``starting``.
+
+        They are what a retry of a run of theirs needs (a client sending the same ``runId``
+        again after its host died); the few most recent are kept, with the execution waiting on
+        the open interrupts, so a thread's record does not grow with every run that failed.
+        """
+        journal = self._journal
+        recent: list[str] = []
+        for entry in reversed(journal.values()):
+            if entry.execution is not None and entry.execution not in recent:
+                recent.append(entry.execution)
+        keep = {starting, *recent[:_RETRIES_KEPT]}
+        if self._steps is not None:
+            keep.add(self._steps.execution)
+        if any(e.execution is not None and e.execution not in keep for e in journal.values()):
+            self._journal = {k: e for k, e in journal.items() if e.execution is None or e.execution in keep}
 
     def _replay(self, run_input: RunAgentInput, completed: CompletedResume) -> list[Effect]:
         self._state = next_state(self._state, MachineInput.REPLAY)
@@ -895,8 +942,15 @@ class ThreadMachine:
             run_id=run.run_id,
             started_at=now.isoformat(),
             ran=ran,
+            execution=None if run.replay is None else run.replay.execution,
         )
+        self._pin_answers(run)
         return [self._persist()]
+
+    def _pin_answers(self, run: _Run) -> None:
+        """The run acts on its answers (a side effect starts): a retry of it must carry the same."""
+        if run.answers and not self._acted_on:
+            self._acted_on = fingerprint(a.entry for a in run.answers)
 
     def tool_value(self, tool_call_id: str, value: JSON) -> None:
         """Keep what the tool of ``tool_call_id`` returned (as JSON) with its journal entry.
@@ -937,7 +991,9 @@ class ThreadMachine:
             started_at=now.isoformat(),
             ran=Proposal(tool_call_id=step_id, name=name, arguments="{}"),
             value=kept,
+            execution=None if run.replay is None else run.replay.execution,
         )
+        self._pin_answers(run)
         return [self._persist()]
 
     def _check_depth(self, value: JSON, level: int, event: object, what: str = "") -> None:
@@ -1119,6 +1175,7 @@ class ThreadMachine:
             self._journal = {call_id: entry for call_id, entry in self._journal.items() if mark not in call_id}
 
     def _end(self, run: _Run, finished: ev.Event, target: MachineInput) -> list[Effect]:
+        self._acted_on = ()  # the answers are committed: a resume of them again is a replay
         self._track(finished)
         self._state = next_state(self._state, target)
         self._run = None
@@ -1151,6 +1208,13 @@ class ThreadMachine:
             )
         self._check_closable(run, "interrupt")
         self._check_interrupts(run, interrupts)
+        assert run.replay is not None
+        if keep_steps and len(run.replay.taken) > MAX_STEPS:
+            raise LocalProtocolError(
+                f"the agent waits for a person after {len(run.replay.taken)} steps; an execution keeps at most "
+                f"{MAX_STEPS} (write a long conversation as one execution per input)",
+                state=self._state,
+            )
         outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
         finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
         self._check_depth(event_to_dict(finished), 1, finished)
