@@ -48,6 +48,7 @@ thread machine, so an agent that breaks a rule gets
 from __future__ import annotations
 
 import inspect
+import itertools
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
@@ -61,7 +62,7 @@ import orjson
 from agui_core.errors import LocalProtocolError, RunErrorCode
 from agui_core.machine.effects import Answer, Effect, Emit
 from agui_core.machine.journal import Replay, Step, step_key
-from agui_core.machine.record import Proposal, ToolJournalEntry
+from agui_core.machine.record import Proposal, ResolvedInterrupt, ToolJournalEntry
 from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
@@ -143,6 +144,17 @@ def _outcome_from_json(data: Mapping[str, Any]) -> ToolOutcome:
         error=data.get("error"),
         edited=bool(data.get("edited", False)),
     )
+
+
+def _as_json(value: Any, what: str) -> JSON:
+    """``value`` as JSON gives it back (tuples as lists, datetimes as text): what a replay on any
+    host returns, so the agent sees the same value the first time; ``LocalProtocolError`` if
+    it is not JSON."""
+    try:
+        result: JSON = orjson.loads(orjson.dumps(value))
+    except (TypeError, orjson.JSONEncodeError):
+        raise LocalProtocolError(f"{what} returned {type(value).__name__}: a result is kept as JSON") from None
+    return result
 
 
 class _Call(Generic[_T]):
@@ -247,6 +259,9 @@ class RunContext:
         self._streaming = 0  # messages open (ctx.message)
         self._where: str | None = None  # the agent's line of the step being taken
         self._unawaited: dict[_Call[Any], None] = {}
+        self._in_once: list[str] = []  # the ctx.once functions running
+        self._made = itertools.count(1)  # ids made by new_id
+        self._closed_by_id: dict[str, ResolvedInterrupt] | None = None
         self.input = run_input
         self.answers = answers
         self.tool_outcomes = dict(tool_outcomes)
@@ -317,7 +332,7 @@ class RunContext:
         """
         return self._machine.tool_journal
 
-    async def tool_started(self, tool_call_id: str, name: str, args: Mapping[str, JSON]) -> None:
+    def tool_started(self, tool_call_id: str, name: str, args: Mapping[str, JSON]) -> Awaitable[None]:
         """Record, durably, that the agent is about to run ``name`` with ``args`` for ``tool_call_id``.
 
         For an agent that runs an answered call's tool itself (a framework's own tool
@@ -326,6 +341,9 @@ class RunContext:
         with it before it goes out, as the host does for its own gated tools. One entry per
         call: a second is a :class:`~agui_core.errors.LocalProtocolError`.
         """
+        return self._call("ctx.tool_started", self._tool_started, tool_call_id, name, dict(args))
+
+    async def _tool_started(self, tool_call_id: str, name: str, args: Mapping[str, JSON]) -> None:
         self._check_open()
         ran = Proposal(tool_call_id=tool_call_id, name=name, arguments=orjson.dumps(dict(args)).decode())
         await self._carry(self._machine.tool_started(tool_call_id, now=self._now(), ran=ran))
@@ -335,8 +353,13 @@ class RunContext:
         return next((a for a in self.answers if a.interrupt.id == interrupt_id), None)
 
     def new_id(self, prefix: str) -> str:
-        """A fresh id for a message, tool call or interrupt of this run."""
-        return f"{prefix}-{self._new_id()}"
+        """A fresh id for a message, tool call or interrupt of this run: ``PREFIX-EXECUTION-xN``.
+
+        The same on every run of the execution for the same call, as its steps' ids are (a
+        replay retraces the ids the first run made), and never one the thread already holds.
+        """
+        ident = f"{prefix}-{self._replay.execution}-x{next(self._made)}"
+        return ident if self._quiet else self._free(ident)
 
     # -- steps -------------------------------------------------------------------------
 
@@ -350,19 +373,31 @@ class RunContext:
         self._check_open()
         if self._suspending and not self._gathering:
             raise Suspend  # an agent that went on after a suspension: the run ends all the same
+        if self._in_once:
+            raise LocalProtocolError(
+                f"ctx.{kind} inside ctx.once({self._in_once[-1]!r}): a once function returns a value; "
+                "take steps outside it"
+            )
         replay = self._replay
         index, step, recorded = replay.take(kind, key, prefix, where=self._where)
-        if self._quiet and not replay.replaying:
-            self._quiet = False
-            for scope in self._scopes:
-                if not scope.sent:
-                    scope.sent = True
-                    await self.emit(scope.start)
+        if recorded:
+            if self._quiet and not replay.replaying:
+                self._quiet = False
+                for scope in self._scopes:
+                    if not scope.sent:
+                        scope.sent = True
+                        await self.emit(scope.start)
+        elif self._machine.holds_id(step.id):  # a client took the id first: the next free one
+            step = replay.use_ids(index, self._free(step.id))
         return index, step, recorded
 
-    def _expired(self, interrupt_id: str) -> bool:
-        """Whether ``interrupt_id`` was closed unanswered, as expired (this run's input closed it)."""
-        return any(r.interrupt.id == interrupt_id and r.status == "expired" for r in reversed(self._machine.resolved))
+    def _free(self, ident: str) -> str:
+        """``ident``, or the first of ``ident-2``, ``ident-3``, ... the thread does not hold."""
+        n, found = 1, ident
+        while self._machine.holds_id(found):
+            n += 1
+            found = f"{ident}-{n}"
+        return found
 
     def _step_id(self, prefix: str, index: int) -> str:
         return f"{prefix}-{self._replay.execution}-{index + 1}"
@@ -376,6 +411,13 @@ class RunContext:
         self._pending.append(interrupt)
         self._suspending = True
         raise Suspend
+
+    def _closed(self, interrupt_id: str) -> ResolvedInterrupt | None:
+        """How ``interrupt_id`` was closed, from the thread's audit trail, if it was."""
+        closed = self._closed_by_id
+        if closed is None:
+            closed = self._closed_by_id = {r.interrupt.id: r for r in self._machine.resolved}
+        return closed.get(interrupt_id)
 
     # -- streaming -----------------------------------------------------------------------
 
@@ -399,8 +441,10 @@ class RunContext:
         return self._call("ctx.text", self._text, content, message_id)
 
     async def _text(self, content: str, message_id: str | None) -> str:
-        _, step, recorded = await self._take("text", step_key(content), "msg")
-        message_id = message_id or step.id
+        index, step, recorded = await self._take("text", step_key(content), "msg")
+        if not recorded and message_id is not None:
+            step = self._replay.use_ids(index, message_id)
+        message_id = step.id
         if not recorded:
             await self.emit(ev.TextMessageStartEvent(message_id=message_id, role="assistant"))
             await self.emit(ev.TextMessageContentEvent(message_id=message_id, delta=content))
@@ -412,8 +456,10 @@ class RunContext:
     async def message(self, *, message_id: str | None = None) -> AsyncIterator[TextStream]:
         """Stream an assistant message by deltas: ``async with ctx.message() as m: await m.delta(..)``."""
         self._where = None
-        _, step, recorded = await self._take("message", "", "msg")
-        message_id = message_id or step.id
+        index, step, recorded = await self._take("message", "", "msg")
+        if not recorded and message_id is not None:
+            step = self._replay.use_ids(index, message_id)
+        message_id = step.id
         quiet, self._quiet = self._quiet, self._quiet or recorded  # a message sent before: all of it
         self._streaming += 1
         try:
@@ -425,19 +471,24 @@ class RunContext:
             self._streaming -= 1
             self._quiet = quiet and self._replay.replaying
 
-    async def propose_tool_call(
+    def propose_tool_call(
         self,
         name: str,
         args: Mapping[str, JSON],
         *,
         tool_call_id: str | None = None,
         parent_message_id: str | None = None,
-    ) -> str:
+    ) -> Awaitable[str]:
         """Send ``TOOL_CALL_START/ARGS/END`` for a call of ``name``; returns the tool call id.
 
         The call belongs to ``parent_message_id``, by default the last message this run
         streamed, so a text and the tool calls after it make one assistant message.
         """
+        return self._call("ctx.propose_tool_call", self._propose, name, dict(args), tool_call_id, parent_message_id)
+
+    async def _propose(
+        self, name: str, args: Mapping[str, JSON], tool_call_id: str | None, parent_message_id: str | None
+    ) -> str:
         tool_call_id = tool_call_id or self.new_id("call")
         parent_message_id = parent_message_id or self._last_message_id
         await self.emit(
@@ -447,13 +498,12 @@ class RunContext:
         await self.emit(ev.ToolCallEndEvent(tool_call_id=tool_call_id))
         return tool_call_id
 
-    async def tool_result(self, tool_call_id: str, content: str, *, message_id: str | None = None) -> None:
+    def tool_result(self, tool_call_id: str, content: str, *, message_id: str | None = None) -> Awaitable[None]:
         """Send the result of a tool call as ``TOOL_CALL_RESULT``."""
-        await self.emit(
-            ev.ToolCallResultEvent(
-                message_id=message_id or self.new_id("result"), tool_call_id=tool_call_id, content=content
-            )
+        event = ev.ToolCallResultEvent(
+            message_id=message_id or self.new_id("result"), tool_call_id=tool_call_id, content=content
         )
+        return self._call("ctx.tool_result", self.emit, event)
 
     def call_tool(
         self,
@@ -471,10 +521,11 @@ class RunContext:
         A tool without approval runs at once. A tool that needs approval is proposed, and the
         run ends with its approval (``message``, the prompt a person reads, and ``metadata`` go
         on it); the run that carries the decision returns here with the outcome: ``executed``
-        (with what the person approved, edits included, and the tool's result), ``denied`` or
-        ``cancelled``. Either way the tool runs at most once, across retries and restarts: a
-        replay returns the recorded outcome. ``tool_call_id`` and ``interrupt_id`` default to
-        ids made from the step.
+        (with what the person approved, edits included, and the tool's result), ``denied``,
+        ``cancelled`` or ``expired``. Either way the tool runs at most once, across retries
+        and restarts: a replay returns the recorded outcome. ``tool_call_id`` and
+        ``interrupt_id`` default to ids made from the step; the ids the first run used are the
+        step's ever after.
         """
         options = (parent_message_id, tool_call_id, interrupt_id, message, metadata)
         return self._call("ctx.call_tool", self._call_tool, name, dict(args), options)
@@ -490,33 +541,25 @@ class RunContext:
         if registered is None:
             raise LocalProtocolError(f"no tool named {name!r} is registered with the host")
         index, step, recorded = await self._take("tool", step_key(name, args), "call")
-        call_id = tool_call_id or step.id
         if recorded:
             if step.result is not None:
                 return _outcome_from_json(cast(Mapping[str, Any], step.result))
-            decided = self.tool_outcomes.get(call_id)  # the host carried out the decision before the agent ran
-            if decided is None and self._expired(interrupt_id or self._step_id("approval", index)):
-                decided = ToolOutcome(tool_call_id=call_id, name=name, status="expired", args=args)
+            decided = self.tool_outcomes.get(step.id)  # the host carried out the decision before the agent ran
+            if decided is None and step.interrupt_id is not None:
+                closed = self._closed(step.interrupt_id)
+                if closed is not None and closed.status == "expired":
+                    decided = ToolOutcome(tool_call_id=step.id, name=name, status="expired", args=args)
             if decided is None:
-                raise LocalProtocolError(f"tool call {call_id!r} has no decision in this run to return")
+                raise LocalProtocolError(f"tool call {step.id!r} has no decision in this run to return")
             self._replay.settle(index, _outcome_to_json(decided))
             return decided
-        await self.propose_tool_call(name, args, tool_call_id=call_id, parent_message_id=parent_message_id)
-        kept = self._machine.tool_journal.get(call_id)
-        if kept is not None and not registered.needs_approval:
-            # A retry after its host died: the tool ran (or started) in the attempt that failed.
-            # It is not run again; what it returned is sent again, or that it is unknown.
-            outcome = self._kept_outcome(kept, name, args)
-            await self.emit(
-                kept.result
-                or ev.ToolCallResultEvent(message_id=f"result-{call_id}", tool_call_id=call_id, content=NOT_RUN_AGAIN)
-            )
-            self.tool_outcomes[call_id] = outcome
-            self._replay.settle(index, _outcome_to_json(outcome))
-            return outcome
-        if registered.needs_approval:
+        call_id = tool_call_id or step.id
+        approval_id = (interrupt_id or self._step_id("approval", index)) if registered.needs_approval else None
+        self._replay.use_ids(index, call_id, approval_id)
+        await self._propose(name, args, call_id, parent_message_id)
+        if approval_id is not None:
             approval = Interrupt(
-                id=interrupt_id or self._step_id("approval", index),
+                id=approval_id,
                 reason="tool_call",
                 message=message if message is not None else f"Run {name} with {orjson.dumps(args).decode()}?",
                 tool_call_id=call_id,
@@ -524,23 +567,41 @@ class RunContext:
                 metadata=metadata,
             )
             self._wait_for(approval)
-        await self.tool_started(call_id, name, args)
-        try:
-            value = await registered.invoke(args)
-        except Exception as exc:  # the tool's failure is the agent's to handle, not the run's
-            outcome = ToolOutcome(tool_call_id=call_id, name=name, status="failed", args=args, error=repr(exc))
-            await self.tool_result(call_id, f"error: {type(exc).__name__}", message_id=f"result-{call_id}")
+        kept = self._machine.tool_journal.get(call_id)
+        if kept is not None:
+            # A retry after its host died: the tool ran (or started) in the attempt that failed.
+            # It is not run again; what it returned is sent again, or that it is unknown.
+            outcome = self._kept_outcome(kept, name, args)
+            await self.emit(
+                kept.result
+                or ev.ToolCallResultEvent(message_id=f"result-{call_id}", tool_call_id=call_id, content=NOT_RUN_AGAIN)
+            )
         else:
-            self._machine.tool_value(call_id, value)
-            outcome = ToolOutcome(tool_call_id=call_id, name=name, status="executed", args=args, result=value)
-            content = value if isinstance(value, str) else orjson.dumps(value).decode()
-            await self.tool_result(call_id, content, message_id=f"result-{call_id}")
+            await self._tool_started(call_id, name, args)
+            try:
+                returned = await registered.invoke(args)
+            except Exception as exc:  # the tool's failure is the agent's to handle, not the run's
+                outcome = ToolOutcome(tool_call_id=call_id, name=name, status="failed", args=args, error=repr(exc))
+                content = f"error: {type(exc).__name__}"
+            else:
+                value = _as_json(returned, f"tool {name!r}")  # not JSON: the run fails, the tool is not run again
+                self._machine.tool_value(call_id, value)
+                outcome = ToolOutcome(tool_call_id=call_id, name=name, status="executed", args=args, result=value)
+                content = value if isinstance(value, str) else orjson.dumps(value).decode()
+            result_id = self._free(f"result-{call_id}")
+            await self.emit(ev.ToolCallResultEvent(message_id=result_id, tool_call_id=call_id, content=content))
         self.tool_outcomes[call_id] = outcome
         self._replay.settle(index, _outcome_to_json(outcome))
         return outcome
 
-    @staticmethod
-    def _kept_outcome(kept: ToolJournalEntry, name: str, args: Mapping[str, JSON]) -> ToolOutcome:
+    def _kept_outcome(self, kept: ToolJournalEntry, name: str, args: Mapping[str, JSON]) -> ToolOutcome:
+        """What the journal says became of a tool this step started in an attempt that failed."""
+        if kept.ran is not None and (kept.ran.name != name or kept.ran.args != dict(args)):
+            raise LocalProtocolError(
+                f"tool call {kept.tool_call_id!r} already ran {kept.ran.name} with {kept.ran.arguments} in an earlier "
+                f"attempt at this run; this one calls {name} with {orjson.dumps(dict(args)).decode()}: code between "
+                "ctx calls must do the same on every run"
+            )
         if kept.result is None:
             return ToolOutcome(
                 tool_call_id=kept.tool_call_id, name=name, status="unknown", args=args, error=NOT_RUN_AGAIN
@@ -563,8 +624,8 @@ class RunContext:
         payload already checked against ``schema`` (``reply.cancelled`` when dismissed). The
         step is the message and the schema: ``expires_at`` and ``metadata`` may differ from
         run to run. ``interrupt_id`` defaults to an id made from the step (one of your own must
-        be new to the thread). Not awaited but handed to :meth:`interrupt`, it is the explicit
-        style's question.
+        be new to the thread); the id the first run used is the step's ever after. Not awaited
+        but handed to :meth:`interrupt`, it is the explicit style's question.
         """
         question = Interrupt(
             id=interrupt_id or "",  # "": the step's own id
@@ -586,7 +647,7 @@ class RunContext:
     ) -> Awaitable[bool]:
         """Ask a person yes or no (a ``confirmation`` interrupt; a step): ``True`` for yes.
 
-        A ``no``, or the question dismissed, is ``False``. The step is the message:
+        A ``no``, or the question dismissed or expired, is ``False``. The step is the message:
         ``expires_at``, ``metadata`` and ``interrupt_id`` are as for :meth:`ask`.
         """
         question = Interrupt(
@@ -607,21 +668,18 @@ class RunContext:
 
     async def _question(self, kind: str, question: Interrupt, key: str) -> Reply:
         index, step, recorded = await self._take(kind, key, kind)
-        asked = question.id or step.id
         if not recorded:
-            self._wait_for(attrs.evolve(question, id=asked))
-        if step.result is not None:
-            return Reply.from_json(cast(Mapping[str, Any], step.result))
-        answered = self.answer(asked)
+            if question.id:
+                step = self._replay.use_ids(index, question.id)
+            self._wait_for(attrs.evolve(question, id=step.id))
+        answered = self.answer(step.id)  # answered by this run's input
         if answered is not None:
             entry = answered.entry
-            reply = Reply(interrupt_id=asked, status=entry.status, payload=entry.payload, metadata=entry.metadata)
-        elif self._expired(asked):
-            reply = Reply(interrupt_id=asked, status="expired")
-        else:
-            raise LocalProtocolError(f"question {asked!r} has no answer in this run to return")
-        self._replay.settle(index, reply.to_json())
-        return reply
+            return Reply(interrupt_id=step.id, status=entry.status, payload=entry.payload, metadata=entry.metadata)
+        closed = self._closed(step.id)  # answered by an earlier run's: the audit trail has it
+        if closed is None:
+            raise LocalProtocolError(f"question {step.id!r} has no answer in this run to return")
+        return Reply(interrupt_id=step.id, status=closed.status, payload=closed.payload, metadata=closed.metadata)
 
     def once(self, name: str, function: Callable[..., Awaitable[_T] | _T], *args: Any, **kwargs: Any) -> Awaitable[_T]:
         """Run ``function(*args, **kwargs)`` once for this execution, and return its value (a step).
@@ -630,7 +688,7 @@ class RunContext:
         first run that reaches the step runs it and records its value (JSON) in the thread
         before going on; every replay returns the recorded value. Should the host die while
         the function runs, the retry runs it again: at least once, exactly once after its
-        value is recorded.
+        value is recorded. The function takes no ``ctx`` steps of its own.
         """
         return self._call("ctx.once", self._once, name, function, args, kwargs)
 
@@ -641,38 +699,46 @@ class RunContext:
         if recorded and step.result is not None:
             return cast(Mapping[str, Any], step.result)["value"]
         kept = self._machine.tool_journal.get(step.id)
-        if kept is not None:  # recorded by an attempt at this run whose host then died
-            value = kept.value
+        if kept is not None and kept.ran is not None and kept.ran.name == name:
+            value = kept.value  # recorded by an attempt at this run whose host then died
         else:
-            value = function(*args, **kwargs)
-            if inspect.isawaitable(value):
-                value = await value
+            self._in_once.append(name)
+            try:
+                value = function(*args, **kwargs)
+                if inspect.isawaitable(value):
+                    value = await value
+            finally:
+                self._in_once.pop()
             await self._carry(self._machine.kept_value(step.id, name=name, value=value, now=self._now()))
             value = self._machine.tool_journal[step.id].value
         self._replay.settle(index, {"value": value})
         return value
 
-    async def gather(self, *calls: Awaitable[Any]) -> tuple[Any, ...]:
+    def gather(self, *calls: Awaitable[Any]) -> Awaitable[tuple[Any, ...]]:
         """Take several steps in this run and return what each returned, in order.
 
         Steps that need a person (``ctx.call_tool`` of a gated tool, ``ctx.ask``,
         ``ctx.confirm``) are all asked before the run ends: one run with every interrupt open
         (parallel approvals), whose answers come back together in the next run. The steps
-        are taken one after another, in the order given.
+        are taken one after another, in the order given; a gather may hold gathers.
         """
+        return self._call("ctx.gather", self._gather, calls)
+
+    async def _gather(self, calls: tuple[Awaitable[Any], ...]) -> tuple[Any, ...]:
+        for call in calls:
+            if not isinstance(call, _Call) or call._ctx is not self:
+                if inspect.iscoroutine(call):
+                    call.close()  # refused, never to be awaited
+                raise LocalProtocolError(
+                    f"ctx.gather takes steps of this run (ctx.ask, ctx.call_tool, ...), not {call!r}"
+                )
         results: list[Any] = []
         suspended = False
         self._gathering += 1
         try:
             for call in calls:
-                if not isinstance(call, _Call) or call._ctx is not self:
-                    if inspect.iscoroutine(call):
-                        call.close()  # refused, never to be awaited
-                    raise LocalProtocolError(
-                        f"ctx.gather takes steps of this run (ctx.ask, ctx.call_tool, ...), not {call!r}"
-                    )
                 try:
-                    results.append(await call._take())
+                    results.append(await cast(_Call[Any], call)._take())
                 except Suspend:
                     suspended = True
                     results.append(None)
@@ -682,13 +748,13 @@ class RunContext:
             raise Suspend
         return tuple(results)
 
-    def set_state(self, state: JSON) -> Coroutine[Any, Any, None]:
+    def set_state(self, state: JSON) -> Awaitable[None]:
         """Replace the agent state (``STATE_SNAPSHOT``)."""
-        return self.emit(ev.StateSnapshotEvent(snapshot=state))
+        return self._call("ctx.set_state", self.emit, ev.StateSnapshotEvent(snapshot=state))
 
-    def patch_state(self, operations: Sequence[Mapping[str, JSON]]) -> Coroutine[Any, Any, None]:
+    def patch_state(self, operations: Sequence[Mapping[str, JSON]]) -> Awaitable[None]:
         """Change the agent state by a JSON Patch (``STATE_DELTA``)."""
-        return self.emit(ev.StateDeltaEvent(delta=tuple(operations)))
+        return self._call("ctx.patch_state", self.emit, ev.StateDeltaEvent(delta=tuple(operations)))
 
     @asynccontextmanager
     async def step(self, name: str) -> AsyncIterator[None]:
@@ -718,8 +784,10 @@ class RunContext:
         answers those interrupts starts it again under the same id (a continuation).
         """
         self._where = None
-        _, step, _ = await self._take("subagent", step_key(name), "sub")
-        subagent_run_id = subagent_run_id or step.id
+        index, step, recorded = await self._take("subagent", step_key(name), "sub")
+        if not recorded and subagent_run_id is not None:
+            step = self._replay.use_ids(index, subagent_run_id)
+        subagent_run_id = step.id
         scope = _Scope(start=ev.SubagentStartedEvent(subagent_run_id=subagent_run_id, name=name), sent=not self._quiet)
         await self.emit(scope.start)
         self._scopes.append(scope)
@@ -747,12 +815,16 @@ class RunContext:
             response_schema=APPROVE_WITH_EDITS_SCHEMA if allow_edits else APPROVE_SCHEMA,
         )
 
-    async def interrupt(self, *interrupts: Interrupt | Awaitable[Any]) -> None:
+    def interrupt(self, *interrupts: Interrupt | Awaitable[Any]) -> Awaitable[None]:
         """End the run waiting for a person, with ``interrupts`` (the explicit style).
 
         An un-awaited :meth:`ask` or :meth:`confirm` is taken as its question. The run keeps
-        no step journal: the next run starts the agent afresh and reads :attr:`answers`.
+        no step journal (unless a step already asked in it): the next run starts the agent
+        afresh and reads :attr:`answers`.
         """
+        return self._call("ctx.interrupt", self._interrupt, interrupts)
+
+    async def _interrupt(self, interrupts: tuple[Interrupt | Awaitable[Any], ...]) -> None:
         self._check_open()
         raised: list[Interrupt] = []
         for item in interrupts:
@@ -762,10 +834,12 @@ class RunContext:
                 raised.append(item)
             else:
                 raise LocalProtocolError(f"not an Interrupt: {item!r}", state=self._machine.state)
-        await self._end_interrupted([*self._pending, *raised], keep_steps=False)
+        await self._end_interrupted([*self._pending, *raised], keep_steps=bool(self._pending))
 
     async def _end_interrupted(self, raised: list[Interrupt], *, keep_steps: bool) -> None:
-        self._check_awaited()
+        if not keep_steps:  # a run that waits on a step's question may still owe the steps made for after it
+            self._check_awaited()
+            self._check_retraced()
         effects = self._machine.interrupt(
             raised, now=self._now(), edit_schemas=self._edit_schemas(raised), keep_steps=keep_steps
         )
@@ -797,13 +871,17 @@ class RunContext:
         self._ended = True
         await self._carry(self._machine.fail(message, code))
 
-    async def finish(self, result: JSON = None) -> None:
+    def finish(self, result: JSON = None) -> Awaitable[None]:
         """End the run with success. Returning from the agent does the same."""
+        return self._call("ctx.finish", self._finish, result)
+
+    async def _finish(self, result: JSON) -> None:
         self._check_open()
         if self._suspending:
             await self._end_interrupted(list(self._pending), keep_steps=True)
             return
         self._check_awaited()
+        self._check_retraced()
         await self._end(self._machine.finish(result))
 
     async def _end(self, effects: list[Effect]) -> None:
@@ -816,6 +894,15 @@ class RunContext:
             call = next(iter(self._unawaited))
             what = "nothing was asked" if isinstance(call, _Question) else "it never ran"
             raise LocalProtocolError(f"{call.name}(...) at {call.where} was never awaited: {what}")
+
+    def _check_retraced(self) -> None:
+        """Refuse to end a run that stopped short of the steps its journal recorded."""
+        if self._replay.replaying:
+            taken, recorded = self._replay.position
+            raise LocalProtocolError(
+                f"the agent ended after {taken} steps, but the run it resumes took {recorded}: a replay must retrace "
+                "every step (code between ctx calls must do the same on every run)"
+            )
 
     def _check_open(self) -> None:
         if self._ended:
@@ -833,6 +920,11 @@ async def run_agent(agent: Callable[[RunContext], Awaitable[JSON]], ctx: RunCont
     try:
         result = await agent(ctx)
     except Suspend:
+        result = None
+    except BaseExceptionGroup as group:  # a step asked inside a task group of the agent's
+        _, rest = group.split(Suspend)
+        if rest is not None or not ctx._suspending:
+            raise rest if rest is not None else group from None
         result = None
     if not ctx.ended:
         await ctx.finish(result)

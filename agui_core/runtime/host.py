@@ -507,12 +507,18 @@ class Host:
             except Exception as exc:
                 log.exception("the agent failed in run %r of thread %r", run_input.run_id, run_input.thread_id)
                 failure = f"the agent failed ({type(exc).__name__}); the host's log has the details"
-            except anyio.get_cancelled_exc_class():
-                # The host is shutting down: close the run now rather than leave the thread busy
-                # until its time is up; the interrupts it answered are open again.
-                with anyio.CancelScope(shield=True):
-                    await self._fail(machine.thread_id, run, "the host stopped during the run", out)
-                raise
+            except BaseException as exc:
+                if not _cancelled(exc):
+                    # Anything else an agent can raise (an exception group of its own task
+                    # group, SystemExit) fails its run only: it never reaches the host's tasks.
+                    log.exception("the agent failed in run %r of thread %r", run_input.run_id, run_input.thread_id)
+                    failure = f"the agent failed ({type(exc).__name__}); the host's log has the details"
+                else:
+                    # The host is shutting down: close the run now rather than leave the thread busy
+                    # until its time is up; the interrupts it answered are open again.
+                    with anyio.CancelScope(shield=True):
+                        await self._fail(machine.thread_id, run, "the host stopped during the run", out)
+                    raise
             if failure is not None:
                 await self._fail(machine.thread_id, run, failure, out)
         finally:
@@ -575,6 +581,8 @@ class Host:
                 continue
             journal = machine.tool_journal.get(call_id)
             if journal is not None:
+                if journal.ran is not None:
+                    args = journal.ran.args  # what ran, whatever this answer says
                 # The tool was started by an earlier attempt at this run, which failed or whose
                 # host died: it is never run twice, and what became of it is reported as it
                 # is, even when this answer says something else now.
@@ -615,6 +623,7 @@ class Host:
                 )
                 await carry(machine.emit(self._result(machine, call_id, f"the tool failed ({type(exc).__name__})")))
                 continue
+            value = orjson.loads(orjson.dumps(value))  # as JSON gives it back: what a retry hands the agent
             content = value if isinstance(value, str) else orjson.dumps(value).decode()
             machine.tool_value(call_id, value)  # saved with the result: a retry hands the agent this very value
             await carry(machine.emit(self._result(machine, call_id, content)))
@@ -761,6 +770,14 @@ class RunEvents:
 
 _LONE_EVENTS = (Emit, Reject)
 """Effects that only send an event: a step of one of them needs no shield and no save."""
+
+
+def _cancelled(exc: BaseException) -> bool:
+    """Whether ``exc`` is (or holds) the cancellation of the task it was raised in."""
+    cancelled = anyio.get_cancelled_exc_class()
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.subgroup(cancelled) is not None
+    return isinstance(exc, cancelled)
 
 
 def _run_error(message: str) -> ev.RunErrorEvent:

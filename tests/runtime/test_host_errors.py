@@ -54,9 +54,7 @@ def two_interrupts(
         await ctx.text("Two questions.")
         mail, _ = await ctx.gather(
             ctx.call_tool("sendEmail", {"to": "ops@example.com"}, tool_call_id="tc-1", interrupt_id="int-mail"),
-            ctx.confirm(
-                "Archive the thread too?", interrupt_id="int-archive", expires_at=ARCHIVE_EXPIRES.isoformat()
-            ),
+            ctx.confirm("Archive the thread too?", interrupt_id="int-archive", expires_at=ARCHIVE_EXPIRES.isoformat()),
         )
         if then is not None:
             return await then(ctx)
@@ -113,10 +111,11 @@ async def test_an_agent_exception_is_agent_error_without_traceback_and_logged(
     assert "hunter2" in caplog.text and "Traceback" in caplog.text
 
     assert before is not None and after is not None
-    # Apart from the save counter, the only trace of the failed run is the journal of the tool
-    # it ran (so the tool is never run twice).
+    # Apart from the save counter, the only traces of the failed run are the journal of the tool
+    # it ran (so the tool is never run twice) and the answers it ran it on (a retry must carry them).
     assert [j.tool_call_id for j in after.tool_journal] == ["tc-1"]
-    assert same_thread(before, attrs.evolve(after, tool_journal=()))
+    assert sorted(a[0] for a in after.acted_on) == ["int-archive", "int-mail"]
+    assert same_thread(before, attrs.evolve(after, tool_journal=(), acted_on=()))
     assert after.state is ThreadState.INTERRUPTED and after.active_run is None
     assert sent == ["ops@example.com"]
     assert types(retried) == ["RUN_STARTED", "TOOL_CALL_RESULT", "RUN_FINISHED"]
@@ -145,9 +144,13 @@ async def test_a_failed_new_run_leaves_the_stored_thread_as_it_was(store: Thread
 
 
 @pytest.mark.parametrize("second", ["denied", "cancelled"])
-async def test_an_answer_changed_after_the_tool_ran_is_not_believed(store: ThreadStore, second: str) -> None:
+async def test_an_answer_changed_after_the_tool_ran_is_refused_and_the_first_still_carries_on(
+    store: ThreadStore, second: str
+) -> None:
     # run-2 approves and the tool runs, then the agent fails: the interrupts are open again and
-    # the client answers differently. The tool did run: that is what the agent and client are told.
+    # the client answers differently. The tool did run on the first answer, which cannot be taken
+    # back: the different one is INTERRUPT_ALREADY_RESOLVED, nothing changes, and the answer the
+    # tool ran on carries the thread on (its recorded result sent again, the tool not run again).
     seen: list[str] = []
 
     async def flaky(ctx: RunContext) -> Any:
@@ -164,24 +167,23 @@ async def test_an_answer_changed_after_the_tool_ran_is_not_believed(store: Threa
         changed = {"interruptId": "int-mail", "status": "resolved", "payload": {"approved": False}}
         if second == "cancelled":
             changed = {"interruptId": "int-mail", "status": "cancelled"}
-        answered = await thread.send({"runId": "run-3", "resume": [changed, ARCHIVE_YES]})
+        before = await store.load("t")
+        refused = await thread.send({"runId": "run-3", "resume": [changed, ARCHIVE_YES]})
+        assert same_thread(before, await store.load("t"))
+        answered = await thread.send({"runId": "run-4", "resume": [APPROVE, ARCHIVE_YES]})
+    assert [(e["type"], e.get("code")) for e in refused] == [("RUN_ERROR", "INTERRUPT_ALREADY_RESOLVED")]
+    assert "int-mail" in refused[0]["message"] and "int-archive" not in refused[0]["message"]
     assert sent == ["ops@example.com"]
     assert seen == ["executed", "executed"]
     assert answered[-1]["result"] == {"mail": "executed"}
-    # A cancelled call gets no TOOL_CALL_RESULT on the wire; otherwise the recorded one is sent.
-    expected = (
-        []
-        if second == "cancelled"
-        else [
-            {
-                "type": "TOOL_CALL_RESULT",
-                "messageId": "result-tc-1",
-                "toolCallId": "tc-1",
-                "content": "sent to ops@example.com",
-            }
-        ]
-    )
-    assert [e for e in answered if e["type"] == "TOOL_CALL_RESULT"] == expected
+    assert [e for e in answered if e["type"] == "TOOL_CALL_RESULT"] == [
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "result-tc-1",
+            "toolCallId": "tc-1",
+            "content": "sent to ops@example.com",
+        }
+    ]
 
 
 async def test_an_agents_own_timeout_error_is_an_agent_error(store: ThreadStore) -> None:
@@ -472,7 +474,7 @@ async def test_a_run_out_of_time_fails_cleanly(store: ThreadStore) -> None:
     assert types(failed)[-1] == "RUN_ERROR" and failed[-1]["code"] == "AGENT_ERROR"
     assert "longer than 0.2 s" in failed[-1]["message"]
     assert after is not None and after.active_run is None and after.state is ThreadState.INTERRUPTED
-    assert same_thread(before, attrs.evolve(after, tool_journal=()))
+    assert same_thread(before, attrs.evolve(after, tool_journal=(), acted_on=()))  # the tool ran on these answers
 
 
 @pytest.mark.parametrize("ending", ["interrupt", "finish"])
@@ -650,7 +652,7 @@ async def test_a_store_failure_fails_one_run_not_the_host(store: ThreadStore, fa
     assert "/var/lib" not in failed[-1]["message"]
     assert before is not None and after is not None
     assert after.active_run is None and after.state is ThreadState.INTERRUPTED
-    assert same_thread(before, attrs.evolve(after, tool_journal=()))
+    assert same_thread(before, attrs.evolve(after, tool_journal=(), acted_on=()))  # the tool ran on these answers
     assert other[-1]["outcome"]["type"] == "interrupt"
     # The tool ran once, in run-2 (its result lost with the failed save) or in run-3.
     assert sent == ["ops@example.com"]
@@ -685,7 +687,7 @@ async def test_a_host_that_shuts_down_mid_run_leaves_the_thread_answerable(store
 
     after = await store.load("t")
     assert after is not None and after.active_run is None
-    assert same_thread(before, attrs.evolve(after, tool_journal=()))
+    assert same_thread(before, attrs.evolve(after, tool_journal=(), acted_on=()))  # the tool ran on these answers
     # No need to wait for run_timeout: the answers are accepted again at once.
     async with Host(two_interrupts(), store=store, tools=[mail_tool(sent)], clock=clock, new_id=counter()) as host:
         answered = await Conversation(host, "t", clock).send({"runId": "run-3", "resume": [APPROVE, ARCHIVE_YES]})

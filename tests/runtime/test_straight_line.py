@@ -10,13 +10,15 @@ the explicit style beside the straight one are covered too.
 from __future__ import annotations
 
 from collections import Counter
+from datetime import UTC, datetime
 from typing import Any
 
+import anyio
 import pytest
 
 from agui_core.examples import expense_agent
 from agui_core.examples.expenses import TOOLS as EXPENSE_TOOLS
-from agui_core.machine.journal import MAX_STEPS
+from agui_core.machine.journal import MAX_STEPS, execution_id
 from agui_core.protocol.types import JSON
 from agui_core.runtime import Host, RunContext, tool
 from agui_core.store import ThreadStore
@@ -340,13 +342,213 @@ async def test_gather_takes_steps_only(store: ThreadStore) -> None:
     assert stream[-1]["code"] == "AGENT_ERROR" and "ctx.gather takes steps" in stream[-1]["message"]
 
 
-async def test_an_execution_takes_a_bounded_number_of_steps(store: ThreadStore) -> None:
-    async def endless(ctx: RunContext) -> JSON:
+async def test_a_run_may_take_any_number_of_steps_but_keeps_a_bounded_journal(store: ThreadStore) -> None:
+    async def chatty(ctx: RunContext) -> JSON:
         for n in range(MAX_STEPS + 1):
             await ctx.text(f"{n}")
+        return "said"
+
+    async def asks_at_the_end(ctx: RunContext) -> JSON:
+        for n in range(MAX_STEPS + 1):
+            await ctx.text(f"{n}")
+        return await ctx.confirm("Now?")
+
+    clock = Clock()
+    async with Host(chatty, store=store, clock=clock, new_id=counter()) as host:
+        said = await Conversation(host, "chatty", clock).send({"runId": "run-1"})
+    async with Host(asks_at_the_end, store=store, clock=clock, new_id=counter()) as host:
+        refused = await Conversation(host, "long", clock).send({"runId": "run-1"})
+    assert said[-1]["result"] == "said"  # asking nothing, a run keeps no journal
+    assert refused[-1]["code"] == "AGENT_ERROR" and f"keeps at most {MAX_STEPS}" in refused[-1]["message"]
+
+
+async def test_a_question_asked_inside_a_task_group_of_the_agent_ends_the_run_and_the_host_lives_on(
+    store: ThreadStore,
+) -> None:
+    async def grouped(ctx: RunContext) -> JSON:
+        replies: list[Any] = []
+
+        async def ask() -> None:
+            replies.append(await ctx.ask("Name?", {"type": "string"}))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+        return {"name": replies[0].payload}
+
+    async def broken(ctx: RunContext) -> JSON:
+        async with anyio.create_task_group() as group:
+            group.start_soon(ctx.confirm, "Sure?")  # type: ignore[arg-type]
+            raise SystemExit(3)  # with the question: an exception group holding both
         return None
 
     clock = Clock()
-    async with Host(endless, store=store, clock=clock, new_id=counter()) as host:
-        stream = await Conversation(host, "endless", clock).send({"runId": "run-1"})
-    assert stream[-1]["code"] == "AGENT_ERROR" and f"at most {MAX_STEPS} steps" in stream[-1]["message"]
+    async with Host(grouped, store=store, clock=clock, new_id=counter()) as host:
+        thread = Conversation(host, "grouped", clock)
+        (name,) = interrupts(await thread.send({"runId": "run-1"}))
+        done = await thread.send({"runId": "run-2", "resume": [resolved(name, "Ann")]})
+        assert done[-1]["result"] == {"name": "Ann"}
+    async with Host(broken, store=store, clock=clock, new_id=counter()) as host:
+        failed = await Conversation(host, "broken", clock).send({"runId": "run-1"})
+        assert failed[-1]["code"] == "AGENT_ERROR"
+        alive = await Conversation(host, "still-served", clock).send({"runId": "run-1"})  # the host lives on
+    assert alive[-1]["type"] == "RUN_ERROR" and alive[-1]["code"] == "AGENT_ERROR"  # the same agent, run again
+
+
+async def test_a_retry_that_answers_otherwise_after_the_first_attempt_acted_is_refused(store: ThreadStore) -> None:
+    ran: list[str] = []
+    fail = [True]
+
+    @tool("charge")
+    async def charge(amount: int) -> str:
+        ran.append(f"charge {amount}")
+        return "charged"
+
+    @tool("refund")
+    async def refund(amount: int) -> str:
+        ran.append(f"refund {amount}")
+        return "refunded"
+
+    async def agent(ctx: RunContext) -> JSON:
+        yes = await ctx.confirm("Charge 100?")
+        outcome = await ctx.call_tool("charge" if yes else "refund", {"amount": 100})
+        if fail[0]:
+            fail[0] = False
+            raise RuntimeError("after the tool ran")
+        return outcome.result
+
+    clock = Clock()
+    async with Host(agent, store=store, tools=[charge, refund], clock=clock, new_id=counter()) as host:
+        thread = Conversation(host, "branch", clock)
+        (question,) = interrupts(await thread.send({"runId": "run-1"}))
+        failed = await thread.send({"runId": "run-2", "resume": [resolved(question, True)]})
+        refused = await thread.send({"runId": "run-3", "resume": [resolved(question, False)]})
+        done = await thread.send({"runId": "run-4", "resume": [resolved(question, True)]})
+    assert failed[-1]["code"] == "AGENT_ERROR"
+    assert [(e["type"], e.get("code")) for e in refused] == [("RUN_ERROR", "INTERRUPT_ALREADY_RESOLVED")]
+    assert done[-1]["result"] == "charged"
+    assert ran == ["charge 100"]  # once; the refund never ran
+
+
+async def test_ids_made_with_new_id_are_the_same_on_every_run_and_never_a_clients(store: ThreadStore) -> None:
+    async def agent(ctx: RunContext) -> JSON:
+        call = await ctx.propose_tool_call("lookUp", {"q": "x"})
+        ok = await ctx.confirm("Answer it?")
+        await ctx.tool_result(call, "found" if ok else "skipped")
+        return call
+
+    clock = Clock()
+    async with Host(agent, store=store, clock=clock, new_id=counter()) as host:
+        thread = Conversation(host, "ids", clock)
+        first = await thread.send({"runId": "run-1"})
+        (confirm,) = interrupts(first)
+        proposed = next(e["toolCallId"] for e in first if e["type"] == "TOOL_CALL_START")
+        done = await thread.send({"runId": "run-2", "resume": [resolved(confirm, True)]})
+        stored = await store.load("ids")
+    assert done[-1]["result"] == proposed
+    assert [e["toolCallId"] for e in done if e["type"] == "TOOL_CALL_RESULT"] == [proposed]
+    assert stored is not None
+    ids = [m.id for m in stored.messages]
+    assert len(ids) == len(set(ids))
+    # A client that sends the ids a run would make first (they are made from its runId) does not
+    # make the agent clash with them: the agent takes the next free ones.
+    mine = f"msg-{execution_id('planted', 'run-1')}-1"
+    planted = {"id": mine, "role": "user", "content": "I took your id"}
+    async with Host(expense_agent, store=store, tools=EXPENSE_TOOLS, clock=clock, new_id=counter()) as host:
+        first = await Conversation(host, "planted", clock).send({"runId": "run-1", "messages": [planted]})
+        stored = await store.load("planted")
+    assert stored is not None
+    assert next(e["messageId"] for e in first if e["type"] == "TEXT_MESSAGE_START") == f"{mine}-2"
+    ids = [m.id for m in stored.messages]
+    assert len(ids) == len(set(ids))
+
+
+async def test_a_step_inside_once_and_a_replay_that_stops_short_are_named(store: ThreadStore) -> None:
+    async def drafts_in_once(ctx: RunContext) -> JSON:
+        async def draft() -> str:
+            await ctx.text("Drafting...")
+            return "draft"
+
+        return await ctx.once("draft", draft)
+
+    runs = Counter[str]()
+
+    async def stops_short(ctx: RunContext) -> JSON:
+        runs["runs"] += 1
+        if runs["runs"] > 1:
+            return "skipped the question"  # not the same on every run
+        return await ctx.confirm("Go?")
+
+    clock = Clock()
+    async with Host(drafts_in_once, store=store, clock=clock, new_id=counter()) as host:
+        nested = await Conversation(host, "nested", clock).send({"runId": "run-1"})
+    async with Host(stops_short, store=store, clock=clock, new_id=counter()) as host:
+        thread = Conversation(host, "short", clock)
+        (go,) = interrupts(await thread.send({"runId": "run-1"}))
+        short = await thread.send({"runId": "run-2", "resume": [resolved(go, True)]})
+    assert nested[-1]["code"] == "AGENT_ERROR" and "ctx.text inside ctx.once('draft')" in nested[-1]["message"]
+    assert (
+        short[-1]["code"] == "AGENT_ERROR"
+        and "ended after 0 steps, but the run it resumes took 1" in short[-1]["message"]
+    )
+
+
+async def test_calls_made_ahead_are_fine_but_an_interrupt_or_state_never_awaited_is_named(store: ThreadStore) -> None:
+    async def ahead(ctx: RunContext) -> JSON:
+        first = ctx.confirm("One?")
+        second = ctx.confirm("Two?")
+        return [await first, await second]  # the first ends the run: the second is for later
+
+    async def forgets_interrupt(ctx: RunContext) -> JSON:
+        ctx.interrupt(ctx.approval("nothing"))
+        return "done"
+
+    async def forgets_state(ctx: RunContext) -> JSON:
+        ctx.set_state({"lost": True})
+        return "done"
+
+    clock = Clock()
+    async with Host(ahead, store=store, clock=clock, new_id=counter()) as host:
+        thread = Conversation(host, "ahead", clock)
+        (one,) = interrupts(await thread.send({"runId": "run-1"}))
+        (two,) = interrupts(await thread.send({"runId": "run-2", "resume": [resolved(one, True)]}))
+        done = await thread.send({"runId": "run-3", "resume": [resolved(two, False)]})
+    assert done[-1]["result"] == [True, False]
+    for agent, name in ((forgets_interrupt, "ctx.interrupt"), (forgets_state, "ctx.set_state")):
+        async with Host(agent, store=store, clock=clock, new_id=counter()) as host:
+            stream = await Conversation(host, f"forgets-{name}", clock).send({"runId": "run-1"})
+        assert stream[-1]["code"] == "AGENT_ERROR" and f"{name}(...) at test_straight_line.py:" in stream[-1]["message"]
+
+
+async def test_a_tools_value_is_the_same_json_on_every_run(store: ThreadStore) -> None:
+    seen: list[Any] = []
+
+    @tool("when")
+    async def when() -> dict[str, Any]:
+        return {"at": datetime(2026, 1, 2, tzinfo=UTC), "pair": (1, 2)}
+
+    async def agent(ctx: RunContext) -> JSON:
+        found = await ctx.call_tool("when", {})
+        seen.append(found.result)
+        await ctx.confirm("Fine?")
+        return None
+
+    clock = Clock()
+    async with Host(agent, store=store, tools=[when], clock=clock, new_id=counter()) as host:
+        thread = Conversation(host, "values", clock)
+        (fine,) = interrupts(await thread.send({"runId": "run-1"}))
+        await thread.send({"runId": "run-2", "resume": [resolved(fine, True)]})
+    assert seen == [{"at": "2026-01-02T00:00:00+00:00", "pair": [1, 2]}] * 2
+
+
+async def test_failed_first_runs_do_not_grow_the_record(store: ThreadStore) -> None:
+    async def agent(ctx: RunContext) -> JSON:
+        await ctx.once("draw", lambda: "x" * 1000)
+        raise RuntimeError("always")
+
+    clock = Clock()
+    async with Host(agent, store=store, clock=clock, new_id=counter()) as host:
+        thread = Conversation(host, "failing", clock)
+        for n in range(12):
+            assert (await thread.send({"runId": f"run-{n}"}))[-1]["code"] == "AGENT_ERROR"
+        stored = await store.load("failing")
+    assert stored is not None and len(stored.tool_journal) <= 5  # the latest executions' only

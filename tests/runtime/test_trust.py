@@ -242,11 +242,11 @@ async def test_after_a_failed_resumed_run_the_client_may_send_back_the_hosts_res
     fail = [True]
 
     async def flaky(ctx: RunContext) -> JSON:
-        if ctx.resumed:
-            if fail.pop():
-                raise RuntimeError("the model API fell over")
-            return {o.tool_call_id: o.status for o in ctx.tool_outcomes.values()}
-        return await proposer(ctx)
+        await ctx.text("drafted")
+        outcome = await ctx.call_tool("sendEmail", {"to": "bob@example.com", "subject": "Hi"}, tool_call_id="tc-1")
+        if fail.pop():
+            raise RuntimeError("the model API fell over")
+        return {outcome.tool_call_id: outcome.status}
 
     fail.insert(0, False)
     async with Host(flaky, store=store, tools=gated(ran), clock=Clock(), new_id=counter()) as host:
