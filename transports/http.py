@@ -66,7 +66,24 @@ on a kept-alive connection waited 40 ms for the client's delayed ACK). A request
 arrive whole within ``options.header_timeout`` seconds (10) of the connection, or of the first
 byte of a later request on it, else the connection is closed (``408`` when part of a head
 came); a connection idle between requests is closed after ``options.keepalive_timeout``
-seconds (15). A run is one request, so there is no per-connection rate of inputs to limit.
+seconds (15). A run is one request, so there is no per-connection rate of inputs to limit;
+what inputs cost the host is bounded per principal and per input:
+
+- ``input_budget`` bytes a second (4 MiB) per principal, over all of its requests (the
+  application keeps one :class:`~agui_transports.plugin.InputBudget`; one can be shared with
+  another transport), in bursts of one second's worth, a body larger than that passing on a
+  full budget: each run's body is charged once read, before it is decoded, and one over the
+  budget is not decoded but answered with a ``RUN_ERROR`` ``RATE_LIMITED``. Without an
+  authenticator each client address has its own budget: the address the ASGI server reports,
+  which under :class:`HttpTransport` is the one a proxy on the same machine forwards in
+  ``X-Forwarded-For`` (uvicorn trusts it from ``127.0.0.1`` and ``::1``, or from the addresses
+  in ``FORWARDED_ALLOW_IPS``); clients behind any other proxy share its address's budget;
+- ``max_input_messages`` (2,000) messages per input, and as many tools, context entries, and
+  content parts and tool calls in all its messages together; a resume of at most 100
+  entries: an input over a limit gets ``INVALID_INPUT`` (``INVALID_RESUME``) naming the limit,
+  decided as soon as it is parsed, before anything in it is validated (see
+  :func:`~agui_transports.plugin.read_input`).
+
 A client's mistake is logged in one line at most, never with a traceback.
 
 :class:`HttpTransport` is the ``http`` plugin of ``agui serve`` (``agui serve MODULE:AGENT
@@ -100,6 +117,9 @@ from agui_transports.connections import (
     service_unavailable,
 )
 from agui_transports.plugin import (
+    DEFAULT_INPUT_BUDGET,
+    DEFAULT_MAX_INPUT_MESSAGES,
+    InputBudget,
     ServeOptions,
     bearer_token,
     fold_server_noise,
@@ -245,7 +265,9 @@ class HttpApp:
     ``body_timeout`` is how many seconds a client has to send it; ``allow_origins`` lists the
     browser origins (``https://app.example.com``) allowed to call the host;
     ``send_timeout`` is how many seconds one write to a client may take before the client
-    counts as not reading.
+    counts as not reading. ``input_budget`` (bytes a second, or an
+    :class:`~agui_transports.plugin.InputBudget` to share with another transport of the host)
+    and ``max_input_messages`` are the limits the module docstring describes (``None``: none).
     """
 
     def __init__(
@@ -260,6 +282,8 @@ class HttpApp:
         console: bool = True,
         loopback_names_only: bool = False,
         feed_heartbeat: float = DEFAULT_FEED_HEARTBEAT,
+        input_budget: float | InputBudget | None = DEFAULT_INPUT_BUDGET,
+        max_input_messages: int | None = DEFAULT_MAX_INPUT_MESSAGES,
     ) -> None:
         """``websocket`` says whether the same host is also served over WebSocket (for the
         capabilities document); ``console`` whether to serve the approval console;
@@ -284,6 +308,9 @@ class HttpApp:
         self._console = _console_files() if console else None
         self._closing = anyio.Event()
         self.feed_heartbeat = feed_heartbeat
+        self.input_budget = InputBudget.of(input_budget)
+        """Every principal's budget of input bytes a second (``None``: none), shared by its requests."""
+        self.max_input_messages = max_input_messages
 
     def close_feeds(self) -> None:
         """End the inbox feeds (the server is stopping): they would never end by themselves."""
@@ -329,7 +356,7 @@ class HttpApp:
                 allow = [(b"allow", f"{allowed}, OPTIONS".encode())]
                 raise _Refused(405, "method_not_allowed", f"use {allowed} on {path or '/'}", allow)
             elif allowed == "POST":
-                await self._run(headers, receive, send, cors)
+                await self._run(scope, headers, receive, send, cors)
             elif path == "/capabilities":
                 await _send_json(send, 200, self._capabilities_document(), cors)
             elif path == "/inbox":
@@ -380,7 +407,7 @@ class HttpApp:
         return principal
 
     async def _run(
-        self, headers: Mapping[str, str], receive: Receive, send: Send, cors: list[tuple[bytes, bytes]]
+        self, scope: Scope, headers: Mapping[str, str], receive: Receive, send: Send, cors: list[tuple[bytes, bytes]]
     ) -> None:
         media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
         if media_type != "application/json":
@@ -388,9 +415,12 @@ class HttpApp:
         principal = await self._principal(headers)
         body = await self._body(headers, receive)
         await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]})
+        budget = self.input_budget
         try:
-            run_input = read_input(body)
-        except InvalidInputError as exc:
+            if budget is not None and not budget.charge(principal, _client_address(scope), len(body)):
+                raise budget.exceeded()
+            run_input = read_input(body, max_messages=self.max_input_messages)
+        except (InvalidInputError, RemoteProtocolError) as exc:
             frame = sse_frame(encode_event(refusal(exc)))
             await send({"type": "http.response.body", "body": frame})
             return
@@ -612,6 +642,12 @@ def _console_files() -> dict[str, tuple[bytes, bytes]]:
     return files
 
 
+def _client_address(scope: Scope) -> str | None:
+    """The client's IP address, as the server saw it (``None`` where it does not say)."""
+    client = scope.get("client")
+    return str(client[0]) if client else None
+
+
 def _route(scope: Scope) -> str:
     """The path below where the application is mounted (``root_path``), as routers see it."""
     path: str = scope["path"]
@@ -737,7 +773,8 @@ class HttpTransport:
     :class:`~agui_transports.connections.ConnectionGate` (``options.max_connections``,
     ``options.max_connections_per_client``) as it is accepted, gets ``TCP_NODELAY``, has
     ``options.header_timeout`` seconds for each request head and is closed after
-    ``options.keepalive_timeout`` seconds idle between requests.
+    ``options.keepalive_timeout`` seconds idle between requests; ``options.input_budget`` and
+    ``options.max_input_messages`` are the application's limits.
 
     On ``options.stop`` the server accepts nothing new, closes idle connections and gives the
     streams in flight ``options.grace`` seconds; streams still open then are cut (their runs go
@@ -763,6 +800,8 @@ class HttpTransport:
             send_timeout=setting(s, "send_timeout", float, host.send_timeout),
             loopback_names_only=options.loopback_only,
             feed_heartbeat=setting(s, "feed_heartbeat", _seconds, DEFAULT_FEED_HEARTBEAT),
+            input_budget=options.input_budget,
+            max_input_messages=options.max_input_messages,
         )
         address, port = parse_address(options.address, default_port=DEFAULT_PORT)
         if options.loopback_only:

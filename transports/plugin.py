@@ -37,9 +37,9 @@ Trust (SPEC section 9) is part of the contract too. A transport:
   :func:`~agui_transports.connections.loopback_name`, refused with HTTP 403
   ``host_not_allowed``), so a page whose own name was rebound to the loopback address reads
   nothing;
-- reads each input with :func:`read_input` and refuses it with
-  :func:`~agui_core.runtime.host.refusal` of the error, so the ``RUN_ERROR`` code is the
-  error's own on every transport; a client's fault is never logged with a traceback.
+- reads each input with :func:`read_input` (``max_messages=options.max_input_messages``) and
+  refuses it with :func:`~agui_core.runtime.host.refusal` of the error, so the ``RUN_ERROR``
+  code is the error's own on every transport; a client's fault is never logged with a traceback.
 
 Limits are part of it as well. A transport that accepts connections admits each through a
 :class:`~agui_transports.connections.ConnectionGate` as it is accepted (``options.max_connections``
@@ -52,10 +52,14 @@ request head (or WebSocket handshake) has not arrived within ``options.header_ti
 and one idle for ``options.keepalive_timeout`` seconds (between HTTP requests; a WebSocket
 before its first input); where one
 connection carries many inputs, it limits them to ``options.rate_limit`` a second
-(:class:`TokenBucket`; ``RUN_ERROR`` ``RATE_LIMITED`` past it); it bounds every write to a
-client by the host's ``send_timeout`` and closes the connection of a client that does not
-read; and what clients can repeat at will is logged once per burst (:class:`BurstLog`,
-:func:`fold_server_noise`), not once per occurrence.
+(:class:`TokenBucket`; ``RUN_ERROR`` ``RATE_LIMITED`` past it); a network transport charges
+the bytes of every input, before it reads them, to its principal's budget of
+``options.input_budget`` bytes a second (one :class:`InputBudget` for the transport, so a
+principal's connections share it) and refuses an input past it unread, with ``RUN_ERROR``
+``RATE_LIMITED``; it bounds every write to a client by the host's ``send_timeout`` and closes
+the connection of a client that does not read; and what clients can repeat at will is logged
+once per burst (:class:`BurstLog`, :func:`fold_server_noise`), not once per occurrence. What
+one input may cost the host is bounded by :func:`read_input`'s limits.
 
 Speed: a run streams in bursts. A transport that takes a run's events with :func:`next_batch`
 (every event ready at once) and encodes and writes each burst in one go spends per event
@@ -70,6 +74,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from ssl import SSLContext
@@ -78,20 +83,26 @@ from typing import Final, Protocol, TypeVar, runtime_checkable
 import anyio
 import attrs
 
+from agui_core.errors import RemoteProtocolError, RunErrorCode
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import MAX_DEPTH, decode_input
 from agui_core.protocol.types import RunAgentInput
+from agui_core.runtime.auth import ANONYMOUS
 from agui_core.runtime.host import Host, RunEvents
 
 __all__ = [
     "DEFAULT_HEADER_TIMEOUT",
+    "DEFAULT_INPUT_BUDGET",
     "DEFAULT_KEEPALIVE_TIMEOUT",
+    "DEFAULT_MAX_BUDGETS",
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_CONNECTIONS_PER_CLIENT",
+    "DEFAULT_MAX_INPUT_MESSAGES",
     "DEFAULT_RATE_LIMIT",
     "ENTRY_POINT_GROUP",
     "MAX_INPUT_DEPTH",
     "BurstLog",
+    "InputBudget",
     "ServeOptions",
     "TokenBucket",
     "Transport",
@@ -130,6 +141,17 @@ DEFAULT_KEEPALIVE_TIMEOUT: Final = 15.0
 """Seconds an idle connection is kept: an HTTP connection between requests, a WebSocket
 connection that has not sent its first input."""
 
+DEFAULT_MAX_INPUT_MESSAGES: Final = 2000
+"""How many messages one input may carry (and tools, context entries, and content parts and
+tool calls in all its messages together), unless told otherwise; see :func:`read_input`."""
+
+DEFAULT_INPUT_BUDGET: Final = 4 * 1024 * 1024
+"""How many bytes of input a second one principal may send a network transport, over all its
+connections, unless told otherwise (4 MiB); see :class:`InputBudget`."""
+
+DEFAULT_MAX_BUDGETS: Final = 10_000
+"""How many principals (or client addresses) an :class:`InputBudget` keeps a budget for at once."""
+
 
 @attrs.frozen(kw_only=True)
 class ServeOptions:
@@ -157,6 +179,10 @@ class ServeOptions:
     (an HTTP request's, a WebSocket handshake's), from its connection or from the first byte of
     its next request; ``keepalive_timeout`` how many seconds an idle connection is kept (an HTTP
     connection between requests, a WebSocket connection before its first input).
+    ``max_input_messages`` bounds what one input may carry (see :func:`read_input`; ``None``:
+    no limit); ``input_budget`` is how many bytes of input a second each principal may send
+    over all its connections (see :class:`InputBudget`; one given whole is shared with
+    whatever else charges it; ``None``: no limit).
     """
 
     address: str | None = None
@@ -173,6 +199,8 @@ class ServeOptions:
     rate_burst: int | None = None
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
     keepalive_timeout: float = DEFAULT_KEEPALIVE_TIMEOUT
+    max_input_messages: int | None = DEFAULT_MAX_INPUT_MESSAGES
+    input_budget: float | InputBudget | None = DEFAULT_INPUT_BUDGET
 
 
 @runtime_checkable
@@ -226,14 +254,21 @@ MAX_INPUT_DEPTH: Final = MAX_DEPTH
 """How deeply the JSON of an input may nest (arrays and objects): the codec's one limit."""
 
 
-def read_input(frame: bytes | bytearray | memoryview | str) -> RunAgentInput:
+def read_input(
+    frame: bytes | bytearray | memoryview | str, *, max_messages: int | None = DEFAULT_MAX_INPUT_MESSAGES
+) -> RunAgentInput:
     """The ``RunAgentInput`` in one frame; raises :class:`~agui_core.errors.InvalidInputError`.
 
     :func:`~agui_core.protocol.codec.decode_input`, which also refuses JSON nested deeper
     than :data:`~agui_core.protocol.codec.MAX_DEPTH` (naming the path), so nothing reaches the
-    host that it could not record or announce.
+    host that it could not record or announce. It refuses, as soon as the JSON is parsed and
+    before anything in it is validated, an input of more than ``max_messages`` messages (or
+    tools, or context entries, or content parts and tool calls in all its messages together;
+    ``INVALID_INPUT``; ``None``: no limit) and a resume of more than
+    :data:`~agui_core.protocol.codec.MAX_RESUME_ENTRIES` entries (``INVALID_RESUME``), so that
+    what one input costs the host is bounded, not only how many inputs come.
     """
-    return decode_input(frame)
+    return decode_input(frame, max_messages=max_messages)
 
 
 async def next_batch(events: AsyncIterator[ev.Event]) -> Sequence[ev.Event]:
@@ -302,7 +337,7 @@ class TokenBucket:
     """A rate limit: ``rate`` actions a second on average, up to ``burst`` at once.
 
     The bucket holds up to ``burst`` tokens and gains ``rate`` a second; each action takes
-    one. ``clock`` gives seconds (monotonic).
+    one, or as many as it says it weighs (bytes, say). ``clock`` gives seconds (monotonic).
     """
 
     __slots__ = ("_clock", "_stamp", "_tokens", "burst", "rate")
@@ -316,15 +351,116 @@ class TokenBucket:
         self._tokens = float(burst)
         self._stamp = clock()
 
-    def take(self) -> bool:
-        """Take a token for one action: whether the action is within the limit."""
+    def take(self, amount: float = 1) -> bool:
+        """Take ``amount`` tokens for one action: whether the action is within the limit.
+
+        An action passes when the bucket holds ``amount`` tokens, or, one weighing more than
+        the whole burst, when the bucket is full: it then leaves the bucket in debt, paid back
+        at ``rate`` before anything else passes. So every action passes on a full bucket, and
+        on average no more than ``rate`` tokens a second are taken.
+        """
         now = self._clock()
         self._tokens = min(float(self.burst), self._tokens + (now - self._stamp) * self.rate)
         self._stamp = now
-        if self._tokens < 1:
+        if self._tokens < (amount if amount < self.burst else self.burst):
             return False
-        self._tokens -= 1
+        self._tokens -= amount
         return True
+
+    def full(self) -> bool:
+        """Whether the bucket holds its whole burst now (a new bucket would be the same)."""
+        return self._tokens + (self._clock() - self._stamp) * self.rate >= self.burst
+
+
+def _client_network(address: str | None) -> str:
+    """The part of a client's address a budget is kept for: an IPv4 address, or an IPv6
+    address's /64 network (what one subscriber is usually given whole)."""
+    if address is None:
+        return ""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address  # not an IP address (a Unix socket's path): taken as it is
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
+class InputBudget:
+    """A budget of input bytes a second for each principal, shared by all its connections.
+
+    Each principal may send ``rate`` bytes of input a second on average, in bursts of up to
+    ``burst`` bytes (``None``: one second's worth). An input larger than the burst passes when
+    the principal's budget is full and leaves it in debt (see :meth:`TokenBucket.take`), so
+    the largest frame a transport reads always gets through. A transport charges every input
+    to it (:meth:`charge`) before decoding it, and refuses one over the budget unread.
+
+    Without an authenticator every client is :data:`~agui_core.runtime.auth.ANONYMOUS`: each
+    client address then has a budget of its own (an IPv6 address by its /64 network), the
+    address the transport says the client has (see its module docstring for proxies).
+
+    The budgets held are at most ``max_budgets``. A budget that has refilled is forgotten (a
+    new one is the same); while that many have not, every newcomer shares one more budget, so
+    many addresses buy a stranger one budget between them, never one each. ``clock`` gives
+    seconds (monotonic).
+    """
+
+    __slots__ = ("_budgets", "_clock", "_overflow", "burst", "max_budgets", "rate")
+
+    def __init__(
+        self,
+        rate: float,
+        *,
+        burst: int | None = None,
+        max_budgets: int = DEFAULT_MAX_BUDGETS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if max_budgets < 1:
+            raise ValueError(f"an input budget keeps at least one budget, not {max_budgets!r}")
+        self.rate = rate
+        self.burst = burst if burst is not None else max(1, round(rate))
+        self.max_budgets = max_budgets
+        self._clock = clock
+        self._overflow = TokenBucket(rate, self.burst, clock=clock)  # a bad rate or burst fails here
+        self._budgets: OrderedDict[tuple[str, str], TokenBucket] = OrderedDict()
+
+    @classmethod
+    def of(cls, budget: float | InputBudget | None) -> InputBudget | None:
+        """The budget a transport's ``input_budget`` names: bytes a second, a budget to share
+        (with another transport of the same host), or ``None`` for none."""
+        return budget if budget is None or isinstance(budget, InputBudget) else cls(budget)
+
+    @property
+    def held(self) -> int:
+        """How many budgets are held now (the shared one for newcomers aside)."""
+        return len(self._budgets)
+
+    def charge(self, principal: str, address: str | None, size: int) -> bool:
+        """Charge ``size`` bytes of one input to ``principal``'s budget (for
+        :data:`~agui_core.runtime.auth.ANONYMOUS`, that of the client's ``address``, an IP
+        address or ``None``): whether the input is within it."""
+        key = (principal, _client_network(address) if principal == ANONYMOUS else "")
+        budgets = self._budgets
+        bucket = budgets.get(key)
+        if bucket is None:
+            # Least recently charged first: forget those that have refilled.
+            while budgets and next(iter(budgets.values())).full():
+                budgets.popitem(last=False)
+            if len(budgets) >= self.max_budgets:
+                return self._overflow.take(size)
+            bucket = budgets[key] = TokenBucket(self.rate, self.burst, clock=self._clock)
+        else:
+            budgets.move_to_end(key)
+        return bucket.take(size)
+
+    def exceeded(self) -> RemoteProtocolError:
+        """What an input over the budget is refused with: ``RATE_LIMITED``, naming the budget."""
+        return RemoteProtocolError(
+            RunErrorCode.RATE_LIMITED,
+            f"over the budget of {self.rate:,.0f} bytes of input a second; this input was not read",
+        )
 
 
 class BurstLog:
