@@ -73,7 +73,8 @@ what inputs cost the host is bounded per principal and per input:
   application keeps one :class:`~agui_transports.plugin.InputBudget`; one can be shared with
   another transport), in bursts of one second's worth, a body larger than that passing on a
   full budget: each run's body is charged once read, before it is decoded, and one over the
-  budget is not decoded but answered with a ``RUN_ERROR`` ``RATE_LIMITED``. Without an
+  budget is not decoded but answered with a ``RUN_ERROR`` ``RATE_LIMITED``, once the budget
+  would take it (a second at most), so that a client asking again at once is slowed down. Without an
   authenticator each client address has its own budget: the address the ASGI server reports,
   which under :class:`HttpTransport` is the one a proxy on the same machine forwards in
   ``X-Forwarded-For`` (uvicorn trusts it from ``127.0.0.1`` and ``::1``, or from the addresses
@@ -119,6 +120,7 @@ from agui_transports.connections import (
 from agui_transports.plugin import (
     DEFAULT_INPUT_BUDGET,
     DEFAULT_MAX_INPUT_MESSAGES,
+    MAX_OVER_LIMIT_PAUSE,
     InputBudget,
     ServeOptions,
     bearer_token,
@@ -131,7 +133,7 @@ from agui_transports.plugin import (
 )
 from agui_transports.websocket import DEFAULT_SEND_TIMEOUT, parse_address
 
-from agui_core.errors import EncodeError, InvalidInputError, RemoteProtocolError
+from agui_core.errors import AguiError, EncodeError, InvalidInputError, RemoteProtocolError
 from agui_core.protocol import types as t
 from agui_core.protocol.codec import encode_event
 from agui_core.protocol.framing import SSE_CONTENT_TYPE, sse_frame
@@ -414,16 +416,18 @@ class HttpApp:
             raise _Refused(415, "unsupported_media_type", "send the RunAgentInput as application/json")
         principal = await self._principal(headers)
         body = await self._body(headers, receive)
-        await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]})
-        budget = self.input_budget
-        try:
-            if budget is not None and not budget.charge(principal, _client_address(scope), len(body)):
-                raise budget.exceeded()
-            run_input = read_input(body, max_messages=self.max_input_messages)
-        except (InvalidInputError, RemoteProtocolError) as exc:
-            frame = sse_frame(encode_event(refusal(exc)))
-            await send({"type": "http.response.body", "body": frame})
+        budget, address = self.input_budget, _client_address(scope)
+        if budget is not None and not budget.charge(principal, address, len(body)):
+            # Answered once the budget would take it: a client that asks again at once is slowed down.
+            await anyio.sleep(min(MAX_OVER_LIMIT_PAUSE, budget.refills_in(principal, address, len(body))))
+            await _refuse_run(send, cors, budget.exceeded())
             return
+        try:
+            run_input = read_input(body, max_messages=self.max_input_messages)
+        except InvalidInputError as exc:
+            await _refuse_run(send, cors, exc)
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]})
         await self._stream(run_input, principal, receive, send)
 
     async def _body(self, headers: Mapping[str, str], receive: Receive) -> bytes:
@@ -640,6 +644,12 @@ def _console_files() -> dict[str, tuple[bytes, bytes]]:
         if item.is_file() and suffix in _CONSOLE_TYPES:
             files[item.name] = (item.read_bytes(), _CONSOLE_TYPES[suffix])
     return files
+
+
+async def _refuse_run(send: Send, cors: list[tuple[bytes, bytes]], error: AguiError) -> None:
+    """A run refused before it started: its ``RUN_ERROR``, alone in the stream."""
+    await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]})
+    await send({"type": "http.response.body", "body": sse_frame(encode_event(refusal(error)))})
 
 
 def _client_address(scope: Scope) -> str | None:

@@ -56,7 +56,9 @@ connection carries many inputs, it limits them to ``options.rate_limit`` a secon
 the bytes of every input, before it reads them, to its principal's budget of
 ``options.input_budget`` bytes a second (one :class:`InputBudget` for the transport, so a
 principal's connections share it) and refuses an input past it unread, with ``RUN_ERROR``
-``RATE_LIMITED``; it bounds every write to a client by the host's ``send_timeout`` and closes
+``RATE_LIMITED``; after refusing an input for either limit it waits until the limit would take
+it (:data:`MAX_OVER_LIMIT_PAUSE` at most) before it reads from that client again (HTTP: before
+it answers); it bounds every write to a client by the host's ``send_timeout`` and closes
 the connection of a client that does not read; and what clients can repeat at will is logged
 once per burst (:class:`BurstLog`, :func:`fold_server_noise`), not once per occurrence. What
 one input may cost the host is bounded by :func:`read_input`'s limits.
@@ -101,6 +103,7 @@ __all__ = [
     "DEFAULT_RATE_LIMIT",
     "ENTRY_POINT_GROUP",
     "MAX_INPUT_DEPTH",
+    "MAX_OVER_LIMIT_PAUSE",
     "BurstLog",
     "InputBudget",
     "ServeOptions",
@@ -151,6 +154,12 @@ connections, unless told otherwise (4 MiB); see :class:`InputBudget`."""
 
 DEFAULT_MAX_BUDGETS: Final = 10_000
 """How many principals (or client addresses) an :class:`InputBudget` keeps a budget for at once."""
+
+MAX_OVER_LIMIT_PAUSE: Final = 1.0
+"""The longest a transport leaves a client unanswered (HTTP) or unread (WebSocket) after
+refusing its input for a rate limit or an input budget: until the limit would take the input,
+at most this many seconds. A client that sends again at once is slowed down instead of costing
+the server a refusal as fast as it can send."""
 
 
 @attrs.frozen(kw_only=True)
@@ -371,6 +380,12 @@ class TokenBucket:
         """Whether the bucket holds its whole burst now (a new bucket would be the same)."""
         return self._tokens + (self._clock() - self._stamp) * self.rate >= self.burst
 
+    def refills_in(self, amount: float = 1) -> float:
+        """Seconds until :meth:`take` of ``amount`` would pass (0 when it would now)."""
+        tokens = self._tokens + (self._clock() - self._stamp) * self.rate
+        needed = amount if amount < self.burst else self.burst
+        return max(0.0, (needed - tokens) / self.rate)
+
 
 def _client_network(address: str | None) -> str:
     """The part of a client's address a budget is kept for: an IPv4 address, or an IPv6
@@ -441,7 +456,7 @@ class InputBudget:
         """Charge ``size`` bytes of one input to ``principal``'s budget (for
         :data:`~agui_core.runtime.auth.ANONYMOUS`, that of the client's ``address``, an IP
         address or ``None``): whether the input is within it."""
-        key = (principal, _client_network(address) if principal == ANONYMOUS else "")
+        key = self._key(principal, address)
         budgets = self._budgets
         bucket = budgets.get(key)
         if bucket is None:
@@ -454,6 +469,18 @@ class InputBudget:
         else:
             budgets.move_to_end(key)
         return bucket.take(size)
+
+    def refills_in(self, principal: str, address: str | None, size: int) -> float:
+        """Seconds until an input of ``size`` bytes would be within the budget :meth:`charge`
+        used for it (0 when it would be now)."""
+        bucket = self._budgets.get(self._key(principal, address))
+        if bucket is None:
+            bucket = self._overflow if len(self._budgets) >= self.max_budgets else None
+        return 0.0 if bucket is None else bucket.refills_in(size)
+
+    @staticmethod
+    def _key(principal: str, address: str | None) -> tuple[str, str]:
+        return (principal, _client_network(address) if principal == ANONYMOUS else "")
 
     def exceeded(self) -> RemoteProtocolError:
         """What an input over the budget is refused with: ``RATE_LIMITED``, naming the budget."""

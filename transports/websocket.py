@@ -64,6 +64,9 @@ Limits, so that no client can wear the server down (numbers are the defaults):
   ``rate_burst`` (40): a frame over the limit is not read but answered with a lone
   ``RUN_ERROR`` ``RATE_LIMITED``, and a connection that sends a whole burst's worth of frames
   over the limit in a row is closed (1008);
+- after refusing a frame for the rate limit or the input budget, the server reads nothing more
+  from that connection until the limit would take it (a second at most): a client that sends
+  on regardless fills its own buffers instead of costing the server a refusal per frame;
 - ``input_budget`` bytes a second (4 MiB) per principal, over all of its connections (the
   server keeps one :class:`~agui_transports.plugin.InputBudget`; one can be shared with
   another transport), in bursts of one second's worth, a frame larger than that passing on
@@ -124,6 +127,7 @@ from agui_transports.plugin import (
     DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
     DEFAULT_MAX_INPUT_MESSAGES,
     DEFAULT_RATE_LIMIT,
+    MAX_OVER_LIMIT_PAUSE,
     InputBudget,
     ServeOptions,
     TokenBucket,
@@ -527,9 +531,11 @@ class WebSocketServer:
         if isinstance(message, bytes):
             await self._refuse(connection, InvalidInputError("a text frame, not a binary one"))
             return
-        budget = self.input_budget
-        if budget is not None and not budget.charge(session.principal, session.address, _utf8_size(message)):
+        budget, principal, address = self.input_budget, session.principal, session.address
+        if budget is not None and not budget.charge(principal, address, size := _utf8_size(message)):
             await self._refuse(connection, budget.exceeded())
+            # Not read until the budget would take it: a client sending on fills its own buffers.
+            await anyio.sleep(min(MAX_OVER_LIMIT_PAUSE, budget.refills_in(principal, address, size)))
             return
         try:
             run_input = read_input(message, max_messages=self.max_input_messages)
@@ -571,6 +577,7 @@ class WebSocketServer:
             return False
         limited = f"more than {bucket.rate:g} inputs a second; this one was not read"
         await self._refuse(session.connection, RemoteProtocolError(RunErrorCode.RATE_LIMITED, limited))
+        await anyio.sleep(min(MAX_OVER_LIMIT_PAUSE, bucket.refills_in()))
         return True
 
     async def _refuse(self, connection: ServerConnection, error: AguiError) -> None:

@@ -182,6 +182,56 @@ async def test_a_budget_shared_by_two_transports_is_one_budget_per_principal() -
             assert codes(await http_exchange(client, unreadable(), ALICE)) == [("RUN_ERROR", "RATE_LIMITED")]
 
 
+# -- a client that sends on regardless -------------------------------------------------------------
+
+
+@pytest.fixture
+def pauses(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
+    """Every ``anyio.sleep`` asked for while the test runs (each still sleeps)."""
+    asked: list[float] = []
+    sleep = anyio.sleep
+
+    async def recorded(delay: float) -> None:
+        asked.append(delay)
+        await sleep(delay)
+
+    monkeypatch.setattr(anyio, "sleep", recorded)
+    yield asked
+
+
+@pytest.mark.parametrize("transport", ["ws", "http"])
+async def test_a_client_over_its_budget_is_not_heard_again_until_the_budget_would_take_its_input(
+    transport: str, pauses: list[float]
+) -> None:
+    clock = Clock()
+    budget = InputBudget(RATE, clock=clock)
+    big, small = run_input("a-1", size=RATE + RATE // 2), unreadable()
+    owed = len(big) - RATE  # after the big input, on a full budget
+    with anyio.fail_after(LIMIT):
+        if transport == "ws":
+            async with websocket_host(budget) as server, connect(server.url, **as_(ALICE)) as ws:
+                assert codes(await ws_exchange(ws, big)) == [("RUN_FINISHED", None)]
+                assert codes(await ws_exchange(ws, small)) == [("RUN_ERROR", "RATE_LIMITED")]
+        else:
+            async with http_host(budget) as url, http_client(url) as client:
+                assert codes(await http_exchange(client, big, ALICE)) == [("RUN_FINISHED", None)]
+                assert codes(await http_exchange(client, small, ALICE)) == [("RUN_ERROR", "RATE_LIMITED")]
+    # The clock stood still: the debt and the small input, at RATE bytes a second.
+    assert pytest.approx((owed + len(small)) / RATE) in pauses
+
+
+async def test_a_connection_over_its_rate_limit_is_not_read_again_until_the_limit_would_take_a_frame(
+    pauses: list[float],
+) -> None:
+    with anyio.fail_after(LIMIT):
+        async with Host(agents.slow_agent, store=MemoryThreadStore()) as host:
+            async with WebSocketServer(host, port=0, rate_limit=4.0, rate_burst=1, input_budget=None) as server:
+                async with connect(server.url) as ws:
+                    assert codes(await ws_exchange(ws, run_input("r-1"))) == [("RUN_FINISHED", None)]
+                    assert codes(await ws_exchange(ws, run_input("r-2"))) == [("RUN_ERROR", "RATE_LIMITED")]
+    assert any(0 < pause <= 0.25 for pause in pauses), pauses  # a quarter of a second: a token at 4 a second
+
+
 # -- without an authenticator: one budget per client address ----------------------------------
 
 
