@@ -70,15 +70,15 @@ seconds (15). A run is one request, so there is no per-connection rate of inputs
 what inputs cost the host is bounded per principal and per input:
 
 - ``input_budget`` bytes a second (4 MiB) per principal, over all of its requests (the
-  application keeps one :class:`~agui_transports.plugin.InputBudget`; one can be shared with
+  application keeps one :class:`~agui_transports.connections.InputBudget`; one can be shared with
   another transport), in bursts of one second's worth, a body larger than that passing on a
   full budget: each run's body is charged once read, before it is decoded, and one over the
   budget is not decoded but answered with a ``RUN_ERROR`` ``RATE_LIMITED``, once the budget
-  would take it (a second at most), so that a client asking again at once is slowed down. Without an
-  authenticator each client address has its own budget: the address the ASGI server reports,
-  which under :class:`HttpTransport` is the one a proxy on the same machine forwards in
-  ``X-Forwarded-For`` (uvicorn trusts it from ``127.0.0.1`` and ``::1``, or from the addresses
-  in ``FORWARDED_ALLOW_IPS``); clients behind any other proxy share its address's budget;
+  would take it (a second at most), so that a client asking again at once is slowed down.
+  Without an authenticator each client address has its own budget: under
+  :class:`HttpTransport` the connection's peer, counted as the gate counts it (never an
+  ``X-Forwarded-For`` header, which a client writes itself), so clients behind one proxy share
+  one; under another ASGI server, the ``client`` of the request's scope;
 - ``max_input_messages`` (2,000) messages per input, and as many tools, context entries, and
   content parts and tool calls in all its messages together; a resume of at most 100
   entries: an input over a limit gets ``INVALID_INPUT`` (``INVALID_RESUME``) naming the limit,
@@ -109,6 +109,7 @@ import orjson
 from agui_transports.connections import (
     HOST_NOT_ALLOWED,
     ConnectionGate,
+    InputBudget,
     Ticket,
     loopback_name,
     no_delay,
@@ -121,7 +122,6 @@ from agui_transports.plugin import (
     DEFAULT_INPUT_BUDGET,
     DEFAULT_MAX_INPUT_MESSAGES,
     MAX_OVER_LIMIT_PAUSE,
-    InputBudget,
     ServeOptions,
     bearer_token,
     fold_server_noise,
@@ -268,7 +268,7 @@ class HttpApp:
     browser origins (``https://app.example.com``) allowed to call the host;
     ``send_timeout`` is how many seconds one write to a client may take before the client
     counts as not reading. ``input_budget`` (bytes a second, or an
-    :class:`~agui_transports.plugin.InputBudget` to share with another transport of the host)
+    :class:`~agui_transports.connections.InputBudget` to share with another transport of the host)
     and ``max_input_messages`` are the limits the module docstring describes (``None``: none).
     """
 
@@ -653,7 +653,11 @@ async def _refuse_run(send: Send, cors: list[tuple[bytes, bytes]], error: AguiEr
 
 
 def _client_address(scope: Scope) -> str | None:
-    """The client's IP address, as the server saw it (``None`` where it does not say)."""
+    """Who the request's client counts as for its input budget: its connection's place at the
+    gate (served by :class:`HttpTransport`), else the address the ASGI server reports."""
+    ticket = _ticket.get()
+    if ticket is not None:
+        return ticket.client
     client = scope.get("client")
     return str(client[0]) if client else None
 

@@ -54,7 +54,7 @@ before its first input); where one
 connection carries many inputs, it limits them to ``options.rate_limit`` a second
 (:class:`TokenBucket`; ``RUN_ERROR`` ``RATE_LIMITED`` past it); a network transport charges
 the bytes of every input, before it reads them, to its principal's budget of
-``options.input_budget`` bytes a second (one :class:`InputBudget` for the transport, so a
+``options.input_budget`` bytes a second (one :class:`~agui_transports.connections.InputBudget` for the transport, so a
 principal's connections share it) and refuses an input past it unread, with ``RUN_ERROR``
 ``RATE_LIMITED``; after refusing an input for either limit it waits until the limit would take
 it (:data:`MAX_OVER_LIMIT_PAUSE` at most) before it reads from that client again (HTTP: before
@@ -76,27 +76,26 @@ from __future__ import annotations
 import ipaddress
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from ssl import SSLContext
-from typing import Final, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar, runtime_checkable
 
 import anyio
 import attrs
 
-from agui_core.errors import RemoteProtocolError, RunErrorCode
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import MAX_DEPTH, decode_input
 from agui_core.protocol.types import RunAgentInput
-from agui_core.runtime.auth import ANONYMOUS
 from agui_core.runtime.host import Host, RunEvents
+
+if TYPE_CHECKING:
+    from agui_transports.connections import InputBudget  # which imports this module
 
 __all__ = [
     "DEFAULT_HEADER_TIMEOUT",
     "DEFAULT_INPUT_BUDGET",
     "DEFAULT_KEEPALIVE_TIMEOUT",
-    "DEFAULT_MAX_BUDGETS",
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_CONNECTIONS_PER_CLIENT",
     "DEFAULT_MAX_INPUT_MESSAGES",
@@ -105,7 +104,6 @@ __all__ = [
     "MAX_INPUT_DEPTH",
     "MAX_OVER_LIMIT_PAUSE",
     "BurstLog",
-    "InputBudget",
     "ServeOptions",
     "TokenBucket",
     "Transport",
@@ -150,10 +148,7 @@ tool calls in all its messages together), unless told otherwise; see :func:`read
 
 DEFAULT_INPUT_BUDGET: Final = 4 * 1024 * 1024
 """How many bytes of input a second one principal may send a network transport, over all its
-connections, unless told otherwise (4 MiB); see :class:`InputBudget`."""
-
-DEFAULT_MAX_BUDGETS: Final = 10_000
-"""How many principals (or client addresses) an :class:`InputBudget` keeps a budget for at once."""
+connections, unless told otherwise (4 MiB); see :class:`~agui_transports.connections.InputBudget`."""
 
 MAX_OVER_LIMIT_PAUSE: Final = 1.0
 """The longest a transport leaves a client unanswered (HTTP) or unread (WebSocket) after
@@ -190,7 +185,7 @@ class ServeOptions:
     connection between requests, a WebSocket connection before its first input).
     ``max_input_messages`` bounds what one input may carry (see :func:`read_input`; ``None``:
     no limit); ``input_budget`` is how many bytes of input a second each principal may send
-    over all its connections (see :class:`InputBudget`; one given whole is shared with
+    over all its connections (see :class:`~agui_transports.connections.InputBudget`; one given whole is shared with
     whatever else charges it; ``None``: no limit).
     """
 
@@ -385,109 +380,6 @@ class TokenBucket:
         tokens = self._tokens + (self._clock() - self._stamp) * self.rate
         needed = amount if amount < self.burst else self.burst
         return max(0.0, (needed - tokens) / self.rate)
-
-
-def _client_network(address: str | None) -> str:
-    """The part of a client's address a budget is kept for: an IPv4 address, or an IPv6
-    address's /64 network (what one subscriber is usually given whole)."""
-    if address is None:
-        return ""
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return address  # not an IP address (a Unix socket's path): taken as it is
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.IPv6Network((ip, 64), strict=False))
-    return str(ip)
-
-
-class InputBudget:
-    """A budget of input bytes a second for each principal, shared by all its connections.
-
-    Each principal may send ``rate`` bytes of input a second on average, in bursts of up to
-    ``burst`` bytes (``None``: one second's worth). An input larger than the burst passes when
-    the principal's budget is full and leaves it in debt (see :meth:`TokenBucket.take`), so
-    the largest frame a transport reads always gets through. A transport charges every input
-    to it (:meth:`charge`) before decoding it, and refuses one over the budget unread.
-
-    Without an authenticator every client is :data:`~agui_core.runtime.auth.ANONYMOUS`: each
-    client address then has a budget of its own (an IPv6 address by its /64 network), the
-    address the transport says the client has (see its module docstring for proxies).
-
-    The budgets held are at most ``max_budgets``. A budget that has refilled is forgotten (a
-    new one is the same); while that many have not, every newcomer shares one more budget, so
-    many addresses buy a stranger one budget between them, never one each. ``clock`` gives
-    seconds (monotonic).
-    """
-
-    __slots__ = ("_budgets", "_clock", "_overflow", "burst", "max_budgets", "rate")
-
-    def __init__(
-        self,
-        rate: float,
-        *,
-        burst: int | None = None,
-        max_budgets: int = DEFAULT_MAX_BUDGETS,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        if max_budgets < 1:
-            raise ValueError(f"an input budget keeps at least one budget, not {max_budgets!r}")
-        self.rate = rate
-        self.burst = burst if burst is not None else max(1, round(rate))
-        self.max_budgets = max_budgets
-        self._clock = clock
-        self._overflow = TokenBucket(rate, self.burst, clock=clock)  # a bad rate or burst fails here
-        self._budgets: OrderedDict[tuple[str, str], TokenBucket] = OrderedDict()
-
-    @classmethod
-    def of(cls, budget: float | InputBudget | None) -> InputBudget | None:
-        """The budget a transport's ``input_budget`` names: bytes a second, a budget to share
-        (with another transport of the same host), or ``None`` for none."""
-        return budget if budget is None or isinstance(budget, InputBudget) else cls(budget)
-
-    @property
-    def held(self) -> int:
-        """How many budgets are held now (the shared one for newcomers aside)."""
-        return len(self._budgets)
-
-    def charge(self, principal: str, address: str | None, size: int) -> bool:
-        """Charge ``size`` bytes of one input to ``principal``'s budget (for
-        :data:`~agui_core.runtime.auth.ANONYMOUS`, that of the client's ``address``, an IP
-        address or ``None``): whether the input is within it."""
-        key = self._key(principal, address)
-        budgets = self._budgets
-        bucket = budgets.get(key)
-        if bucket is None:
-            # Least recently charged first: forget those that have refilled.
-            while budgets and next(iter(budgets.values())).full():
-                budgets.popitem(last=False)
-            if len(budgets) >= self.max_budgets:
-                return self._overflow.take(size)
-            bucket = budgets[key] = TokenBucket(self.rate, self.burst, clock=self._clock)
-        else:
-            budgets.move_to_end(key)
-        return bucket.take(size)
-
-    def refills_in(self, principal: str, address: str | None, size: int) -> float:
-        """Seconds until an input of ``size`` bytes would be within the budget :meth:`charge`
-        used for it (0 when it would be now)."""
-        bucket = self._budgets.get(self._key(principal, address))
-        if bucket is None:
-            bucket = self._overflow if len(self._budgets) >= self.max_budgets else None
-        return 0.0 if bucket is None else bucket.refills_in(size)
-
-    @staticmethod
-    def _key(principal: str, address: str | None) -> tuple[str, str]:
-        return (principal, _client_network(address) if principal == ANONYMOUS else "")
-
-    def exceeded(self) -> RemoteProtocolError:
-        """What an input over the budget is refused with: ``RATE_LIMITED``, naming the budget."""
-        return RemoteProtocolError(
-            RunErrorCode.RATE_LIMITED,
-            f"over the budget of {self.rate:,.0f} bytes of input a second; this input was not read",
-        )
 
 
 class BurstLog:

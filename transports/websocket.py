@@ -68,7 +68,7 @@ Limits, so that no client can wear the server down (numbers are the defaults):
   from that connection until the limit would take it (a second at most): a client that sends
   on regardless fills its own buffers instead of costing the server a refusal per frame;
 - ``input_budget`` bytes a second (4 MiB) per principal, over all of its connections (the
-  server keeps one :class:`~agui_transports.plugin.InputBudget`; one can be shared with
+  server keeps one :class:`~agui_transports.connections.InputBudget`; one can be shared with
   another transport), in bursts of one second's worth, a frame larger than that passing on
   a full budget: each text frame is charged before it is read, and one over the budget is
   not read but answered with a lone ``RUN_ERROR`` ``RATE_LIMITED``. Without an authenticator
@@ -112,6 +112,7 @@ import orjson
 from agui_transports.connections import (
     HOST_NOT_ALLOWED,
     ConnectionGate,
+    InputBudget,
     Ticket,
     loopback_name,
     no_delay,
@@ -128,7 +129,6 @@ from agui_transports.plugin import (
     DEFAULT_MAX_INPUT_MESSAGES,
     DEFAULT_RATE_LIMIT,
     MAX_OVER_LIMIT_PAUSE,
-    InputBudget,
     ServeOptions,
     TokenBucket,
     bearer_token,
@@ -313,7 +313,7 @@ class WebSocketServer:
     ``rate_limit``, ``rate_burst``, ``input_budget`` and ``max_input_messages`` are the limits
     the module docstring describes (``None``: no cap, no limit; ``rate_burst=None``: twice the
     rate); ``input_budget`` is in bytes a second, or an
-    :class:`~agui_transports.plugin.InputBudget` to share with another transport of the host.
+    :class:`~agui_transports.connections.InputBudget` to share with another transport of the host.
     """
 
     def __init__(

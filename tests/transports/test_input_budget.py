@@ -23,8 +23,9 @@ import anyio
 import httpx
 import orjson
 import pytest
+from agui_transports.connections import InputBudget
 from agui_transports.http import HttpTransport
-from agui_transports.plugin import InputBudget, ServeOptions, TokenBucket
+from agui_transports.plugin import ServeOptions, TokenBucket
 from agui_transports.websocket import WebSocketServer
 from websockets.asyncio.client import ClientConnection, connect
 
