@@ -253,6 +253,20 @@ async def test_without_an_authenticator_each_client_address_has_a_budget_of_its_
                 assert codes(await http_exchange(there, unreadable())) == [("RUN_ERROR", "INVALID_INPUT")]
 
 
+async def test_a_forwarded_for_header_does_not_buy_an_anonymous_http_client_another_budget() -> None:
+    clock = Clock()
+    budget = InputBudget(RATE, clock=clock)
+    json = {"content-type": "application/json"}
+    with anyio.fail_after(LIMIT):
+        async with http_host(budget, authenticated=False) as url, http_client(url) as client:
+            assert codes(await http_exchange(client, run_input("h-1", size=RATE))) == [("RUN_FINISHED", None)]
+            for n in range(3):  # uvicorn takes X-Forwarded-For from a loopback peer for the client's address
+                forged = {**json, "x-forwarded-for": f"203.0.113.{n}"}
+                response = await client.post("/", content=unreadable(), headers=forged)
+                frames = [orjson.loads(frame) for frame in SSEReader().feed(response.content)]
+                assert codes(frames) == [("RUN_ERROR", "RATE_LIMITED")], frames
+
+
 async def test_a_stranger_with_many_addresses_cannot_grow_the_table_of_budgets() -> None:
     clock = Clock()
     budget = InputBudget(RATE, max_budgets=2, clock=clock)
