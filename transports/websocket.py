@@ -64,9 +64,6 @@ Limits, so that no client can wear the server down (numbers are the defaults):
   ``rate_burst`` (40): a frame over the limit is not read but answered with a lone
   ``RUN_ERROR`` ``RATE_LIMITED``, and a connection that sends a whole burst's worth of frames
   over the limit in a row is closed (1008);
-- after refusing a frame for the rate limit or the input budget, the server reads nothing more
-  from that connection until the limit would take it (a second at most): a client that sends
-  on regardless fills its own buffers instead of costing the server a refusal per frame;
 - ``input_budget`` bytes a second (4 MiB) per principal, over all of its connections (the
   server keeps one :class:`~agui_transports.connections.InputBudget`; one can be shared with
   another transport), in bursts of one second's worth, a frame larger than that passing on
@@ -74,6 +71,9 @@ Limits, so that no client can wear the server down (numbers are the defaults):
   not read but answered with a lone ``RUN_ERROR`` ``RATE_LIMITED``. Without an authenticator
   each client address (the connection's peer) has its own budget, so clients that come
   through one proxy share one;
+- after refusing a frame for the rate limit or the input budget, the server reads nothing more
+  from that connection until the limit would take it (a second at most): a client that sends
+  on regardless fills its own buffers instead of costing the server a refusal per frame;
 - ``max_input_messages`` (2,000) messages per input, and as many tools, context entries, and
   content parts and tool calls in all its messages together; a resume of at most 100
   entries: a frame over a limit gets ``INVALID_INPUT`` (``INVALID_RESUME``) naming the limit,
