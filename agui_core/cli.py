@@ -248,6 +248,8 @@ def _limits(args: argparse.Namespace) -> dict[str, Any]:
         ("--max-connections", args.max_connections),
         ("--max-connections-per-client", args.max_connections_per_client),
         ("--rate-limit", args.rate_limit),
+        ("--max-input-messages", args.max_input_messages),
+        ("--input-budget", args.input_budget),
     ):
         if value is not None and value < 0:
             raise ValueError(f"{flag} {value:g} is negative (0 means none)")
@@ -264,6 +266,10 @@ def _limits(args: argparse.Namespace) -> dict[str, Any]:
         limits["rate_limit"] = args.rate_limit or None
     if args.rate_burst is not None:
         limits["rate_burst"] = args.rate_burst
+    if args.max_input_messages is not None:
+        limits["max_input_messages"] = args.max_input_messages or None
+    if args.input_budget is not None:
+        limits["input_budget"] = args.input_budget or None
     return limits
 
 
@@ -741,6 +747,21 @@ def _parser() -> argparse.ArgumentParser:
         metavar="BYTES",
         help="bytes of messages (each as its JSON) clients' inputs may bring one thread to; an input past it "
         "gets THREAD_TOO_LARGE (default 33554432, 32 MiB; 0: no limit)",
+    )
+    limits.add_argument(
+        "--max-input-messages",
+        type=int,
+        metavar="N",
+        help="messages one input may carry, and as many tools, context entries, and content parts and tool calls "
+        "in all; more get INVALID_INPUT before anything in it is validated (default 2000; 0: no limit)",
+    )
+    limits.add_argument(
+        "--input-budget",
+        type=int,
+        metavar="BYTES_PER_SECOND",
+        help="bytes of input a second one principal (without an authenticator: one client address) may send over "
+        "HTTP and WebSocket, all its connections together; more get RATE_LIMITED unread "
+        "(default 4194304, 4 MiB; 0: no limit)",
     )
     trust = serve.add_argument_group("trust", "who may connect, and as whom (SPEC section 9)")
     auth = trust.add_mutually_exclusive_group()

@@ -22,9 +22,13 @@ both network transports do about them lives here, once:
   authenticator, which must answer requests addressed to a loopback name only: a page whose own
   name was rebound to 127.0.0.1 (DNS rebinding) sends its own name, and is refused with
   :data:`HOST_NOT_ALLOWED`.
+- :class:`InputBudget` keeps each principal's budget of input bytes a second, over all its
+  connections (for anonymous clients, each client address's, an address counting as the gate
+  counts it: :func:`client_key`); a transport charges every input to it before decoding it.
 
 Connections behind a reverse proxy all come from the proxy's address: there, raise
-``max_per_client`` (or turn it off) and let the proxy limit each client.
+``max_per_client`` (or turn it off) and let the proxy limit each client; anonymous clients
+behind it share one input budget (give the host an authenticator to tell them apart).
 """
 
 from __future__ import annotations
@@ -33,16 +37,22 @@ import asyncio
 import ipaddress
 import logging
 import socket
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import ClassVar, Final
 
 import orjson
-from agui_transports.plugin import BurstLog
+from agui_transports.plugin import BurstLog, TokenBucket
+
+from agui_core.errors import RemoteProtocolError, RunErrorCode
+from agui_core.runtime.auth import ANONYMOUS
 
 __all__ = [
+    "DEFAULT_MAX_BUDGETS",
     "HOST_NOT_ALLOWED",
     "ConnectionGate",
+    "InputBudget",
     "Ticket",
     "client_key",
     "loopback_name",
@@ -57,6 +67,9 @@ log = logging.getLogger("agui_transports")
 
 HOST_NOT_ALLOWED: Final = "this host answers requests addressed to a loopback name only (127.0.0.1, [::1], localhost)"
 """What a request naming another host is told (HTTP 403, error ``host_not_allowed``)."""
+
+DEFAULT_MAX_BUDGETS: Final = 10_000
+"""How many principals (or client addresses) an :class:`InputBudget` keeps a budget for at once."""
 
 _LINGER: Final = 1.0  # seconds a refused connection is read (and dropped) before it is closed
 _LINGERING_AT_MOST: Final = 256  # refused connections lingering at once; past it, closed at once
@@ -275,3 +288,91 @@ class _Lingering(asyncio.Protocol):
         _Lingering.active.discard(self)
         if self._timer is not None:
             self._timer.cancel()
+
+
+class InputBudget:
+    """A budget of input bytes a second for each principal, shared by all its connections.
+
+    Each principal may send ``rate`` bytes of input a second on average, in bursts of up to
+    ``burst`` bytes (``None``: one second's worth). An input larger than the burst passes when
+    the principal's budget is full and leaves it in debt (see :meth:`~agui_transports.plugin.TokenBucket.take`), so
+    the largest frame a transport reads always gets through. A transport charges every input
+    to it (:meth:`charge`) before decoding it, and refuses one over the budget unread.
+
+    Without an authenticator every client is :data:`~agui_core.runtime.auth.ANONYMOUS`: each
+    client address then has a budget of its own, an address counting as :func:`client_key`
+    says (an IPv6 address by its ``/64``): the peer of the client's connection, so clients that
+    come through one proxy share the proxy's budget.
+
+    The budgets held are at most ``max_budgets``. A budget that has refilled is forgotten (a
+    new one is the same); while that many have not, every newcomer shares one more budget, so
+    many addresses buy a stranger one budget between them, never one each. ``clock`` gives
+    seconds (monotonic).
+    """
+
+    __slots__ = ("_budgets", "_clock", "_overflow", "burst", "max_budgets", "rate")
+
+    def __init__(
+        self,
+        rate: float,
+        *,
+        burst: int | None = None,
+        max_budgets: int = DEFAULT_MAX_BUDGETS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if max_budgets < 1:
+            raise ValueError(f"an input budget keeps at least one budget, not {max_budgets!r}")
+        self.rate = rate
+        self.burst = burst if burst is not None else max(1, round(rate))
+        self.max_budgets = max_budgets
+        self._clock = clock
+        self._overflow = TokenBucket(rate, self.burst, clock=clock)  # a bad rate or burst fails here
+        self._budgets: OrderedDict[tuple[str, str], TokenBucket] = OrderedDict()
+
+    @classmethod
+    def of(cls, budget: float | InputBudget | None) -> InputBudget | None:
+        """The budget a transport's ``input_budget`` names: bytes a second, a budget to share
+        (with another transport of the same host), or ``None`` for none."""
+        return budget if budget is None or isinstance(budget, InputBudget) else cls(budget)
+
+    @property
+    def held(self) -> int:
+        """How many budgets are held now (the shared one for newcomers aside)."""
+        return len(self._budgets)
+
+    def charge(self, principal: str, address: str | None, size: int) -> bool:
+        """Charge ``size`` bytes of one input to ``principal``'s budget (for
+        :data:`~agui_core.runtime.auth.ANONYMOUS`, that of the client's ``address``: an IP
+        address, a :func:`client_key`, or ``None``): whether the input is within it."""
+        key = self._key(principal, address)
+        budgets = self._budgets
+        bucket = budgets.get(key)
+        if bucket is None:
+            # Least recently charged first: forget those that have refilled.
+            while budgets and next(iter(budgets.values())).full():
+                budgets.popitem(last=False)
+            if len(budgets) >= self.max_budgets:
+                return self._overflow.take(size)
+            bucket = budgets[key] = TokenBucket(self.rate, self.burst, clock=self._clock)
+        else:
+            budgets.move_to_end(key)
+        return bucket.take(size)
+
+    def refills_in(self, principal: str, address: str | None, size: int) -> float:
+        """Seconds until an input of ``size`` bytes would be within the budget :meth:`charge`
+        used for it (0 when it would be now)."""
+        bucket = self._budgets.get(self._key(principal, address))
+        if bucket is None:
+            bucket = self._overflow if len(self._budgets) >= self.max_budgets else None
+        return 0.0 if bucket is None else bucket.refills_in(size)
+
+    @staticmethod
+    def _key(principal: str, address: str | None) -> tuple[str, str]:
+        return (principal, (client_key(address) or "") if principal == ANONYMOUS else "")
+
+    def exceeded(self) -> RemoteProtocolError:
+        """What an input over the budget is refused with: ``RATE_LIMITED``, naming the budget."""
+        return RemoteProtocolError(
+            RunErrorCode.RATE_LIMITED,
+            f"over the budget of {self.rate:,.0f} bytes of input a second; this input was not read",
+        )

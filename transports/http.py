@@ -66,7 +66,25 @@ on a kept-alive connection waited 40 ms for the client's delayed ACK). A request
 arrive whole within ``options.header_timeout`` seconds (10) of the connection, or of the first
 byte of a later request on it, else the connection is closed (``408`` when part of a head
 came); a connection idle between requests is closed after ``options.keepalive_timeout``
-seconds (15). A run is one request, so there is no per-connection rate of inputs to limit.
+seconds (15). A run is one request, so there is no per-connection rate of inputs to limit;
+what inputs cost the host is bounded per principal and per input:
+
+- ``input_budget`` bytes a second (4 MiB) per principal, over all of its requests (the
+  application keeps one :class:`~agui_transports.connections.InputBudget`; one can be shared with
+  another transport), in bursts of one second's worth, a body larger than that passing on a
+  full budget: each run's body is charged once read, before it is decoded, and one over the
+  budget is not decoded but answered with a ``RUN_ERROR`` ``RATE_LIMITED``, once the budget
+  would take it (a second at most), so that a client asking again at once is slowed down.
+  Without an authenticator each client address has its own budget: under
+  :class:`HttpTransport` the connection's peer, counted as the gate counts it (never an
+  ``X-Forwarded-For`` header, which a client writes itself), so clients behind one proxy share
+  one; under another ASGI server, the ``client`` of the request's scope;
+- ``max_input_messages`` (2,000) messages per input, and as many tools, context entries, and
+  content parts and tool calls in all its messages together; a resume of at most 100
+  entries: an input over a limit gets ``INVALID_INPUT`` (``INVALID_RESUME``) naming the limit,
+  decided as soon as it is parsed, before anything in it is validated (see
+  :func:`~agui_transports.plugin.read_input`).
+
 A client's mistake is logged in one line at most, never with a traceback.
 
 :class:`HttpTransport` is the ``http`` plugin of ``agui serve`` (``agui serve MODULE:AGENT
@@ -91,6 +109,7 @@ import orjson
 from agui_transports.connections import (
     HOST_NOT_ALLOWED,
     ConnectionGate,
+    InputBudget,
     Ticket,
     loopback_name,
     no_delay,
@@ -100,6 +119,9 @@ from agui_transports.connections import (
     service_unavailable,
 )
 from agui_transports.plugin import (
+    DEFAULT_INPUT_BUDGET,
+    DEFAULT_MAX_INPUT_MESSAGES,
+    MAX_OVER_LIMIT_PAUSE,
     ServeOptions,
     bearer_token,
     fold_server_noise,
@@ -111,7 +133,7 @@ from agui_transports.plugin import (
 )
 from agui_transports.websocket import DEFAULT_SEND_TIMEOUT, parse_address
 
-from agui_core.errors import EncodeError, InvalidInputError, RemoteProtocolError
+from agui_core.errors import AguiError, EncodeError, InvalidInputError, RemoteProtocolError
 from agui_core.protocol import types as t
 from agui_core.protocol.codec import encode_event
 from agui_core.protocol.framing import SSE_CONTENT_TYPE, sse_frame
@@ -245,7 +267,9 @@ class HttpApp:
     ``body_timeout`` is how many seconds a client has to send it; ``allow_origins`` lists the
     browser origins (``https://app.example.com``) allowed to call the host;
     ``send_timeout`` is how many seconds one write to a client may take before the client
-    counts as not reading.
+    counts as not reading. ``input_budget`` (bytes a second, or an
+    :class:`~agui_transports.connections.InputBudget` to share with another transport of the host)
+    and ``max_input_messages`` are the limits the module docstring describes (``None``: none).
     """
 
     def __init__(
@@ -260,6 +284,8 @@ class HttpApp:
         console: bool = True,
         loopback_names_only: bool = False,
         feed_heartbeat: float = DEFAULT_FEED_HEARTBEAT,
+        input_budget: float | InputBudget | None = DEFAULT_INPUT_BUDGET,
+        max_input_messages: int | None = DEFAULT_MAX_INPUT_MESSAGES,
     ) -> None:
         """``websocket`` says whether the same host is also served over WebSocket (for the
         capabilities document); ``console`` whether to serve the approval console;
@@ -284,6 +310,9 @@ class HttpApp:
         self._console = _console_files() if console else None
         self._closing = anyio.Event()
         self.feed_heartbeat = feed_heartbeat
+        self.input_budget = InputBudget.of(input_budget)
+        """Every principal's budget of input bytes a second (``None``: none), shared by its requests."""
+        self.max_input_messages = max_input_messages
 
     def close_feeds(self) -> None:
         """End the inbox feeds (the server is stopping): they would never end by themselves."""
@@ -329,7 +358,7 @@ class HttpApp:
                 allow = [(b"allow", f"{allowed}, OPTIONS".encode())]
                 raise _Refused(405, "method_not_allowed", f"use {allowed} on {path or '/'}", allow)
             elif allowed == "POST":
-                await self._run(headers, receive, send, cors)
+                await self._run(scope, headers, receive, send, cors)
             elif path == "/capabilities":
                 await _send_json(send, 200, self._capabilities_document(), cors)
             elif path == "/inbox":
@@ -380,20 +409,25 @@ class HttpApp:
         return principal
 
     async def _run(
-        self, headers: Mapping[str, str], receive: Receive, send: Send, cors: list[tuple[bytes, bytes]]
+        self, scope: Scope, headers: Mapping[str, str], receive: Receive, send: Send, cors: list[tuple[bytes, bytes]]
     ) -> None:
         media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
         if media_type != "application/json":
             raise _Refused(415, "unsupported_media_type", "send the RunAgentInput as application/json")
         principal = await self._principal(headers)
         body = await self._body(headers, receive)
-        await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]})
-        try:
-            run_input = read_input(body)
-        except InvalidInputError as exc:
-            frame = sse_frame(encode_event(refusal(exc)))
-            await send({"type": "http.response.body", "body": frame})
+        budget, address = self.input_budget, _client_address(scope)
+        if budget is not None and not budget.charge(principal, address, len(body)):
+            # Answered once the budget would take it: a client that asks again at once is slowed down.
+            await anyio.sleep(min(MAX_OVER_LIMIT_PAUSE, budget.refills_in(principal, address, len(body))))
+            await _refuse_run(send, cors, budget.exceeded())
             return
+        try:
+            run_input = read_input(body, max_messages=self.max_input_messages)
+        except InvalidInputError as exc:
+            await _refuse_run(send, cors, exc)
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]})
         await self._stream(run_input, principal, receive, send)
 
     async def _body(self, headers: Mapping[str, str], receive: Receive) -> bytes:
@@ -612,6 +646,22 @@ def _console_files() -> dict[str, tuple[bytes, bytes]]:
     return files
 
 
+async def _refuse_run(send: Send, cors: list[tuple[bytes, bytes]], error: AguiError) -> None:
+    """A run refused before it started: its ``RUN_ERROR``, alone in the stream."""
+    await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]})
+    await send({"type": "http.response.body", "body": sse_frame(encode_event(refusal(error)))})
+
+
+def _client_address(scope: Scope) -> str | None:
+    """Who the request's client counts as for its input budget: its connection's place at the
+    gate (served by :class:`HttpTransport`), else the address the ASGI server reports."""
+    ticket = _ticket.get()
+    if ticket is not None:
+        return ticket.client
+    client = scope.get("client")
+    return str(client[0]) if client else None
+
+
 def _route(scope: Scope) -> str:
     """The path below where the application is mounted (``root_path``), as routers see it."""
     path: str = scope["path"]
@@ -737,7 +787,8 @@ class HttpTransport:
     :class:`~agui_transports.connections.ConnectionGate` (``options.max_connections``,
     ``options.max_connections_per_client``) as it is accepted, gets ``TCP_NODELAY``, has
     ``options.header_timeout`` seconds for each request head and is closed after
-    ``options.keepalive_timeout`` seconds idle between requests.
+    ``options.keepalive_timeout`` seconds idle between requests; ``options.input_budget`` and
+    ``options.max_input_messages`` are the application's limits.
 
     On ``options.stop`` the server accepts nothing new, closes idle connections and gives the
     streams in flight ``options.grace`` seconds; streams still open then are cut (their runs go
@@ -763,6 +814,8 @@ class HttpTransport:
             send_timeout=setting(s, "send_timeout", float, host.send_timeout),
             loopback_names_only=options.loopback_only,
             feed_heartbeat=setting(s, "feed_heartbeat", _seconds, DEFAULT_FEED_HEARTBEAT),
+            input_budget=options.input_budget,
+            max_input_messages=options.max_input_messages,
         )
         address, port = parse_address(options.address, default_port=DEFAULT_PORT)
         if options.loopback_only:

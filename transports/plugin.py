@@ -37,9 +37,9 @@ Trust (SPEC section 9) is part of the contract too. A transport:
   :func:`~agui_transports.connections.loopback_name`, refused with HTTP 403
   ``host_not_allowed``), so a page whose own name was rebound to the loopback address reads
   nothing;
-- reads each input with :func:`read_input` and refuses it with
-  :func:`~agui_core.runtime.host.refusal` of the error, so the ``RUN_ERROR`` code is the
-  error's own on every transport; a client's fault is never logged with a traceback.
+- reads each input with :func:`read_input` (``max_messages=options.max_input_messages``) and
+  refuses it with :func:`~agui_core.runtime.host.refusal` of the error, so the ``RUN_ERROR``
+  code is the error's own on every transport; a client's fault is never logged with a traceback.
 
 Limits are part of it as well. A transport that accepts connections admits each through a
 :class:`~agui_transports.connections.ConnectionGate` as it is accepted (``options.max_connections``
@@ -52,10 +52,16 @@ request head (or WebSocket handshake) has not arrived within ``options.header_ti
 and one idle for ``options.keepalive_timeout`` seconds (between HTTP requests; a WebSocket
 before its first input); where one
 connection carries many inputs, it limits them to ``options.rate_limit`` a second
-(:class:`TokenBucket`; ``RUN_ERROR`` ``RATE_LIMITED`` past it); it bounds every write to a
-client by the host's ``send_timeout`` and closes the connection of a client that does not
-read; and what clients can repeat at will is logged once per burst (:class:`BurstLog`,
-:func:`fold_server_noise`), not once per occurrence.
+(:class:`TokenBucket`; ``RUN_ERROR`` ``RATE_LIMITED`` past it); a network transport charges
+the bytes of every input, before it reads them, to its principal's budget of
+``options.input_budget`` bytes a second (one :class:`~agui_transports.connections.InputBudget` for the transport, so a
+principal's connections share it) and refuses an input past it unread, with ``RUN_ERROR``
+``RATE_LIMITED``; after refusing an input for either limit it waits until the limit would take
+it (:data:`MAX_OVER_LIMIT_PAUSE` at most) before it reads from that client again (HTTP: before
+it answers); it bounds every write to a client by the host's ``send_timeout`` and closes
+the connection of a client that does not read; and what clients can repeat at will is logged
+once per burst (:class:`BurstLog`, :func:`fold_server_noise`), not once per occurrence. What
+one input may cost the host is bounded by :func:`read_input`'s limits.
 
 Speed: a run streams in bursts. A transport that takes a run's events with :func:`next_batch`
 (every event ready at once) and encodes and writes each burst in one go spends per event
@@ -73,7 +79,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from ssl import SSLContext
-from typing import Final, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar, runtime_checkable
 
 import anyio
 import attrs
@@ -83,14 +89,20 @@ from agui_core.protocol.codec import MAX_DEPTH, decode_input
 from agui_core.protocol.types import RunAgentInput
 from agui_core.runtime.host import Host, RunEvents
 
+if TYPE_CHECKING:
+    from agui_transports.connections import InputBudget  # which imports this module
+
 __all__ = [
     "DEFAULT_HEADER_TIMEOUT",
+    "DEFAULT_INPUT_BUDGET",
     "DEFAULT_KEEPALIVE_TIMEOUT",
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_CONNECTIONS_PER_CLIENT",
+    "DEFAULT_MAX_INPUT_MESSAGES",
     "DEFAULT_RATE_LIMIT",
     "ENTRY_POINT_GROUP",
     "MAX_INPUT_DEPTH",
+    "MAX_OVER_LIMIT_PAUSE",
     "BurstLog",
     "ServeOptions",
     "TokenBucket",
@@ -130,6 +142,20 @@ DEFAULT_KEEPALIVE_TIMEOUT: Final = 15.0
 """Seconds an idle connection is kept: an HTTP connection between requests, a WebSocket
 connection that has not sent its first input."""
 
+DEFAULT_MAX_INPUT_MESSAGES: Final = 2000
+"""How many messages one input may carry (and tools, context entries, and content parts and
+tool calls in all its messages together), unless told otherwise; see :func:`read_input`."""
+
+DEFAULT_INPUT_BUDGET: Final = 4 * 1024 * 1024
+"""How many bytes of input a second one principal may send a network transport, over all its
+connections, unless told otherwise (4 MiB); see :class:`~agui_transports.connections.InputBudget`."""
+
+MAX_OVER_LIMIT_PAUSE: Final = 1.0
+"""The longest a transport leaves a client unanswered (HTTP) or unread (WebSocket) after
+refusing its input for a rate limit or an input budget: until the limit would take the input,
+at most this many seconds. A client that sends again at once is slowed down instead of costing
+the server a refusal as fast as it can send."""
+
 
 @attrs.frozen(kw_only=True)
 class ServeOptions:
@@ -157,6 +183,10 @@ class ServeOptions:
     (an HTTP request's, a WebSocket handshake's), from its connection or from the first byte of
     its next request; ``keepalive_timeout`` how many seconds an idle connection is kept (an HTTP
     connection between requests, a WebSocket connection before its first input).
+    ``max_input_messages`` bounds what one input may carry (see :func:`read_input`; ``None``:
+    no limit); ``input_budget`` is how many bytes of input a second each principal may send
+    over all its connections (see :class:`~agui_transports.connections.InputBudget`; one given whole is shared with
+    whatever else charges it; ``None``: no limit).
     """
 
     address: str | None = None
@@ -173,6 +203,8 @@ class ServeOptions:
     rate_burst: int | None = None
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
     keepalive_timeout: float = DEFAULT_KEEPALIVE_TIMEOUT
+    max_input_messages: int | None = DEFAULT_MAX_INPUT_MESSAGES
+    input_budget: float | InputBudget | None = DEFAULT_INPUT_BUDGET
 
 
 @runtime_checkable
@@ -226,14 +258,21 @@ MAX_INPUT_DEPTH: Final = MAX_DEPTH
 """How deeply the JSON of an input may nest (arrays and objects): the codec's one limit."""
 
 
-def read_input(frame: bytes | bytearray | memoryview | str) -> RunAgentInput:
+def read_input(
+    frame: bytes | bytearray | memoryview | str, *, max_messages: int | None = DEFAULT_MAX_INPUT_MESSAGES
+) -> RunAgentInput:
     """The ``RunAgentInput`` in one frame; raises :class:`~agui_core.errors.InvalidInputError`.
 
     :func:`~agui_core.protocol.codec.decode_input`, which also refuses JSON nested deeper
     than :data:`~agui_core.protocol.codec.MAX_DEPTH` (naming the path), so nothing reaches the
-    host that it could not record or announce.
+    host that it could not record or announce. It refuses, as soon as the JSON is parsed and
+    before anything in it is validated, an input of more than ``max_messages`` messages (or
+    tools, or context entries, or content parts and tool calls in all its messages together;
+    ``INVALID_INPUT``; ``None``: no limit) and a resume of more than
+    :data:`~agui_core.protocol.codec.MAX_RESUME_ENTRIES` entries (``INVALID_RESUME``), so that
+    what one input costs the host is bounded, not only how many inputs come.
     """
-    return decode_input(frame)
+    return decode_input(frame, max_messages=max_messages)
 
 
 async def next_batch(events: AsyncIterator[ev.Event]) -> Sequence[ev.Event]:
@@ -302,7 +341,7 @@ class TokenBucket:
     """A rate limit: ``rate`` actions a second on average, up to ``burst`` at once.
 
     The bucket holds up to ``burst`` tokens and gains ``rate`` a second; each action takes
-    one. ``clock`` gives seconds (monotonic).
+    one, or as many as it says it weighs (bytes, say). ``clock`` gives seconds (monotonic).
     """
 
     __slots__ = ("_clock", "_stamp", "_tokens", "burst", "rate")
@@ -316,15 +355,31 @@ class TokenBucket:
         self._tokens = float(burst)
         self._stamp = clock()
 
-    def take(self) -> bool:
-        """Take a token for one action: whether the action is within the limit."""
+    def take(self, amount: float = 1) -> bool:
+        """Take ``amount`` tokens for one action: whether the action is within the limit.
+
+        An action passes when the bucket holds ``amount`` tokens, or, one weighing more than
+        the whole burst, when the bucket is full: it then leaves the bucket in debt, paid back
+        at ``rate`` before anything else passes. So every action passes on a full bucket, and
+        on average no more than ``rate`` tokens a second are taken.
+        """
         now = self._clock()
         self._tokens = min(float(self.burst), self._tokens + (now - self._stamp) * self.rate)
         self._stamp = now
-        if self._tokens < 1:
+        if self._tokens < (amount if amount < self.burst else self.burst):
             return False
-        self._tokens -= 1
+        self._tokens -= amount
         return True
+
+    def full(self) -> bool:
+        """Whether the bucket holds its whole burst now (a new bucket would be the same)."""
+        return self._tokens + (self._clock() - self._stamp) * self.rate >= self.burst
+
+    def refills_in(self, amount: float = 1) -> float:
+        """Seconds until :meth:`take` of ``amount`` would pass (0 when it would now)."""
+        tokens = self._tokens + (self._clock() - self._stamp) * self.rate
+        needed = amount if amount < self.burst else self.burst
+        return max(0.0, (needed - tokens) / self.rate)
 
 
 class BurstLog:

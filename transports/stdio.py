@@ -3,13 +3,15 @@
 Each line in is one ``RunAgentInput``; each line out is one event (compact JSON and ``\\n``).
 Inputs are carried out one after another, in the order they arrive, each run's events
 written as the host emits them. A line that is not JSON, not a valid input (see
-:func:`~agui_transports.plugin.read_input`) or longer than ``max_line`` bytes gets one
-``RUN_ERROR`` line with the error's own code (``INVALID_INPUT``, or ``INVALID_RESUME`` for a
-fault inside ``resume``; its message says what was wrong), no traceback in the log, and
-serving goes on. At end of input the transport returns once the run
-in flight is done. Logs go to standard error; served by ``agui serve``, whatever else the
-process writes to standard output (a stray ``print``) goes to standard error too, so the
-output holds events only.
+:func:`~agui_transports.plugin.read_input`), longer than ``max_line`` bytes, or carrying more
+than ``max_input_messages`` messages (2,000; as many tools, context entries, and content parts
+and tool calls in all its messages together; decided before anything in it is validated) gets
+one ``RUN_ERROR`` line with the error's own code (``INVALID_INPUT``, or ``INVALID_RESUME`` for
+a fault inside ``resume``; its message says what was wrong), no traceback in the log, and
+serving goes on. At end of input the transport returns once the run in flight is done.
+Logs go to standard error; served by ``agui serve``, whatever else the process writes to
+standard output (a stray ``print``) goes to standard error too, so the output holds events
+only.
 
 :func:`serve_json_lines` does the same over any pair of anyio byte streams (a pipe, a TCP
 connection); :func:`serve_stdio` over two binary files; :class:`StdioTransport` is the
@@ -34,7 +36,7 @@ from typing import BinaryIO, Final
 
 import anyio
 import anyio.abc
-from agui_transports.plugin import ServeOptions, next_batch, read_input, setting
+from agui_transports.plugin import DEFAULT_MAX_INPUT_MESSAGES, ServeOptions, next_batch, read_input, setting
 from anyio.from_thread import BlockingPortal
 from anyio.streams.memory import MemoryObjectSendStream
 
@@ -78,10 +80,13 @@ async def serve_json_lines(
     stop: anyio.Event | None = None,
     grace: float = 10.0,
     max_line: int = DEFAULT_MAX_LINE,
+    max_input_messages: int | None = DEFAULT_MAX_INPUT_MESSAGES,
 ) -> None:
     """Serve ``host`` in JSON lines: inputs from ``receive``, events to ``send``.
 
     Both streams are the caller's to close (byte streams, or object streams of ``bytes``).
+    ``max_input_messages`` bounds what one input may carry (see
+    :func:`~agui_transports.plugin.read_input`; ``None``: no limit).
 
     Returns at end of input once the run in flight is done, when ``send`` breaks, or once
     ``stop`` is set: then no more input is read and the run in flight gets ``grace`` seconds
@@ -97,7 +102,7 @@ async def serve_json_lines(
         with serving:
             async with lines_out:
                 async for line in lines_out:
-                    if not await _answer(host, line, send):
+                    if not await _answer(host, line, send, max_input_messages):
                         break
         group.cancel_scope.cancel()
 
@@ -153,14 +158,16 @@ async def _read_lines(
                 await out.send(line)
 
 
-async def _answer(host: Host, line: bytes | _Oversized, send: anyio.abc.AnyByteSendStream) -> bool:
+async def _answer(
+    host: Host, line: bytes | _Oversized, send: anyio.abc.AnyByteSendStream, max_messages: int | None
+) -> bool:
     """Carry out one input line; ``False`` when the output is gone."""
     try:
         if isinstance(line, _Oversized):
             await send.send(_error(InvalidInputError(f"a line of at most {line.limit} bytes")))
             return True
         try:
-            run_input = read_input(line)
+            run_input = read_input(line, max_messages=max_messages)
         except InvalidInputError as exc:
             log.debug("refused a line: %s %s", exc.code.value, exc.message[:200])
             await send.send(_error(exc))
@@ -338,6 +345,7 @@ async def serve_stdio(
     stop: anyio.Event | None = None,
     grace: float = 10.0,
     max_line: int = DEFAULT_MAX_LINE,
+    max_input_messages: int | None = DEFAULT_MAX_INPUT_MESSAGES,
 ) -> None:
     """:func:`serve_json_lines` over two binary files (the process's stdin and stdout by default)."""
     stdin = stdin if stdin is not None else sys.stdin.buffer
@@ -346,7 +354,15 @@ async def serve_stdio(
         receive = _FileReceiveStream(stdin, portal)
         send = _FileSendStream(stdout, portal)
         try:
-            await serve_json_lines(host, receive, send, stop=stop, grace=grace, max_line=max_line)
+            await serve_json_lines(
+                host,
+                receive,
+                send,
+                stop=stop,
+                grace=grace,
+                max_line=max_line,
+                max_input_messages=max_input_messages,
+            )
         finally:
             await receive.aclose()
             with anyio.move_on_after(grace, shield=True):
@@ -357,8 +373,10 @@ async def serve_stdio(
 class StdioTransport:
     """The ``stdio`` plugin of ``agui serve``: JSON lines on the process's stdin and stdout.
 
-    Settings: ``max_line`` (bytes, default 16 MiB). The address is not used. While it
-    serves, file descriptor 1 is standard error, so only events reach standard output.
+    Settings: ``max_line`` (bytes, default 16 MiB). The address is not used; of the limits in
+    :class:`~agui_transports.plugin.ServeOptions`, only ``max_input_messages`` applies to a
+    pipe. While it serves, file descriptor 1 is standard error, so only events reach standard
+    output.
     """
 
     name = "stdio"
@@ -375,7 +393,14 @@ class StdioTransport:
         try:
             if options.ready is not None:
                 options.ready("stdio")
-            await serve_stdio(host, stdout=events, stop=options.stop, grace=options.grace, max_line=max_line)
+            await serve_stdio(
+                host,
+                stdout=events,
+                stop=options.stop,
+                grace=options.grace,
+                max_line=max_line,
+                max_input_messages=options.max_input_messages,
+            )
         finally:
             os.dup2(events_fd, 1)
             try:

@@ -64,6 +64,21 @@ Limits, so that no client can wear the server down (numbers are the defaults):
   ``rate_burst`` (40): a frame over the limit is not read but answered with a lone
   ``RUN_ERROR`` ``RATE_LIMITED``, and a connection that sends a whole burst's worth of frames
   over the limit in a row is closed (1008);
+- ``input_budget`` bytes a second (4 MiB) per principal, over all of its connections (the
+  server keeps one :class:`~agui_transports.connections.InputBudget`; one can be shared with
+  another transport), in bursts of one second's worth, a frame larger than that passing on
+  a full budget: each text frame is charged before it is read, and one over the budget is
+  not read but answered with a lone ``RUN_ERROR`` ``RATE_LIMITED``. Without an authenticator
+  each client address (the connection's peer) has its own budget, so clients that come
+  through one proxy share one;
+- after refusing a frame for the rate limit or the input budget, the server reads nothing more
+  from that connection until the limit would take it (a second at most): a client that sends
+  on regardless fills its own buffers instead of costing the server a refusal per frame;
+- ``max_input_messages`` (2,000) messages per input, and as many tools, context entries, and
+  content parts and tool calls in all its messages together; a resume of at most 100
+  entries: a frame over a limit gets ``INVALID_INPUT`` (``INVALID_RESUME``) naming the limit,
+  decided as soon as it is parsed, before anything in it is validated (see
+  :func:`~agui_transports.plugin.read_input`);
 - what clients can repeat at will is logged in one line, never with a traceback: a refused
   frame at DEBUG, a refused handshake or a closed connection at INFO; accept failures (out of
   file descriptors) and refusals at the cap once per burst (see
@@ -97,6 +112,7 @@ import orjson
 from agui_transports.connections import (
     HOST_NOT_ALLOWED,
     ConnectionGate,
+    InputBudget,
     Ticket,
     loopback_name,
     no_delay,
@@ -106,10 +122,13 @@ from agui_transports.connections import (
 )
 from agui_transports.plugin import (
     DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_INPUT_BUDGET,
     DEFAULT_KEEPALIVE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+    DEFAULT_MAX_INPUT_MESSAGES,
     DEFAULT_RATE_LIMIT,
+    MAX_OVER_LIMIT_PAUSE,
     ServeOptions,
     TokenBucket,
     bearer_token,
@@ -261,7 +280,7 @@ class _GuardedConnection(ServerConnection):
 class _Session:
     """One connection, as the server tracks it."""
 
-    __slots__ = ("bucket", "connection", "listening", "over_limit", "principal", "running", "ticket")
+    __slots__ = ("address", "bucket", "connection", "listening", "over_limit", "principal", "running", "ticket")
 
     def __init__(
         self, connection: ServerConnection, principal: str, bucket: TokenBucket | None, ticket: Ticket | None
@@ -270,6 +289,9 @@ class _Session:
         self.ticket = ticket
         """The connection's place at the server's gate: proven by its first input."""
         self.principal = principal
+        remote = connection.remote_address
+        self.address: str | None = str(remote[0]) if remote else None
+        """The client's IP address, which an anonymous client's input budget is kept for."""
         self.bucket = bucket
         self.over_limit = 0
         """Frames refused in a row for the rate limit."""
@@ -288,8 +310,10 @@ class WebSocketServer:
     ``close_timeout`` bounds the closing handshake. ``allow_origins`` lists the browser
     origins whose pages may connect; ``ssl`` makes it a ``wss://`` server. Who may connect
     and as whom: see the module docstring. ``send_timeout``, ``max_connections``,
-    ``rate_limit`` and ``rate_burst`` are the limits the module docstring describes (``None``:
-    no cap, no rate limit; ``rate_burst=None``: twice the rate).
+    ``rate_limit``, ``rate_burst``, ``input_budget`` and ``max_input_messages`` are the limits
+    the module docstring describes (``None``: no cap, no limit; ``rate_burst=None``: twice the
+    rate); ``input_budget`` is in bytes a second, or an
+    :class:`~agui_transports.connections.InputBudget` to share with another transport of the host.
     """
 
     def __init__(
@@ -315,6 +339,8 @@ class WebSocketServer:
         header_timeout: float = DEFAULT_HEADER_TIMEOUT,
         keepalive_timeout: float = DEFAULT_KEEPALIVE_TIMEOUT,
         loopback_names_only: bool = False,
+        input_budget: float | InputBudget | None = DEFAULT_INPUT_BUDGET,
+        max_input_messages: int | None = DEFAULT_MAX_INPUT_MESSAGES,
     ) -> None:
         for name, seconds in (("header_timeout", header_timeout), ("keepalive_timeout", keepalive_timeout)):
             if not 0 < seconds < math.inf:
@@ -335,6 +361,9 @@ class WebSocketServer:
         self.loopback_names_only = loopback_names_only
         self.rate_limit = rate_limit
         self.rate_burst = None if rate_limit is None else _burst(rate_limit, rate_burst)
+        self.input_budget = InputBudget.of(input_budget)
+        """Every principal's budget of input bytes a second (``None``: none), shared by its connections."""
+        self.max_input_messages = max_input_messages
         self._port = port
         self._options = {
             "max_size": max_size,
@@ -502,8 +531,14 @@ class WebSocketServer:
         if isinstance(message, bytes):
             await self._refuse(connection, InvalidInputError("a text frame, not a binary one"))
             return
+        budget, principal, address = self.input_budget, session.principal, session.address
+        if budget is not None and not budget.charge(principal, address, size := _utf8_size(message)):
+            await self._refuse(connection, budget.exceeded())
+            # Not read until the budget would take it: a client sending on fills its own buffers.
+            await anyio.sleep(min(MAX_OVER_LIMIT_PAUSE, budget.refills_in(principal, address, size)))
+            return
         try:
-            run_input = read_input(message)
+            run_input = read_input(message, max_messages=self.max_input_messages)
         except InvalidInputError as exc:
             await self._refuse(connection, exc)
             return
@@ -542,6 +577,7 @@ class WebSocketServer:
             return False
         limited = f"more than {bucket.rate:g} inputs a second; this one was not read"
         await self._refuse(session.connection, RemoteProtocolError(RunErrorCode.RATE_LIMITED, limited))
+        await anyio.sleep(min(MAX_OVER_LIMIT_PAUSE, bucket.refills_in()))
         return True
 
     async def _refuse(self, connection: ServerConnection, error: AguiError) -> None:
@@ -649,6 +685,11 @@ class WebSocketServer:
         await self.aclose()
 
 
+def _utf8_size(text: str) -> int:
+    """How many bytes ``text`` took on the wire (a text frame is UTF-8)."""
+    return len(text) if text.isascii() else len(text.encode())
+
+
 def _burst(rate: float, burst: int | None) -> int:
     return burst if burst is not None else max(1, round(2 * rate))
 
@@ -672,8 +713,8 @@ class WebSocketTransport:
     Settings: ``max_size`` (bytes, default 1 MiB), ``compression`` (``none`` or
     ``deflate``), ``ping_interval`` and ``ping_timeout`` (seconds, or ``none``),
     ``write_limit`` (bytes), ``close_timeout`` and ``send_timeout`` (seconds). The allowed
-    origins, the TLS context, the connection cap and the rate limit come from
-    :class:`~agui_transports.plugin.ServeOptions`.
+    origins, the TLS context, the connection cap, the rate limit, the input budget and the
+    most messages an input may carry come from :class:`~agui_transports.plugin.ServeOptions`.
     """
 
     name = "ws"
@@ -716,6 +757,8 @@ class WebSocketTransport:
             header_timeout=options.header_timeout,
             keepalive_timeout=options.keepalive_timeout,
             loopback_names_only=options.loopback_only,
+            input_budget=options.input_budget,
+            max_input_messages=options.max_input_messages,
         )
         await server.start()
         if options.ready is not None:

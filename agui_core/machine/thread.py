@@ -97,7 +97,7 @@ from agui_core.machine.record import (
 from agui_core.machine.transcript import Transcript, message_size, own_json, tool_message
 from agui_core.machine.transitions import TRANSITIONS, MachineInput, ThreadState, next_state
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import MAX_DEPTH, event_to_dict, overnested_at
+from agui_core.protocol.codec import MAX_DEPTH, MAX_RESUME_ENTRIES, event_to_dict, overnested_at
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import (
     JSON,
@@ -122,8 +122,10 @@ __all__ = [
     "ThreadMachine",
 ]
 
-MAX_INTERRUPTS = 100
-"""The most interrupts one run may end with, so the most entries a resume may carry."""
+MAX_INTERRUPTS = MAX_RESUME_ENTRIES
+"""The most interrupts one run may end with, so the most entries a resume may carry: the
+codec's :data:`~agui_core.protocol.codec.MAX_RESUME_ENTRIES`, so that the decoder refuses a
+longer resume before the machine would."""
 
 RESUMES_KEPT = 16
 """How many completed resumes a thread keeps for replay (rule 5), the most recent ones.

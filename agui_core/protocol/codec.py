@@ -24,6 +24,13 @@ with ``validate`` refuses one, and the thread machine refuses an agent's event o
 would make one (:func:`overnested_at` is the one check they share). JSON readers and writers
 disagree about depth (orjson reads 1,024 levels and writes 254); one limit well under both
 means that whatever is accepted can be saved, announced and read back everywhere.
+
+Size. What a host does with an input costs it time for every entry of the input's lists, far
+more than parsing the entry did. :func:`decode_input` refuses, as soon as the JSON is parsed
+(before its depth is measured or anything in it is validated or built), a ``resume`` of more
+than :data:`MAX_RESUME_ENTRIES` entries (code ``INVALID_RESUME``) and, given ``max_messages``,
+an input with more messages than that, more tools, more context entries, or more content parts
+and tool calls in all its messages together (code ``INVALID_INPUT``). The error names the limit.
 """
 
 from __future__ import annotations
@@ -36,13 +43,14 @@ import attrs
 import cattrs
 import orjson
 
-from agui_core.errors import EncodeError, InvalidEventError, InvalidInputError, format_path
+from agui_core.errors import EncodeError, InvalidEventError, InvalidInputError, RunErrorCode, format_path
 from agui_core.protocol import types as t
 from agui_core.protocol.events import EVENT_CLASS_BY_TYPE, EVENT_CLASSES, Event, UnknownEvent
 from agui_core.protocol.validation import validate_event, validate_input
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_RESUME_ENTRIES",
     "converter",
     "decode_event",
     "decode_input",
@@ -62,6 +70,17 @@ MAX_DEPTH: Final = 128
 """How deeply a document (an input or an event) may nest arrays and objects; the document's
 own object is level 1. A thread record wraps these documents a few levels deeper (fewer
 than ten), well within what JSON encoding writes (254), so everything accepted can be saved."""
+
+MAX_RESUME_ENTRIES: Final = 100
+"""How many entries a resume may carry: one per open interrupt, and a thread has at most this
+many (the thread machine's ``MAX_INTERRUPTS`` is this number), so a longer resume can never be
+right. The decoder refuses one before anything in it is looked at."""
+
+_SMALLEST_ENTRY: Final = 25
+"""The fewest characters a valid entry of a counted list takes as JSON: a text part,
+``{"type":"text","text":""}`` (a message, a tool call, a tool, a context entry or a resume
+entry takes more). A document shorter than ``n + 1`` of them holds at most ``n`` entries that
+pass validation, which stops at the first that does not: its lists need not be counted."""
 
 _PATH_SHOWN: Final = 8
 """How many steps of the path to a too-deep value an error names (the rest adds nothing)."""
@@ -586,8 +605,54 @@ def _dumps(obj: Any) -> bytes:
         raise EncodeError(f"cannot encode as JSON: {exc}") from None
 
 
-def input_from_dict(value: Any) -> t.RunAgentInput:
-    """Validate an already-parsed JSON value and build the ``RunAgentInput`` it describes."""
+def _refuse_long_lists(value: Any, max_messages: int | None, size: int | None) -> None:
+    """Refuse an input whose lists are over the limits (see :func:`decode_input`), having
+    looked at nothing but their lengths. ``size`` is the length of the input's JSON text
+    (``None``: not known); a text too short to hold more valid entries than a limit allows is
+    not counted against it."""
+    if value.__class__ is not dict:
+        return  # not an object at all: validation says so
+    if size is None or size >= _SMALLEST_ENTRY * (MAX_RESUME_ENTRIES + 1):
+        resume = value.get("resume")
+        if resume.__class__ is list and len(resume) > MAX_RESUME_ENTRIES:
+            error = InvalidInputError(
+                f"at most {MAX_RESUME_ENTRIES} entries (a thread has at most {MAX_RESUME_ENTRIES} open "
+                f"interrupts), not {len(resume)}",
+                ("resume",),
+            )
+            error.code = RunErrorCode.INVALID_RESUME
+            raise error
+    if max_messages is None or (size is not None and size < _SMALLEST_ENTRY * (max_messages + 1)):
+        return
+    for key, entries in (("messages", "messages"), ("tools", "tools"), ("context", "context entries")):
+        found = value.get(key)
+        if found.__class__ is list and len(found) > max_messages:
+            raise InvalidInputError(f"at most {max_messages} {entries} in one input, not {len(found)}", (key,))
+    messages = value.get("messages")
+    if messages.__class__ is not list:
+        return
+    parts = 0
+    for message in messages:  # at most max_messages of them: counted above
+        if message.__class__ is dict:
+            content = message.get("content")
+            calls = message.get("toolCalls")
+            if content.__class__ is list:
+                parts += len(content)
+            if calls.__class__ is list:
+                parts += len(calls)
+    if parts > max_messages:
+        raise InvalidInputError(
+            f"at most {max_messages} content parts and tool calls in all the messages of one input, not {parts}",
+            ("messages",),
+        )
+
+
+def input_from_dict(value: Any, *, max_messages: int | None = None) -> t.RunAgentInput:
+    """Validate an already-parsed JSON value and build the ``RunAgentInput`` it describes.
+
+    The limits are :func:`decode_input`'s.
+    """
+    _refuse_long_lists(value, max_messages, None)
     at = overnested_at(value)
     if at is not None:
         raise InvalidInputError(_too_deep(), at)
@@ -596,9 +661,18 @@ def input_from_dict(value: Any) -> t.RunAgentInput:
     return result
 
 
-def decode_input(data: bytes | bytearray | memoryview | str) -> t.RunAgentInput:
-    """Decode and validate a ``RunAgentInput``; raises :class:`InvalidInputError`."""
+def decode_input(data: bytes | bytearray | memoryview | str, *, max_messages: int | None = None) -> t.RunAgentInput:
+    """Decode and validate a ``RunAgentInput``; raises :class:`InvalidInputError`.
+
+    ``max_messages`` (``None``: no limit) is the most messages one input may carry, and the
+    most tools, the most context entries, and the most content parts and tool calls in all
+    its messages together; a ``resume`` carries at most :data:`MAX_RESUME_ENTRIES` entries
+    (``INVALID_RESUME``). An input over a limit is refused as soon as it is parsed, before
+    anything in it is validated, with an error that names the limit.
+    """
     value = _loads(data, InvalidInputError)
+    # Before the depth walk and validation: both cost time for every entry of every list.
+    _refuse_long_lists(value, max_messages, len(data))
     at = overnested_at(value)
     if at is not None:
         raise InvalidInputError(_too_deep(), at)

@@ -16,6 +16,7 @@ from agui_core.machine.history import MAX_ID_LENGTH
 from agui_core.machine.record import ANONYMOUS, record_from_dict, record_to_dict
 from agui_core.machine.thread import MAX_INTERRUPTS, ThreadMachine
 from agui_core.protocol import events as ev
+from agui_core.protocol.types import ResumeEntry
 from tests.machine.driver import NOW, emit, make_input, make_interrupt
 from tests.machine.test_thread import approval, assert_rejected, interrupted, resume, yes
 
@@ -226,8 +227,10 @@ def test_ids_have_a_length_and_character_limit(doc: dict[str, Any], where: str) 
 
 def test_a_resume_cannot_carry_more_entries_than_a_thread_can_have_open() -> None:
     machine = interrupted(approval("int-1", "tc-1"))
-    entries = [{"interruptId": f"int-{n}", "status": "cancelled"} for n in range(MAX_INTERRUPTS + 1)]
-    message = assert_rejected(machine, resume("run-2", *entries), RunErrorCode.INVALID_RESUME, str(MAX_INTERRUPTS))
+    entries = [ResumeEntry(interrupt_id=f"int-{n}", status="cancelled") for n in range(MAX_INTERRUPTS + 1)]
+    # Built in process: the decoder refuses so long a resume before any machine sees it.
+    run_input = attrs.evolve(resume("run-2"), resume=tuple(entries))
+    message = assert_rejected(machine, run_input, RunErrorCode.INVALID_RESUME, str(MAX_INTERRUPTS))
     assert len(message) < 200
 
 

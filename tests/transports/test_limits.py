@@ -257,7 +257,14 @@ def test_a_token_bucket_allows_its_burst_then_its_rate() -> None:
 
 @pytest.mark.parametrize(
     "flags",
-    [["--send-timeout", "0"], ["--max-connections", "-1"], ["--rate-limit", "-2"], ["--rate-burst", "0"]],
+    [
+        ["--send-timeout", "0"],
+        ["--max-connections", "-1"],
+        ["--rate-limit", "-2"],
+        ["--rate-burst", "0"],
+        ["--max-input-messages", "-1"],
+        ["--input-budget", "-1"],
+    ],
 )
 def test_a_limit_out_of_range_is_a_usage_error(flags: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "tests.transports.agents:slow_agent", "--store", "memory", *flags]) == 2
