@@ -204,6 +204,15 @@ async def test_jwt_authenticator_checks_signature_expiry_and_claims() -> None:
         JwtAuthenticator(key, algorithms=["none"])
 
 
+@pytest.mark.parametrize("algorithm", ["HS256", "HS384", "HS512"])
+@pytest.mark.parametrize("key", ["k" * 4, b"k" * 31, "é" * 15])  # 30 bytes of UTF-8
+def test_a_jwt_hmac_key_shorter_than_32_bytes_is_refused(algorithm: str, key: str | bytes) -> None:
+    with pytest.raises(ValueError, match=rf"{algorithm} key is \d+ bytes.*at least 32"):
+        JwtAuthenticator(key, algorithms=[algorithm])
+    JwtAuthenticator(key * 9, algorithms=[algorithm])  # long enough
+    JwtAuthenticator(key, algorithms=["RS256"])  # a public key is not a secret: not counted here
+
+
 @pytest.mark.parametrize(
     ("allow_edits", "edited", "why"),
     [
