@@ -484,11 +484,14 @@ class PostgresThreadStore:
 
     ``dsn`` is a libpq URL (``postgresql://user:password@host:port/database``); a ``schema``
     query parameter in it names the schema, as ``schema`` does (the argument wins; default
-    ``agui``: lower-case letters, digits and ``_``). The schema and its tables are created or
-    migrated on first use. The store keeps a pool of ``min_size`` to ``max_size``
-    connections, opened on first use; a call fails with ``StoreError`` when a connection or
-    a statement takes longer than ``timeout`` seconds. ``application_name`` is what
-    PostgreSQL's ``pg_stat_activity`` shows for the store's connections.
+    ``agui``: lower-case letters, digits and ``_``). What the URL leaves out comes from libpq's
+    variables, as asyncpg reads them: the password from ``PGPASSWORD`` or the file
+    ``PGPASSFILE`` names (``~/.pgpass`` by default), so it need not be in the URL. The schema
+    and its tables are created or migrated on first use (or by :meth:`open`). The store keeps
+    a pool of ``min_size`` to ``max_size`` connections, opened on first use; a call fails with
+    ``StoreError`` when a connection or a statement takes longer than ``timeout`` seconds.
+    ``application_name`` is what PostgreSQL's ``pg_stat_activity`` shows for the store's
+    connections.
     ``synchronous_commit`` is PostgreSQL's setting for the store's sessions: ``"on"`` (a save
     that returned survives a crash of the database server) or ``"off"`` (faster; a crash of the
     server may lose the last fraction of a second of saves, never corrupt a thread).
