@@ -356,12 +356,14 @@ async def test_while_one_host_purges_another_does_nothing(postgres_url: str) -> 
         try:
             await admin.execute("SELECT pg_advisory_lock($1)", _lock_key(schema_of(postgres_url), "sweep"))
             held = await store.purge(idle_before=NOW)
+            async with Host(order_agent, store=store, retain=30 * 86400.0, clock=lambda: NOW) as host:
+                swept = await host.sweep()  # the host's sweep says so too, and does nothing
             still_there = await store.load("due")
             await admin.execute("SELECT pg_advisory_unlock_all()")
         finally:
             await admin.close()
         free = await store.purge(idle_before=NOW)
-    assert (held.swept, held.threads) == (False, 0)
+    assert (held.swept, held.threads) == (False, 0) and (swept.swept, swept.threads) == (False, 0)
     assert still_there is not None
     assert (free.swept, free.threads) == (True, 1)
 
