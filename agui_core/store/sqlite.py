@@ -2,12 +2,13 @@
 
 The file holds four tables:
 
-``threads(thread_id, version, state, record, saved_at)``
+``threads(thread_id, version, state, record, saved_at, owner)``
     one row per thread: its last record as JSON text (:func:`record_to_dict` without the
     messages and the audit trail, which have rows of their own, and with how many of each in
     ``messageCount`` and ``resolvedCount``), the record's version (the compare-and-set key),
-    its state (so an operator can query it) and when it was last saved (the record's
-    ``saved_at`` in UTC, as ``leases`` keeps instants; ``NULL``: its saver did not say).
+    its state (so an operator can query it), when it was last saved (the record's
+    ``saved_at`` in UTC, as ``leases`` keeps instants; ``NULL``: its saver did not say) and
+    its owner (as the record says), so that neither a purge nor an owner lookup reads a record.
 ``messages(thread_id, seq, digest, message)``
     the thread's messages in order, each as JSON text with a digest of that text. A save
     appends the new ones and rewrites only from the first message that differs from what is
@@ -131,8 +132,8 @@ SCHEMA_VERSION = 4
 
 1: the first. 2: a leases table (created when a version-1 file is opened). 3: messages and
 audit entries out of each thread's record, in rows of their own (1 and 2 are migrated).
-4: each thread's last save (``saved_at``), the indexes a purge reads and ``purged_audit``
-(1 to 3 are migrated)."""
+4: each thread's last save (``saved_at``) and owner, the indexes a purge reads and
+``purged_audit`` (1 to 3 are migrated)."""
 
 _THREADS_REMEMBERED = 64
 """How many threads' last records a store remembers, to load and save them without reading them."""
@@ -597,7 +598,7 @@ class SqliteThreadStore:
 
     @staticmethod
     def _add_retention(connection: sqlite3.Connection) -> None:
-        """Schema 3 (or a new file) to 4: each thread's last save, and what a purge reads.
+        """Schema 3 (or a new file) to 4: each thread's last save and owner, and what a purge reads.
 
         The threads already there count as last saved now: retention starts from the
         migration, and removes nothing that was in the file before its time has passed.
@@ -606,6 +607,9 @@ class SqliteThreadStore:
         if "saved_at" not in columns:
             connection.execute("ALTER TABLE threads ADD COLUMN saved_at TEXT")
             connection.execute("UPDATE threads SET saved_at = ?", (_utc(datetime.now(UTC)),))
+        if "owner" not in columns:
+            connection.execute("ALTER TABLE threads ADD COLUMN owner TEXT")
+            connection.execute("UPDATE threads SET owner = json_extract(record, '$.owner') WHERE json_valid(record)")
         for statement in _RETENTION_SCHEMA.split(";"):
             if statement.strip():
                 connection.execute(statement)
@@ -881,9 +885,11 @@ class SqliteThreadStore:
 
     @staticmethod
     def _stamp(connection: sqlite3.Connection, record: ThreadRecord) -> None:
-        """Keep when the thread was last saved, beside its record, for a purge to find."""
+        """Keep when the thread was last saved and whose it is beside its record, where a purge
+        and an owner lookup read them without reading the record."""
         connection.execute(
-            "UPDATE threads SET saved_at = ? WHERE thread_id = ?", (_saved_at(record), record.thread_id)
+            "UPDATE threads SET saved_at = ?, owner = ? WHERE thread_id = ?",
+            (_saved_at(record), record.owner, record.thread_id),
         )
 
     @staticmethod
@@ -1044,7 +1050,7 @@ class SqliteThreadStore:
         connection = self._connect_reader()
         try:
             row = connection.execute(
-                "SELECT json_extract(record, '$.owner') FROM threads WHERE thread_id = ?", (thread_id,)
+                "SELECT owner FROM threads WHERE thread_id = ?", (thread_id,)
             ).fetchone()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot look up the owner of thread {thread_id!r}: {exc}") from exc
@@ -1058,7 +1064,7 @@ class SqliteThreadStore:
             connection.execute("BEGIN IMMEDIATE")
             try:
                 due = connection.execute(
-                    "SELECT thread_id, json_extract(record, '$.owner'), saved_at FROM threads"
+                    "SELECT thread_id, owner, saved_at FROM threads"
                     " WHERE state = 'IDLE' AND saved_at < ? ORDER BY saved_at LIMIT ?",
                     (idle_before, limit),
                 ).fetchall()

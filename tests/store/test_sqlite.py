@@ -503,10 +503,12 @@ async def test_a_version_3_file_is_migrated_and_its_threads_count_as_saved_then(
             db.execute(f"DROP INDEX {index}")
         db.execute("DROP TABLE purged_audit")
         db.execute("ALTER TABLE threads DROP COLUMN saved_at")
+        db.execute("ALTER TABLE threads DROP COLUMN owner")
         db.execute("PRAGMA user_version = 3")
     before = datetime.now(UTC)
     async with SqliteThreadStore(path) as store:
         assert await store.load("thread-1") == RECORDS[-1]
+        assert await store.owner_of("thread-1") == RECORDS[-1].owner == "anonymous"
         assert (await store.purge(idle_before=before - timedelta(seconds=1))).threads == 0
         assert (await store.purge(idle_before=before + timedelta(minutes=1))).threads == 1
     with raw(path) as db:
