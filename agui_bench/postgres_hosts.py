@@ -74,7 +74,8 @@ def fill(dsn: str, text: str, count: int, template_id: str) -> str:
                 (_thread_id(n), 2, "INTERRUPTED", "anonymous", text.replace(template_id, _thread_id(n)))
                 for n in range(count)
             ]
-            await connection.copy_records_to_table("threads", schema_name=schema, records=rows)
+            columns = ["thread_id", "version", "state", "owner", "record"]
+            await connection.copy_records_to_table("threads", schema_name=schema, records=rows, columns=columns)
             await connection.copy_records_to_table(
                 "interrupts", schema_name=schema, records=[(f"{t}-int-1", t) for t, *_ in rows]
             )

@@ -1,8 +1,8 @@
 """The ``agui`` command: ``serve`` an agent, play the ``demo``, ``bench``, ``check`` a recorded stream.
 
 ``agui serve MODULE:NAME [--ws HOST:PORT | --http HOST:PORT | --stdio | --transport NAME]
-[--store sqlite:PATH | postgresql://... | memory] [-o KEY=VALUE ...] [--grace SECONDS] [run options]
-[trust options]`` hosts an
+[--store sqlite:PATH | postgresql://... | memory | --store-dsn-file FILE] [-o KEY=VALUE ...]
+[--grace SECONDS] [run options] [limits] [trust options]`` hosts an
 agent. ``MODULE:NAME`` is imported from the current directory or the installed packages;
 ``NAME`` (dots reach into objects) is
 
@@ -21,7 +21,11 @@ Events under uvicorn, the transport of stock AG-UI clients), ``stdio``, or any t
 installed under the entry-point group ``agui.transports``; ``-o KEY=VALUE`` passes it its own
 settings. The store defaults to the SQLite file ``agui.sqlite3``; hosts on several machines
 share a PostgreSQL database, ``postgresql://USER@HOST/DATABASE[?schema=NAME]`` (needs
-``agui-core[postgres]``). SIGTERM or SIGINT stops
+``agui-core[postgres]``). Its password is best kept off the command line (which every user of
+the machine can read): in ``PGPASSWORD`` or a ``PGPASSFILE`` (libpq's variables, which asyncpg
+reads), or with the whole URL in a file, ``--store-dsn-file FILE``. The store is opened at
+start-up: a database that cannot be reached (or a SQLite file that cannot be opened) stops
+``agui serve`` there, with one line saying why and exit status 2. SIGTERM or SIGINT stops
 the server gracefully: runs in flight get ``--grace`` seconds to finish; a second signal
 stops at once. Logs go to standard error.
 
@@ -42,7 +46,20 @@ the transport is told to listen only on a loopback address (``127.0.0.0/8``, ``:
 ``localhost``; ``ServeOptions.loopback_only``) unless ``--insecure`` is given.
 ``--allow-origin ORIGIN`` (repeatable) lets web pages of that origin connect (by default none
 may); ``--tls-cert FILE --tls-key FILE`` serve TLS (``wss://``, ``https://``). stdio takes none of these:
-a pipe is local, and runs as the anonymous principal.
+a pipe is local, and runs as the anonymous principal. ``GET /capabilities`` (which names the
+tools and their parameter schemas) needs credentials like every other request, unless
+``--public-capabilities``. An HMAC JWT key (``HS256``, ``HS384``, ``HS512``) shorter than 32
+bytes is refused. A secret file (``--auth-tokens``, ``--auth-jwt-key``, ``--store-dsn-file``,
+``--tls-key``) that its group or others may read or write is refused (``chmod 600 FILE``),
+unless ``--insecure``.
+
+Limits (the ``limits`` group of ``agui serve --help``) bound what one client may take of the
+server. Among them: ``--max-feeds-per-principal N`` (default 4; 0: no cap), how many live
+inbox feeds one principal may hold open over HTTP (one more ends its oldest); ``--retain
+DURATION`` (``30d``, ``12h``, ``90m``, ``45s``; default: keep every thread), which purges the
+threads at rest (no open interrupt, no run in progress) that nobody has used for that long,
+by a periodic sweep (see :class:`~agui_core.runtime.host.Host`); their audit trails go with
+them unless ``--retain-audit DURATION`` (not less than ``--retain``) keeps those longer.
 
 ``agui demo [--auto] [--store PATH] [--port PORT] [--transport ws|http]`` plays the main job: a
 WebSocket (or HTTP) host on localhost over a SQLite file (default ``agui-demo.sqlite3``) serving the example agents, and
@@ -77,8 +94,11 @@ import importlib
 import importlib.util
 import inspect
 import logging
+import math
 import os
+import re
 import signal
+import stat
 import sys
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
@@ -100,7 +120,20 @@ _NETWORK_OPTIONS = (
     ("--tls-cert", "tls_cert"),
     ("--tls-key", "tls_key"),
     ("--insecure", "insecure"),
+    ("--public-capabilities", "public_capabilities"),
 )
+
+# (flag, attribute) of the options that name a file holding a secret.
+_SECRET_FILES = (
+    ("--auth-tokens", "auth_tokens"),
+    ("--auth-jwt-key", "auth_jwt_key"),
+    ("--store-dsn-file", "store_dsn_file"),
+    ("--tls-key", "tls_key"),
+)
+
+_DEFAULT_STORE = "sqlite:agui.sqlite3"
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def load_agent(target: str) -> tuple[Any, Sequence[Any]]:
@@ -196,6 +229,72 @@ def _open_store(spec: str) -> Any:
     raise ValueError(f"store {spec!r}: use sqlite:PATH, postgresql://... or memory")
 
 
+def _store_spec(args: argparse.Namespace) -> str:
+    """The store ``--store`` names, or the one in the file ``--store-dsn-file`` names."""
+    if args.store_dsn_file is None:
+        return str(args.store or _DEFAULT_STORE)
+    if args.store is not None:
+        raise ValueError("give --store or --store-dsn-file, not both")
+    spec = Path(args.store_dsn_file).read_text(encoding="utf-8").strip()
+    if not spec or "\n" in spec:
+        raise ValueError(f"--store-dsn-file {args.store_dsn_file}: the file holds one line, the store's URL")
+    return spec
+
+
+def _shown(spec: str) -> str:
+    """``spec`` as it may be printed: a PostgreSQL URL without its password."""
+    if not spec.startswith(("postgresql://", "postgres://")):
+        return spec
+    scheme, _, rest = spec.partition("://")
+    rest = re.sub(r"(?i)(password=)[^&]*", r"\1***", rest)
+    where, at, place = rest.rpartition("@")
+    if not at:
+        return f"{scheme}://{rest}"
+    user, colon, _ = where.partition(":")
+    return f"{scheme}://{user}{':***' if colon else ''}@{place}"
+
+
+def _refuse_open_secrets(args: argparse.Namespace) -> None:
+    """Refuse a secret file its group or others may read or write, unless ``--insecure``."""
+    if args.insecure or os.name != "posix":
+        return
+    for flag, attribute in _SECRET_FILES:
+        path = getattr(args, attribute)
+        if path is None:
+            continue
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except OSError:
+            continue  # reading it says what is wrong, in its own words
+        if mode & 0o077:
+            raise ValueError(
+                f"{flag} {path}: the file is open to its group or others (mode {mode:04o}); "
+                f"make it yours alone with chmod 600 {path}, or pass --insecure"
+            )
+
+
+def _duration(flag: str, text: str | None) -> float | None:
+    """Seconds in ``30d``, ``12h``, ``90m`` or ``45s`` (``None`` for ``None``)."""
+    if text is None:
+        return None
+    found = _DURATION.fullmatch(text.strip().lower())
+    seconds = float(found.group(1)) * _UNIT_SECONDS[found.group(2)] if found else math.nan
+    if not 0 < seconds < math.inf:
+        raise ValueError(f"{flag} {text!r} is not a duration such as 30d, 12h, 90m or 45s")
+    return seconds
+
+
+async def _open(store: Any, spec: str) -> None:
+    """Open ``store`` now, so that one that cannot be reached stops ``agui serve`` at start-up."""
+    from agui_core.store.base import StoreError
+
+    try:
+        await store.open()
+    except StoreError as exc:
+        reason = " ".join(str(exc).split())  # one line, whatever the driver's message spans
+        raise ValueError(f"the thread store {_shown(spec)} cannot be opened: {reason}") from None
+
+
 def _authenticator(args: argparse.Namespace) -> Any:
     """The authenticator the ``--auth-*`` options describe, or ``None``."""
     from agui_core.runtime.auth import JwtAuthenticator, TokenAuthenticator
@@ -250,10 +349,13 @@ def _limits(args: argparse.Namespace) -> dict[str, Any]:
         ("--rate-limit", args.rate_limit),
         ("--max-input-messages", args.max_input_messages),
         ("--input-budget", args.input_budget),
+        ("--max-feeds-per-principal", args.max_feeds_per_principal),
     ):
         if value is not None and value < 0:
             raise ValueError(f"{flag} {value:g} is negative (0 means none)")
     limits: dict[str, Any] = {}
+    if args.max_feeds_per_principal is not None:
+        limits["max_feeds_per_principal"] = args.max_feeds_per_principal or None
     if args.max_connections is not None:
         limits["max_connections"] = args.max_connections or None
     if args.max_connections_per_client is not None:
@@ -307,13 +409,19 @@ async def _serve(args: argparse.Namespace) -> int:
         if given:
             raise ValueError(f"{', '.join(given)}: stdio is a local pipe; it runs every input as anonymous")
     thread_limits = _thread_limits(args)
+    _refuse_open_secrets(args)
+    retain = _duration("--retain", args.retain)
+    retain_audit = _duration("--retain-audit", args.retain_audit)
+    if retain_audit is not None and (retain is None or retain_audit < retain):
+        raise ValueError("--retain-audit keeps audit trails longer than their threads: it needs --retain, and no less")
     authenticator = _authenticator(args)
     if authenticator is None and args.insecure:
         log.warning("--insecure: no authenticator, and any address; every client acts as the same principal")
     tls = _tls(args)
     agent, tools = load_agent(args.target)
     transport = load_transport(args.transport)
-    store = _open_store(args.store)
+    spec = _store_spec(args)
+    store = _open_store(spec)
     stop = anyio.Event()
     stopped_at: list[float] = []
     host_scope = anyio.CancelScope()
@@ -338,6 +446,7 @@ async def _serve(args: argparse.Namespace) -> int:
         allow_origins=tuple(args.allow_origin),
         ssl=tls,
         loopback_only=authenticator is None and not args.insecure,
+        public_capabilities=args.public_capabilities,
         **_limits(args),
     )
     async with anyio.create_task_group() as group:
@@ -345,6 +454,7 @@ async def _serve(args: argparse.Namespace) -> int:
         with host_scope:
             async with AsyncExitStack() as stack:
                 await stack.enter_async_context(store)
+                await _open(store, spec)
                 host = await stack.enter_async_context(
                     Host(
                         agent,
@@ -356,6 +466,8 @@ async def _serve(args: argparse.Namespace) -> int:
                         lease_renew=args.lease_renew,
                         translate_input=_legacy_resume() if args.legacy_resume else None,
                         **thread_limits,
+                        retain=retain,
+                        retain_audit=retain_audit,
                     )
                 )
                 host.send_timeout = args.send_timeout
@@ -642,10 +754,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--address", metavar="ADDRESS", help="where --transport NAME listens, in its own notation")
     serve.add_argument(
         "--store",
-        default="sqlite:agui.sqlite3",
         metavar="sqlite:PATH|postgresql://...|memory",
         help="where threads are kept (default: sqlite:agui.sqlite3); postgresql://USER@HOST/DB[?schema=NAME] "
-        "lets hosts on many machines share threads (needs agui-core[postgres])",
+        "lets hosts on many machines share threads (needs agui-core[postgres]; its password from PGPASSWORD, "
+        "PGPASSFILE or --store-dsn-file, never the command line)",
     )
     serve.add_argument(
         "-o",
@@ -763,6 +875,25 @@ def _parser() -> argparse.ArgumentParser:
         "HTTP and WebSocket, all its connections together; more get RATE_LIMITED unread "
         "(default 4194304, 4 MiB; 0: no limit)",
     )
+    limits.add_argument(
+        "--max-feeds-per-principal",
+        type=int,
+        metavar="N",
+        help="live inbox feeds (HTTP /inbox/events) one principal may hold open; one more ends its oldest "
+        "(default 4; 0: no cap)",
+    )
+    limits.add_argument(
+        "--retain",
+        metavar="DURATION",
+        help="purge threads at rest (no open interrupt, no run) unused for this long, audit included: "
+        "30d, 12h, 90m, 45s (default: keep every thread)",
+    )
+    limits.add_argument(
+        "--retain-audit",
+        metavar="DURATION",
+        help="keep a purged thread's audit trail this long after its last use; at least --retain "
+        "(default: it goes with its thread)",
+    )
     trust = serve.add_argument_group("trust", "who may connect, and as whom (SPEC section 9)")
     auth = trust.add_mutually_exclusive_group()
     auth.add_argument(
@@ -784,9 +915,20 @@ def _parser() -> argparse.ArgumentParser:
     trust.add_argument("--tls-cert", metavar="FILE", help="the TLS certificate chain (PEM), with --tls-key")
     trust.add_argument("--tls-key", metavar="FILE", help="the TLS private key (PEM), with --tls-cert")
     trust.add_argument(
+        "--store-dsn-file",
+        metavar="FILE",
+        help="read the store's URL (postgresql://USER:PASSWORD@...) from FILE, mode 600, not the command line",
+    )
+    trust.add_argument(
+        "--public-capabilities",
+        action="store_true",
+        help="answer GET /capabilities (tool names and schemas) without credentials (default: behind auth)",
+    )
+    trust.add_argument(
         "--insecure",
         action="store_true",
-        help="serve without an authenticator on an address other than loopback (every client is one principal)",
+        help="serve without an authenticator on an address other than loopback (every client is one principal); "
+        "also take secret files their group or others may read",
     )
 
     conformance = commands.add_parser(

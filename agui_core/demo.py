@@ -583,7 +583,7 @@ class _Demo:
         self.auto = auto
         self.out = out
         self.prompter = TerminalPrompter(read, self.say)
-        self.suffix = uuid.uuid4().hex[:6]
+        self.suffix = uuid.uuid4().hex  # 122 random bits: a thread id is taken by whoever uses it first
 
     def say(self, line: str = "") -> None:
         self.out.write(line + "\n")
@@ -872,7 +872,7 @@ def run_console(*, store: str | Path = DEFAULT_STORE, port: int = CONSOLE_PORT, 
     from anyio.from_thread import start_blocking_portal
 
     out = out if out is not None else sys.stdout
-    suffix = uuid.uuid4().hex[:6]
+    suffix = uuid.uuid4().hex  # 122 random bits: a thread id is taken by whoever uses it first
     try:
         with (
             start_blocking_portal() as portal,

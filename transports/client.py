@@ -17,6 +17,10 @@ the caller sees it: an event that breaks the protocol raises
 :class:`~agui_core.errors.InvalidEventError`, a connection that ends mid-run raises
 :class:`ConnectionLost` (and the machine treats the run as abandoned, so the same resume
 can be sent again). A run's stream ends with its ``RUN_FINISHED`` or ``RUN_ERROR``.
+
+Thread ids are the caller's, and a thread belongs to whoever saves it first: a stranger who
+guesses an id before it is used takes it. Mint them with :func:`new_thread_id` (122 random
+bits, a version 4 UUID), as the client mints its run and message ids.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ __all__ = [
     "LinesConnection",
     "WebSocketConnection",
     "connect_websocket",
+    "new_thread_id",
     "open_stdio_client",
 ]
 
@@ -135,7 +140,12 @@ def _utcnow() -> datetime:
 
 
 def _new_id() -> str:
-    return uuid.uuid4().hex[:12]
+    return uuid.uuid4().hex  # 122 random bits: nobody guesses it
+
+
+def new_thread_id() -> str:
+    """A fresh thread id nobody can guess: ``thread-`` and a random version 4 UUID (122 random bits)."""
+    return f"thread-{uuid.uuid4().hex}"
 
 
 class Client:

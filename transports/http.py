@@ -10,7 +10,9 @@ HttpApp(host))``); its routes are relative to where it is mounted:
   ``RUN_ERROR`` with its code in the stream (an input that is not a valid ``RunAgentInput``
   included, code ``INVALID_INPUT``), never an HTTP error;
 - ``GET /capabilities``: the host's AG-UI ``AgentCapabilities`` document
-  (:func:`~agui_core.runtime.capabilities.capabilities`);
+  (:func:`~agui_core.runtime.capabilities.capabilities`), for clients the host's authenticator
+  accepts, as every other route: it lists the tools and their parameter schemas
+  (``public_capabilities=True`` serves it to anyone);
 - ``GET /threads/{threadId}``: for the thread's owner only, its open interrupts and the
   snapshots needed to answer them (a page reloaded while interrupts were pending finds them
   here): ``{"threadId", "state", "interrupts", "messages", "agentState", "runId"}`` in wire
@@ -21,7 +23,9 @@ HttpApp(host))``); its routes are relative to where it is mounted:
 - ``GET /inbox/events``: Server-Sent Events, one ``{"type": "changed", "threadId", "state"}``
   each time this host saves one of the principal's threads (after a first ``{"type":
   "ready"}``, and a comment line every 15 s while nothing happens). It carries this host's saves
-  only; see :mod:`agui_core.runtime.watch`;
+  only; see :mod:`agui_core.runtime.watch`. One principal holds ``max_feeds_per_principal``
+  feeds (4) at most: opening one more ends that principal's oldest, cleanly (its response
+  completes; the console's page reconnects to it later), never anyone else's;
 - ``GET /console/``: the approval console, a page (static files shipped in the package, no
   other origin contacted) where the principal answers its interrupts (``console=False``
   leaves it out). The page calls the routes above with the token its user signs in with.
@@ -31,8 +35,10 @@ unknown path (404), a wrong method (405), a body that is not ``application/json`
 larger than ``max_body`` bytes (413, refused as soon as the ``Content-Length`` or the bytes
 read so far say so, not after), a body not received within ``body_timeout`` seconds (408),
 credentials the host's authenticator refuses (401; the ``Authorization: Bearer`` token is
-read on every request), a request from a browser ``Origin`` not on the allow-list (403),
-another principal's thread (403, naming nothing of it), a thread never saved (404).
+read on every request), a request from a browser ``Origin`` not on the allow-list (403), a
+thread never saved or another principal's, alike (404 ``{"error": "not_found", "message": "no
+such thread"}``: a stranger learns nothing of which thread ids exist; see
+:meth:`~agui_core.runtime.host.Host.view`).
 
 Browsers: ``allow_origins`` (empty by default) lists the origins whose pages may call the
 host. With the console on, the host's own origin (the request's scheme and ``Host``) is allowed
@@ -85,7 +91,10 @@ what inputs cost the host is bounded per principal and per input:
   decided as soon as it is parsed, before anything in it is validated (see
   :func:`~agui_transports.plugin.read_input`).
 
-A client's mistake is logged in one line at most, never with a traceback.
+The inbox feeds, which stay open, are capped per principal too
+(``options.max_feeds_per_principal``, 4 by default): one principal's feeds never fill the
+connection cap for everyone. A client's mistake is logged in one line at most, never with a
+traceback.
 
 :class:`HttpTransport` is the ``http`` plugin of ``agui serve`` (``agui serve MODULE:AGENT
 --http HOST:PORT``): the application under uvicorn (``pip install 'agui-core[http]'``).
@@ -120,6 +129,7 @@ from agui_transports.connections import (
 )
 from agui_transports.plugin import (
     DEFAULT_INPUT_BUDGET,
+    DEFAULT_MAX_FEEDS_PER_PRINCIPAL,
     DEFAULT_MAX_INPUT_MESSAGES,
     MAX_OVER_LIMIT_PAUSE,
     ServeOptions,
@@ -133,7 +143,7 @@ from agui_transports.plugin import (
 )
 from agui_transports.websocket import DEFAULT_SEND_TIMEOUT, parse_address
 
-from agui_core.errors import AguiError, EncodeError, InvalidInputError, RemoteProtocolError
+from agui_core.errors import AguiError, EncodeError, InvalidInputError
 from agui_core.protocol import types as t
 from agui_core.protocol.codec import encode_event
 from agui_core.protocol.framing import SSE_CONTENT_TYPE, sse_frame
@@ -198,6 +208,7 @@ _SSE_HEADERS: Final = [
 _JSON: Final = (b"content-type", b"application/json")
 _TICKET: Final = "agui.connection"  # the scope extension naming the request's connection (HttpTransport)
 _ticket: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar("agui_http_ticket", default=None)
+_NO_SUCH_THREAD: Final = ("not_found", "no such thread")  # never saved, or another principal's: alike
 
 
 class _Refused(Exception):
@@ -286,6 +297,8 @@ class HttpApp:
         feed_heartbeat: float = DEFAULT_FEED_HEARTBEAT,
         input_budget: float | InputBudget | None = DEFAULT_INPUT_BUDGET,
         max_input_messages: int | None = DEFAULT_MAX_INPUT_MESSAGES,
+        max_feeds_per_principal: int | None = DEFAULT_MAX_FEEDS_PER_PRINCIPAL,
+        public_capabilities: bool = False,
     ) -> None:
         """``websocket`` says whether the same host is also served over WebSocket (for the
         capabilities document); ``console`` whether to serve the approval console;
@@ -294,7 +307,9 @@ class HttpApp:
         for anyone who can reach it there (no authenticator), so that a web page whose own
         name was rebound to 127.0.0.1 cannot read what it serves; ``feed_heartbeat`` is how
         many seconds an idle inbox feed waits between comment lines (its credentials are
-        checked again at each)."""
+        checked again at each); ``max_feeds_per_principal`` how many inbox feeds one principal
+        holds open at once (``None``: no cap); ``public_capabilities`` serves the capabilities
+        document without credentials."""
         self.host = host
         self.loopback_names_only = loopback_names_only
         self.max_body = max_body
@@ -313,6 +328,10 @@ class HttpApp:
         self.input_budget = InputBudget.of(input_budget)
         """Every principal's budget of input bytes a second (``None``: none), shared by its requests."""
         self.max_input_messages = max_input_messages
+        if max_feeds_per_principal is not None and max_feeds_per_principal < 1:
+            raise ValueError(f"max_feeds_per_principal is 1 or more (None: no cap), not {max_feeds_per_principal}")
+        self.max_feeds_per_principal = max_feeds_per_principal
+        self.public_capabilities = public_capabilities
 
     def close_feeds(self) -> None:
         """End the inbox feeds (the server is stopping): they would never end by themselves."""
@@ -360,6 +379,8 @@ class HttpApp:
             elif allowed == "POST":
                 await self._run(scope, headers, receive, send, cors)
             elif path == "/capabilities":
+                if not self.public_capabilities:
+                    await self._principal(headers)  # it names the tools: for those who may call them
                 await _send_json(send, 200, self._capabilities_document(), cors)
             elif path == "/inbox":
                 await self._inbox(headers, send, cors)
@@ -513,12 +534,9 @@ class HttpApp:
         self, thread_id: str, headers: Mapping[str, str], send: Send, cors: list[tuple[bytes, bytes]]
     ) -> None:
         principal = await self._principal(headers)
-        try:
-            view = await self.host.view(thread_id, principal)
-        except RemoteProtocolError as exc:
-            raise _Refused(403, "forbidden", exc.message) from None
+        view = await self.host.view(thread_id, principal)
         if view is None:
-            raise _Refused(404, "not_found", "no such thread")
+            raise _Refused(404, *_NO_SUCH_THREAD)
         await _send_json(send, 200, orjson.dumps(view.to_wire()), [(b"cache-control", b"no-store"), *cors])
 
     def _own_origin(self, scope: Scope, headers: Mapping[str, str], origin: str) -> bool:
@@ -539,12 +557,9 @@ class HttpApp:
         self, thread_id: str, headers: Mapping[str, str], send: Send, cors: list[tuple[bytes, bytes]]
     ) -> None:
         principal = await self._principal(headers)
-        try:
-            found = await self.host.audit(thread_id, principal)
-        except RemoteProtocolError as exc:
-            raise _Refused(403, "forbidden", exc.message) from None
+        found = await self.host.audit(thread_id, principal)
         if found is None:
-            raise _Refused(404, "not_found", "no such thread")
+            raise _Refused(404, *_NO_SUCH_THREAD)
         document = audit_document(*found, host_tools=self.host.tools.keys())
         await _send_json(send, 200, orjson.dumps(document), [(b"cache-control", b"no-store"), *cors])
 
@@ -557,7 +572,8 @@ class HttpApp:
         inbox again when it reconnects, so nothing is missed, only read once more. The
         credentials are checked again at each heartbeat: once the authenticator refuses them
         (a token revoked, a JWT past its ``exp``) or names someone else, the feed ends, and the
-        page's next request gets the 401.
+        page's next request gets the 401. A feed opened while the principal holds
+        ``max_feeds_per_principal`` ends the oldest of them, the same way.
         """
         principal = await self._principal(headers)
         await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]})
@@ -577,7 +593,7 @@ class HttpApp:
 
             group.start_soon(watch)
             group.start_soon(closing)
-            with self.host.changes.watch(principal) as changes:
+            with self.host.changes.watch(principal, limit=self.max_feeds_per_principal) as changes:
                 frame = b'data: {"type":"ready"}\n\n'
                 while frame:
                     with anyio.move_on_after(self.send_timeout) as late:
@@ -788,7 +804,9 @@ class HttpTransport:
     ``options.max_connections_per_client``) as it is accepted, gets ``TCP_NODELAY``, has
     ``options.header_timeout`` seconds for each request head and is closed after
     ``options.keepalive_timeout`` seconds idle between requests; ``options.input_budget`` and
-    ``options.max_input_messages`` are the application's limits.
+    ``options.max_input_messages`` are the application's limits, and so is
+    ``options.max_feeds_per_principal``; ``options.public_capabilities`` opens ``GET
+    /capabilities`` to anyone.
 
     On ``options.stop`` the server accepts nothing new, closes idle connections and gives the
     streams in flight ``options.grace`` seconds; streams still open then are cut (their runs go
@@ -816,6 +834,8 @@ class HttpTransport:
             feed_heartbeat=setting(s, "feed_heartbeat", _seconds, DEFAULT_FEED_HEARTBEAT),
             input_budget=options.input_budget,
             max_input_messages=options.max_input_messages,
+            max_feeds_per_principal=options.max_feeds_per_principal,
+            public_capabilities=options.public_capabilities,
         )
         address, port = parse_address(options.address, default_port=DEFAULT_PORT)
         if options.loopback_only:

@@ -132,8 +132,8 @@ class HttpClient(Client):
 
     async def thread(self, thread_id: str) -> ThreadView | None:
         """The open interrupts of ``thread_id`` and its snapshots (``GET /threads/{id}``);
-        ``None`` for a thread the host never saved. Another principal's thread raises
-        :class:`HttpError` 403."""
+        ``None`` for a thread the host never saved and for another principal's, which the
+        host answers alike."""
         try:
             document = await self.connection.get(f"threads/{quote(thread_id, safe='')}")
         except HttpError as exc:

@@ -37,6 +37,11 @@ Trust (SPEC section 9) is part of the contract too. A transport:
   :func:`~agui_transports.connections.loopback_name`, refused with HTTP 403
   ``host_not_allowed``), so a page whose own name was rebound to the loopback address reads
   nothing;
+- answers ``GET /capabilities`` (the tools it runs and their parameter schemas) only to clients
+  the host's authenticator accepts, unless told ``options.public_capabilities``; without an
+  authenticator every client is accepted, as for everything else;
+- answers a thread it will not show the asker (another principal's) exactly as one that does
+  not exist (404, the same body), so a stranger learns nothing of which thread ids are taken;
 - reads each input with :func:`read_input` (``max_messages=options.max_input_messages``) and
   refuses it with :func:`~agui_core.runtime.host.refusal` of the error, so the ``RUN_ERROR``
   code is the error's own on every transport; a client's fault is never logged with a traceback.
@@ -98,6 +103,7 @@ __all__ = [
     "DEFAULT_KEEPALIVE_TIMEOUT",
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_CONNECTIONS_PER_CLIENT",
+    "DEFAULT_MAX_FEEDS_PER_PRINCIPAL",
     "DEFAULT_MAX_INPUT_MESSAGES",
     "DEFAULT_RATE_LIMIT",
     "ENTRY_POINT_GROUP",
@@ -127,6 +133,10 @@ _T = TypeVar("_T")
 
 DEFAULT_MAX_CONNECTIONS: Final = 1024
 """How many connections a network transport holds open at once, unless told otherwise."""
+
+DEFAULT_MAX_FEEDS_PER_PRINCIPAL: Final = 4
+"""How many live feeds (the approval console's ``/inbox/events``) one principal holds open at
+once, unless told otherwise; opening one more ends that principal's oldest."""
 
 DEFAULT_RATE_LIMIT: Final = 20.0
 """How many inputs a second one connection may send on average, unless told otherwise;
@@ -186,7 +196,12 @@ class ServeOptions:
     ``max_input_messages`` bounds what one input may carry (see :func:`read_input`; ``None``:
     no limit); ``input_budget`` is how many bytes of input a second each principal may send
     over all its connections (see :class:`~agui_transports.connections.InputBudget`; one given whole is shared with
-    whatever else charges it; ``None``: no limit).
+    whatever else charges it; ``None``: no limit). ``max_feeds_per_principal`` is how many live
+    feeds one principal may hold open at once (a transport that serves them: one more ends the
+    principal's oldest; ``None``: no cap).
+
+    ``public_capabilities``: answer ``GET /capabilities`` without credentials (by default it
+    is behind the authenticator, like every other route: it names the tools and their schemas).
     """
 
     address: str | None = None
@@ -205,6 +220,8 @@ class ServeOptions:
     keepalive_timeout: float = DEFAULT_KEEPALIVE_TIMEOUT
     max_input_messages: int | None = DEFAULT_MAX_INPUT_MESSAGES
     input_budget: float | InputBudget | None = DEFAULT_INPUT_BUDGET
+    max_feeds_per_principal: int | None = DEFAULT_MAX_FEEDS_PER_PRINCIPAL
+    public_capabilities: bool = False
 
 
 @runtime_checkable

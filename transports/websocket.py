@@ -24,11 +24,14 @@ The handshake decides who may connect, before any frame (SPEC section 9):
 Besides the upgrade, the same port answers two plain ``GET`` requests with JSON, as the HTTP
 transport does (the origin and credential rules above apply to them too):
 
-- ``GET /capabilities``: the host's AG-UI ``AgentCapabilities`` document;
+- ``GET /capabilities``: the host's AG-UI ``AgentCapabilities`` document, for clients the
+  host's authenticator accepts (it lists the tools and their parameter schemas;
+  ``public_capabilities=True`` serves it to anyone);
 - ``GET /threads/{threadId}``: for the thread's owner only, its open interrupts and the
   snapshots needed to answer them (a client that reloaded finds them here), as
   :meth:`~agui_core.runtime.host.ThreadView.to_wire` writes them; 404 for a thread never
-  saved, 403 (naming nothing) for another principal's.
+  saved and for another principal's alike, with the same body (a stranger learns nothing of
+  which thread ids exist).
 
 With ``ssl`` (an :class:`ssl.SSLContext`) the server speaks TLS: ``wss://``. What each frame
 in gets:
@@ -189,6 +192,7 @@ _INTERNAL_ERROR: Final = 1011
 
 
 _THREADS: Final = "/threads/"
+_NO_SUCH_THREAD: Final = b'{"error":"not_found","message":"no such thread"}'
 
 
 def _json(connection: ServerConnection, status: HTTPStatus, body: bytes) -> Response:
@@ -314,6 +318,7 @@ class WebSocketServer:
     the module docstring describes (``None``: no cap, no limit; ``rate_burst=None``: twice the
     rate); ``input_budget`` is in bytes a second, or an
     :class:`~agui_transports.connections.InputBudget` to share with another transport of the host.
+    ``public_capabilities`` serves ``GET /capabilities`` without credentials.
     """
 
     def __init__(
@@ -341,6 +346,7 @@ class WebSocketServer:
         loopback_names_only: bool = False,
         input_budget: float | InputBudget | None = DEFAULT_INPUT_BUDGET,
         max_input_messages: int | None = DEFAULT_MAX_INPUT_MESSAGES,
+        public_capabilities: bool = False,
     ) -> None:
         for name, seconds in (("header_timeout", header_timeout), ("keepalive_timeout", keepalive_timeout)):
             if not 0 < seconds < math.inf:
@@ -364,6 +370,7 @@ class WebSocketServer:
         self.input_budget = InputBudget.of(input_budget)
         """Every principal's budget of input bytes a second (``None``: none), shared by its connections."""
         self.max_input_messages = max_input_messages
+        self.public_capabilities = public_capabilities
         self._port = port
         self._options = {
             "max_size": max_size,
@@ -463,13 +470,8 @@ class WebSocketServer:
             log.info("refused a handshake from origin %r", ", ".join(origins)[:200])
             return connection.respond(HTTPStatus.FORBIDDEN, "this origin may not connect\n")
         path = request.path.partition("?")[0]
-        if path == "/capabilities":
-            if self._capabilities is None:  # the host's agent and tools do not change: encode once
-                flags = TransportCapabilities(
-                    streaming=True, websocket=True, http_binary=False, push_notifications=False, resumable=False
-                )
-                self._capabilities = capabilities_json(self.host, transport=flags)
-            return _json(connection, HTTPStatus.OK, self._capabilities)
+        if path == "/capabilities" and self.public_capabilities:
+            return self._capabilities_document(connection)
         try:
             principal = await self.host.authenticate(_credentials(request.headers))
         except AuthenticationError as exc:
@@ -477,20 +479,25 @@ class WebSocketServer:
             response = connection.respond(HTTPStatus.UNAUTHORIZED, f"{exc.message}\n")
             response.headers["WWW-Authenticate"] = 'Bearer realm="agui"'
             return response
+        if path == "/capabilities":  # it names the tools: for those who may call them
+            return self._capabilities_document(connection)
         if path.startswith(_THREADS):
             return await self._thread_view(connection, path.removeprefix(_THREADS), principal)
         self._principals[connection] = principal
         return None
 
-    async def _thread_view(self, connection: ServerConnection, thread_id: str, principal: str) -> Response:
-        try:
-            view = await self.host.view(unquote(thread_id), principal)
-        except RemoteProtocolError as exc:
-            return _json(connection, HTTPStatus.FORBIDDEN, orjson.dumps({"error": "forbidden", "message": exc.message}))
-        if view is None:
-            return _json(
-                connection, HTTPStatus.NOT_FOUND, orjson.dumps({"error": "not_found", "message": "no such thread"})
+    def _capabilities_document(self, connection: ServerConnection) -> Response:
+        if self._capabilities is None:  # the host's agent and tools do not change: encode once
+            flags = TransportCapabilities(
+                streaming=True, websocket=True, http_binary=False, push_notifications=False, resumable=False
             )
+            self._capabilities = capabilities_json(self.host, transport=flags)
+        return _json(connection, HTTPStatus.OK, self._capabilities)
+
+    async def _thread_view(self, connection: ServerConnection, thread_id: str, principal: str) -> Response:
+        view = await self.host.view(unquote(thread_id), principal)
+        if view is None:  # never saved, or another principal's: alike
+            return _json(connection, HTTPStatus.NOT_FOUND, _NO_SUCH_THREAD)
         return _json(connection, HTTPStatus.OK, orjson.dumps(view.to_wire()))
 
     async def _handle(self, connection: ServerConnection) -> None:
@@ -713,8 +720,9 @@ class WebSocketTransport:
     Settings: ``max_size`` (bytes, default 1 MiB), ``compression`` (``none`` or
     ``deflate``), ``ping_interval`` and ``ping_timeout`` (seconds, or ``none``),
     ``write_limit`` (bytes), ``close_timeout`` and ``send_timeout`` (seconds). The allowed
-    origins, the TLS context, the connection cap, the rate limit, the input budget and the
-    most messages an input may carry come from :class:`~agui_transports.plugin.ServeOptions`.
+    origins, the TLS context, the connection cap, the rate limit, the input budget, the most
+    messages an input may carry and whether the capabilities are public come from
+    :class:`~agui_transports.plugin.ServeOptions`.
     """
 
     name = "ws"
@@ -759,6 +767,7 @@ class WebSocketTransport:
             loopback_names_only=options.loopback_only,
             input_budget=options.input_budget,
             max_input_messages=options.max_input_messages,
+            public_capabilities=options.public_capabilities,
         )
         await server.start()
         if options.ready is not None:

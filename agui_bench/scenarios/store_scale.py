@@ -191,7 +191,7 @@ def _sqlite_file(path: Path, text: str, count: int) -> None:
     db = sqlite3.connect(path, isolation_level=None)
     try:
         db.execute("BEGIN IMMEDIATE")
-        db.executemany("INSERT INTO threads VALUES (?, 2, 'INTERRUPTED', ?)", rows)
+        db.executemany("INSERT INTO threads (thread_id, version, state, record) VALUES (?, 2, 'INTERRUPTED', ?)", rows)
         db.executemany(
             "INSERT INTO interrupts VALUES (? || '-int-1', ?)", [(t, t) for t, _ in rows]
         )

@@ -161,7 +161,7 @@ class _Suite:
         self.exchanges: list[Exchange] = []
         self.results: dict[str, CheckResult] = {}
         self.followups: list[tuple[str, Exchange]] = []
-        self._prefix = f"{options.thread_prefix}-{uuid.uuid4().hex[:8]}"
+        self._prefix = f"{options.thread_prefix}-{uuid.uuid4().hex}"  # unguessable: nobody takes our threads first
         self._serial = 0
         self._payloads: list[JSON] = []
         self._answer_error: str | None = None

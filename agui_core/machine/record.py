@@ -212,6 +212,10 @@ class ThreadRecord:
     acted_on: tuple[tuple[str, str, str], ...] = ()
     """The answers a resumed run acted on (it started a tool, or kept a ``ctx.once`` value) and
     then failed, as ``(interrupt id, status, payload digest)``: a retry must carry the same."""
+    saved_at: str | None = None
+    """When the record was saved (RFC 3339, on the saving host's clock): the thread's last
+    activity, by which a host's retention judges it. ``None``: its saver did not say (a
+    :class:`~agui_core.machine.thread.ThreadMachine` never does; the host stamps what it saves)."""
 
 
 def _unstructure(value: Any, tp: Any) -> Any:
@@ -334,6 +338,7 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
             "continuation": run.continuation,
             "leaseUntil": run.lease_until,
         },
+        **({} if record.saved_at is None else {"savedAt": record.saved_at}),
     }
     if not messages:
         del out["messages"]
@@ -495,6 +500,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
             continuation=run.get("continuation"),
             lease_until=run.get("leaseUntil"),
         ),
+        saved_at=data.get("savedAt"),
     )
 
 

@@ -14,7 +14,9 @@ credentials it does not accept. Built in:
 - :class:`TokenAuthenticator`: a fixed table of bearer tokens, one principal each
   (``agui serve --auth-tokens FILE``, one ``PRINCIPAL TOKEN`` per line);
 - :class:`JwtAuthenticator`: signed JSON Web Tokens (``pyjwt``), the principal in a claim
-  (``sub`` by default).
+  (``sub`` by default). An HMAC secret (``HS256``, ``HS384``, ``HS512``) shorter than
+  :data:`MIN_HMAC_KEY_BYTES` (32 bytes) is refused when the authenticator is made: a short
+  secret is found by trying every one against a single token anyone can get signed.
 
 Without an authenticator every client is :data:`ANONYMOUS`, so every thread belongs to the
 same principal; ``agui serve`` then listens on loopback addresses only.
@@ -25,7 +27,7 @@ from __future__ import annotations
 import hmac
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 import attrs
 
@@ -34,12 +36,18 @@ from agui_core.machine.record import ANONYMOUS
 
 __all__ = [
     "ANONYMOUS",
+    "MIN_HMAC_KEY_BYTES",
     "AuthenticationError",
     "Authenticator",
     "Credentials",
     "JwtAuthenticator",
     "TokenAuthenticator",
 ]
+
+MIN_HMAC_KEY_BYTES: Final = 32
+"""The shortest HMAC secret :class:`JwtAuthenticator` takes, in bytes (256 bits, as HS256 needs)."""
+
+_HMAC_ALGORITHMS: Final = frozenset({"HS256", "HS384", "HS512"})
 
 
 class AuthenticationError(AguiError):
@@ -131,7 +139,9 @@ class JwtAuthenticator:
 
     ``key`` is the HMAC secret or the public key (PEM) for ``algorithms``; ``audience`` and
     ``issuer``, when given, must match the token's ``aud`` and ``iss``. Tokens must carry
-    ``exp``. Needs ``pyjwt`` (``pip install 'agui-core[jwt]'``).
+    ``exp``. Needs ``pyjwt`` (``pip install 'agui-core[jwt]'``). With an HMAC algorithm
+    (``HS256``, ``HS384``, ``HS512``), a ``key`` shorter than :data:`MIN_HMAC_KEY_BYTES` bytes
+    (UTF-8 for a ``str``) is a ``ValueError``.
     """
 
     def __init__(
@@ -148,6 +158,13 @@ class JwtAuthenticator:
 
         if not algorithms or "none" in (a.lower() for a in algorithms):
             raise ValueError("name the signing algorithms to accept; 'none' is never accepted")
+        hmac_algorithms = sorted({a.upper() for a in algorithms} & _HMAC_ALGORITHMS)
+        size = len(key.encode() if isinstance(key, str) else key)
+        if hmac_algorithms and size < MIN_HMAC_KEY_BYTES:
+            raise ValueError(
+                f"the {'/'.join(hmac_algorithms)} key is {size} bytes; an HMAC key must be at least "
+                f"{MIN_HMAC_KEY_BYTES} random bytes (for example: openssl rand -hex 32)"
+            )
         self._jwt = jwt
         self._key = key
         self._algorithms = list(algorithms)

@@ -49,6 +49,21 @@ messages are never refused. The rule is the thread machine's
 (:class:`~agui_core.machine.thread.ThreadLimits`); ``None`` lifts a limit. This is what bounds
 the memory and the time one thread costs its host on every input, whatever the store.
 
+Reading a thread (:meth:`Host.view`, :meth:`Host.audit`) is for its owner: another principal's
+thread is answered exactly as a thread never saved (``None``), and costs the same to answer
+(the store is asked for the owner first, which reads no conversation), so a stranger learns
+nothing of which thread ids exist. A stranger's input on a thread is still refused with
+``FORBIDDEN`` (SPEC section 9): a thread id is taken once a thread is saved, so clients
+should mint unguessable ones (our clients mint 122 random bits).
+
+Retention. Every record the host saves carries the instant it was saved (``saved_at``, on the
+host's clock). With ``retain`` (seconds), a sweep in the host's task group purges the threads
+at rest (no open interrupt, no run in progress) that nobody has saved for that long, through
+the store's :meth:`~agui_core.store.base.ThreadStore.purge`: at start, then every
+``sweep_every`` seconds on the host's clock. Their audit trails go with them, unless
+``retain_audit`` (seconds, not less than ``retain``) keeps them apart longer. Hosts sharing a
+store may all sweep: the store lets one purge at a time.
+
 Failures. Whatever ends a run early (the agent raising, breaking a protocol rule, running out
 of time, the store failing, the host shutting down) ends it with ``RUN_ERROR`` and puts the
 thread back where the stored record says it stood before the run; the agent's traceback and
@@ -94,12 +109,16 @@ from agui_core.runtime.context import RunContext, run_agent
 from agui_core.runtime.lease import LeaseKeeper
 from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome
 from agui_core.runtime.watch import ThreadChanges
-from agui_core.store.base import StoreError, ThreadStore, VersionConflict, WaitingThread
+from agui_core.store.base import Purged, StoreError, ThreadStore, VersionConflict, WaitingThread
 from agui_core.store.memory import MemoryThreadStore
 
-__all__ = ["Agent", "Host", "InputTranslator", "RunEvents", "ThreadView", "refusal"]
+__all__ = ["PURGE_BATCH", "Agent", "Host", "InputTranslator", "RunEvents", "ThreadView", "refusal"]
 
 log = logging.getLogger("agui_core.host")
+
+PURGE_BATCH = 500
+"""How many threads one purge of a sweep removes at most: a sweep purges batch after batch
+until one comes back short, so no one transaction holds the store for long."""
 
 Agent = Callable[[RunContext], Awaitable[JSON]]
 """An agent: an async function of its run context; its return value is the run's result."""
@@ -166,7 +185,13 @@ class Host:
         translate_input: InputTranslator | None = None,
         max_thread_messages: int | None = DEFAULT_MAX_THREAD_MESSAGES,
         max_thread_bytes: int | None = DEFAULT_MAX_THREAD_BYTES,
+        retain: float | None = None,
+        retain_audit: float | None = None,
+        sweep_every: float | None = None,
     ) -> None:
+        """``retain``, ``retain_audit`` and ``sweep_every`` (seconds) are the retention of the
+        module docstring; ``retain=None`` keeps every thread. ``sweep_every`` defaults to a tenth
+        of ``retain``, at least 1 s and at most an hour."""
         self.agent = agent
         self.store: ThreadStore = store if store is not None else MemoryThreadStore()
         self.tools: Mapping[str, Tool] = {t.name: t for t in tools}
@@ -201,8 +226,23 @@ class Host:
         those the thread's last resume answered (for example a legacy resume channel into
         ``resume[]``, a replay included); it raises
         :class:`~agui_core.errors.RemoteProtocolError` to refuse the input."""
+        if retain is not None and not 0 < retain < math.inf:
+            raise ValueError(f"retain is a positive number of seconds, not {retain:g}")
+        if retain_audit is not None and (retain is None or not retain <= retain_audit < math.inf):
+            raise ValueError(
+                "retain_audit keeps audit trails longer than their threads: it needs retain, and no less"
+            )
+        if sweep_every is not None and not 0 < sweep_every < math.inf:
+            raise ValueError(f"sweep_every is a positive number of seconds, not {sweep_every:g}")
+        self.retain = retain
+        """Seconds a thread at rest is kept after its last save (``None``: for ever)."""
+        self.retain_audit = retain_audit
+        """Seconds a purged thread's audit trail is kept after the thread's last save (``None``: not kept apart)."""
+        self.sweep_every = sweep_every if sweep_every is not None else min(max(1.0, (retain or 0) / 10), 3600.0)
+        """Seconds between two sweeps, on the host's clock."""
         self._busy: set[str] = set()
         self._group: anyio.abc.TaskGroup | None = None
+        self._sweeping: anyio.CancelScope | None = None
         self.changes = ThreadChanges()
         """Every thread record this host saves, for whoever watches (the approval console's feed)."""
 
@@ -223,14 +263,12 @@ class Host:
     async def view(self, thread_id: str, principal: str = ANONYMOUS) -> ThreadView | None:
         """The open interrupts of ``thread_id`` and the snapshots to answer them, for its owner.
 
-        ``None`` for a thread never saved; :class:`~agui_core.errors.RemoteProtocolError`
-        ``FORBIDDEN`` for another principal's thread (the error names nothing of it).
+        ``None`` for a thread never saved and for another principal's alike (see the module
+        docstring): a caller cannot tell the two apart, by the answer or by its cost.
         """
-        record = await self.store.load(thread_id)
+        record = await self._owned(thread_id, principal)
         if record is None:
             return None
-        if record.owner != principal:
-            raise RemoteProtocolError(RunErrorCode.FORBIDDEN, "this thread belongs to another principal")
         run = record.active_run
         opened: tuple[OpenInterrupt, ...] = record.open_interrupts
         return ThreadView(
@@ -249,19 +287,67 @@ class Host:
     async def audit(self, thread_id: str, principal: str) -> tuple[ThreadRecord, Sequence[ResolvedInterrupt]] | None:
         """The record of ``thread_id`` and its audit trail, for its owner.
 
-        ``None`` for a thread never saved; :class:`~agui_core.errors.RemoteProtocolError`
-        ``FORBIDDEN`` for another principal's thread (the error names nothing of it).
+        ``None`` for a thread never saved and for another principal's alike, as :meth:`view`.
         """
-        record = await self.store.load(thread_id)
+        record = await self._owned(thread_id, principal)
         if record is None:
             return None
-        if record.owner != principal:
-            raise RemoteProtocolError(RunErrorCode.FORBIDDEN, "this thread belongs to another principal")
         return record, await self.store.audit(thread_id)
+
+    async def _owned(self, thread_id: str, principal: str) -> ThreadRecord | None:
+        """The record of ``thread_id`` if ``principal`` owns it; ``None`` otherwise, having read
+        only the owner (as little as for a thread that does not exist)."""
+        if await self.store.owner_of(thread_id) != principal:
+            return None
+        record = await self.store.load(thread_id)
+        # Checked again: the thread may have been purged, and begun again by anyone, meanwhile.
+        return record if record is not None and record.owner == principal else None
+
+    async def sweep(self) -> Purged:
+        """Purge what retention says is due now (what the periodic sweep does): the threads at
+        rest not saved for ``retain`` seconds and the kept audit trails older than
+        ``retain_audit``, batch after batch; how many of each went. Nothing without ``retain``."""
+        if self.retain is None:
+            return Purged(threads=0, audit_trails=0)
+        threads = trails = 0
+        while True:
+            now = self.clock()
+            audit_before = None if self.retain_audit is None else now - timedelta(seconds=self.retain_audit)
+            purged = await self.store.purge(
+                idle_before=now - timedelta(seconds=self.retain), audit_before=audit_before, limit=PURGE_BATCH
+            )
+            threads += purged.threads
+            trails += purged.audit_trails
+            if not purged.swept:
+                log.debug("another host is purging the store; this host's sweep waits for its next turn")
+                return Purged(threads=threads, audit_trails=trails, swept=False)
+            if purged.threads < PURGE_BATCH and purged.audit_trails < PURGE_BATCH:
+                break
+        if threads or trails:
+            log.info("retention: purged %d threads and %d kept audit trails", threads, trails)
+        return Purged(threads=threads, audit_trails=trails)
+
+    async def _sweep_forever(self) -> None:
+        """Sweep at start, then every ``sweep_every`` seconds on the host's clock, until the host exits."""
+        assert self._sweeping is not None
+        with self._sweeping:
+            while True:
+                try:
+                    await self.sweep()
+                except StoreError as exc:
+                    # The store's message may name files and hosts: the log only. The next sweep tries again.
+                    log.warning("retention: the sweep failed (%s); trying again in %g s", exc, self.sweep_every)
+                except Exception:
+                    # A store's own bug fails this sweep, never the host's runs.
+                    log.exception("retention: the sweep failed; trying again in %g s", self.sweep_every)
+                await self._clock.sleep(self.sweep_every)
 
     async def __aenter__(self) -> Host:
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
+        if self.retain is not None:
+            self._sweeping = anyio.CancelScope()
+            self._group.start_soon(self._sweep_forever)
         return self
 
     async def __aexit__(
@@ -269,6 +355,8 @@ class Host:
     ) -> bool | None:
         group, self._group = self._group, None
         assert group is not None
+        if self._sweeping is not None:
+            self._sweeping.cancel()  # the one task of the host's that would never end by itself
         return await group.__aexit__(exc_type, exc, tb)
 
     def run(self, run_input: RunAgentInput, *, principal: str = ANONYMOUS) -> RunEvents:
@@ -329,8 +417,9 @@ class Host:
         return ThreadMachine.from_record(record, payload_validators=self._validators, limits=self.thread_limits)
 
     async def _save(self, effect: Persist) -> None:
-        await self.store.save(effect.record)
-        self.changes.saved(effect.record)
+        record = attrs.evolve(effect.record, saved_at=self.clock().isoformat())  # the thread's last activity
+        await self.store.save(record)
+        self.changes.saved(record)
 
     async def _handle(self, run_input: RunAgentInput, principal: str, out: _Outlet) -> None:
         thread_id = run_input.thread_id

@@ -12,7 +12,9 @@ store for any reason (the console reads its inbox again when its feed reconnects
 minutes).
 
 A watcher that does not keep up (``buffer`` changes waiting) is dropped: its stream ends, and
-it is up to it to read the store afresh and watch again. Publishing never waits.
+it is up to it to read the store afresh and watch again. Publishing never waits. So is the
+oldest watcher of a principal who starts watching once more than its ``limit`` allows: what one
+principal holds open is bounded, and never at the expense of another's.
 """
 
 from __future__ import annotations
@@ -52,9 +54,10 @@ class ThreadChanges:
 
     def __init__(self, buffer: int = 64) -> None:
         self._buffer = buffer
-        # principal -> the send sides of its watchers' streams: a save costs one lookup when
-        # nobody watches its owner, however many watch others.
-        self._watchers: dict[str | None, set[MemoryObjectSendStream[ThreadChange]]] = {}
+        # principal -> the send sides of its watchers' streams, oldest first (a dict for its
+        # order; values unused): a save costs one lookup when nobody watches its owner, however
+        # many watch others.
+        self._watchers: dict[str | None, dict[MemoryObjectSendStream[ThreadChange], None]] = {}
 
     def __len__(self) -> int:
         """How many watchers there are."""
@@ -73,11 +76,24 @@ class ThreadChanges:
             except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self._drop(change.owner, send)
 
+    def watching(self, principal: str) -> int:
+        """How many watchers ``principal`` has."""
+        return len(self._watchers.get(principal, ()))
+
     @contextmanager
-    def watch(self, principal: str) -> Iterator[MemoryObjectReceiveStream[ThreadChange]]:
-        """The changes of ``principal``'s threads from now on, for as long as the block lasts."""
+    def watch(self, principal: str, *, limit: int | None = None) -> Iterator[MemoryObjectReceiveStream[ThreadChange]]:
+        """The changes of ``principal``'s threads from now on, for as long as the block lasts.
+
+        With ``limit``, ``principal`` keeps that many watchers at most: the oldest are dropped
+        (their streams end after what they already hold) to make room for this one.
+        """
+        if limit is not None and limit < 1:
+            raise ValueError(f"a limit of watchers is 1 or more, not {limit}")
         send, receive = anyio.create_memory_object_stream[ThreadChange](self._buffer)
-        self._watchers.setdefault(principal, set()).add(send)
+        watching = self._watchers.get(principal, {})
+        while limit is not None and len(watching) >= limit:
+            self._drop(principal, next(iter(watching)))  # the last one out takes the entry with it
+        self._watchers.setdefault(principal, {})[send] = None
         try:
             with receive:
                 yield receive
@@ -87,7 +103,7 @@ class ThreadChanges:
     def _drop(self, principal: str | None, send: MemoryObjectSendStream[ThreadChange]) -> None:
         watching = self._watchers.get(principal)
         if watching is not None:
-            watching.discard(send)
+            watching.pop(send, None)
             if not watching:
                 del self._watchers[principal]
         send.close()

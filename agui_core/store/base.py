@@ -13,6 +13,18 @@ record's version, so the renewals never race the run's own saves. A lease only g
 long as one run holds it: :meth:`~ThreadStore.load` hands back the latest one, and a save
 made by that run with an earlier lease (the one its host's machine knew) does not shorten it.
 A host that finds the lease run out takes the run's host for gone and closes the run.
+
+Retention. Nothing is removed by a save. :meth:`ThreadStore.purge` removes the threads whose
+last activity (the record's ``saved_at``: when a host last saved it, on that host's clock) is
+older than a cutoff, and only those at rest: no open interrupt, no run in progress (state
+``IDLE``). It is a compare-and-set too: a thread saved while a purge runs is either saved
+before (and is no longer due: it stays) or after (its save finds nothing stored at the version
+it expects, and gets :class:`VersionConflict`, as when another host saved first). A record
+saved without ``saved_at`` is never purged. A purged thread's id is free again: an input on it
+starts a new, empty thread, which may belong to anyone (clients should mint unguessable ids).
+Its audit trail goes with it, or, when the caller keeps audit trails longer
+(``audit_before``), waits apart from the thread (in the store, for its operator; no host
+serves it) until the thread's last activity is older than that second cutoff.
 """
 
 from __future__ import annotations
@@ -27,12 +39,15 @@ from agui_core.errors import AguiError, RunErrorCode
 from agui_core.machine.record import OpenInterrupt, ResolvedInterrupt, ThreadRecord, record_from_dict, record_to_dict
 
 __all__ = [
+    "Purged",
     "StoreError",
     "ThreadStore",
     "VersionConflict",
     "WaitingThread",
+    "check_purge",
     "extend_lease",
     "newest_first",
+    "saved_instant",
     "waiting_from_json",
 ]
 
@@ -68,6 +83,18 @@ class WaitingThread:
     def raised_at(self) -> str | None:
         """When the run that raised the open interrupts raised the first of them (RFC 3339), if known."""
         return self.interrupts[0].raised_at if self.interrupts else None
+
+
+@attrs.frozen(kw_only=True)
+class Purged:
+    """What one :meth:`ThreadStore.purge` did."""
+
+    threads: int = 0
+    """Threads removed, with their messages, leases, interrupt index rows and (unless kept) audit trails."""
+    audit_trails: int = 0
+    """Audit trails of threads purged before, removed now that they are past ``audit_before``."""
+    swept: bool = True
+    """``False``: another host was purging this store at that moment, so this call did nothing."""
 
 
 @runtime_checkable
@@ -108,6 +135,28 @@ class ThreadStore(Protocol):
         has passed are still open here (a thread closes them at its next input).
         """
 
+    async def owner_of(self, thread_id: str) -> str | None:
+        """The principal ``thread_id`` belongs to, or ``None`` for a thread never saved.
+
+        As cheap for a thread that exists as for one that does not (it reads no conversation):
+        what a host asks first when someone who may be a stranger wants to read a thread.
+        A record saved before threads had owners belongs to :data:`~agui_core.machine.record.ANONYMOUS`.
+        """
+
+    async def purge(
+        self, *, idle_before: datetime, audit_before: datetime | None = None, limit: int = 500
+    ) -> Purged:
+        """Remove up to ``limit`` threads at rest last saved before ``idle_before``, oldest first.
+
+        At rest: no open interrupt and no run in progress. Each goes whole: record, messages,
+        lease, interrupt index rows; its audit trail too, unless ``audit_before`` is given
+        (not after ``idle_before``): the trail is then kept apart until the thread's last save
+        is before ``audit_before``, and up to ``limit`` trails kept by earlier purges that are
+        now that old go too. A thread saved while this runs is not removed (see the module
+        docstring). Where several hosts share the store, one purges at a time; a call that
+        finds another purging returns at once, ``swept=False``. Times are aware datetimes.
+        """
+
     async def aclose(self) -> None:
         """Release what the store holds (connections, files)."""
 
@@ -139,3 +188,31 @@ def waiting_from_json(thread_id: str, open_interrupts: Sequence[Any]) -> Waiting
 def newest_first(threads: Sequence[WaitingThread]) -> list[WaitingThread]:
     """``threads`` newest first (by :attr:`WaitingThread.raised_at`; unknown times last)."""
     return sorted(threads, key=lambda w: (w.raised_at is not None, w.raised_at or "", w.thread_id), reverse=True)
+
+
+def saved_instant(record: ThreadRecord) -> datetime | None:
+    """When ``record`` was saved (its ``saved_at``), or ``None`` if it does not say.
+
+    ``StoreError`` for a ``saved_at`` that is not an RFC 3339 instant with a time zone: a
+    store never keeps a time it cannot compare.
+    """
+    text = record.saved_at
+    if text is None:
+        return None
+    try:
+        instant = datetime.fromisoformat(text)
+    except ValueError:
+        instant = None
+    if instant is None or instant.tzinfo is None:
+        raise StoreError(f"thread {record.thread_id!r}: saved_at {text!r} is not an instant with a time zone")
+    return instant
+
+
+def check_purge(idle_before: datetime, audit_before: datetime | None, limit: int) -> None:
+    """Raise ``ValueError`` for arguments :meth:`ThreadStore.purge` does not take."""
+    if idle_before.tzinfo is None or (audit_before is not None and audit_before.tzinfo is None):
+        raise ValueError("a purge's cutoffs are aware datetimes")
+    if audit_before is not None and audit_before > idle_before:
+        raise ValueError("audit trails are kept at least as long as their threads: audit_before <= idle_before")
+    if limit < 1:
+        raise ValueError(f"a purge removes 1 thread or more at a time, not {limit}")

@@ -16,11 +16,17 @@ an object: it costs more memory, but nothing is lost and loading it gives it bac
 Nothing survives the process.
 
 The store belongs to one event loop: a save checks and replaces the stored record with no
-``await`` in between, which is what makes it a compare-and-set there.
+``await`` in between, which is what makes it a compare-and-set there; so is a purge, which
+removes a thread and everything of it at once.
+
+Beside the records, the store keeps each thread's owner (so :meth:`MemoryThreadStore.owner_of`
+decodes nothing) and, for the threads at rest, when they were last saved (so a purge walks
+those only): a few dozen bytes a thread.
 """
 
 from __future__ import annotations
 
+import sys
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime
@@ -29,9 +35,18 @@ from typing import Self
 import orjson
 from anyio.lowlevel import checkpoint
 
-from agui_core.machine.record import ResolvedInterrupt, ThreadRecord, record_from_dict, record_to_dict
+from agui_core.machine.record import ANONYMOUS, ResolvedInterrupt, ThreadRecord, record_from_dict, record_to_dict
 from agui_core.machine.transitions import ThreadState
-from agui_core.store.base import StoreError, VersionConflict, WaitingThread, extend_lease, newest_first
+from agui_core.store.base import (
+    Purged,
+    StoreError,
+    VersionConflict,
+    WaitingThread,
+    check_purge,
+    extend_lease,
+    newest_first,
+    saved_instant,
+)
 
 __all__ = ["MemoryThreadStore"]
 
@@ -47,7 +62,18 @@ class MemoryThreadStore:
     every thread as JSON, the smallest and slowest form).
     """
 
-    __slots__ = ("_closed", "_interrupts", "_recent", "_recent_bytes", "_records", "_room", "_room_bytes")
+    __slots__ = (
+        "_at_rest",
+        "_closed",
+        "_interrupts",
+        "_owners",
+        "_purged_audit",
+        "_recent",
+        "_recent_bytes",
+        "_records",
+        "_room",
+        "_room_bytes",
+    )
 
     def __init__(self, *, recent: int = 32, recent_bytes: int = _RECENT_BYTES) -> None:
         if recent < 0:
@@ -63,6 +89,11 @@ class MemoryThreadStore:
         self._recent_bytes = 0
         # interrupt id -> thread id; keys and values are the very strings the saved records held.
         self._interrupts: dict[str, str] = {}
+        # thread id -> its owner; and, for the threads at rest saved with a time, that time.
+        self._owners: dict[str, str | None] = {}
+        self._at_rest: dict[str, datetime] = {}
+        # The audit trails of purged threads kept longer than them: (thread id, owner, last save, trail).
+        self._purged_audit: list[tuple[str, str | None, datetime, tuple[ResolvedInterrupt, ...]]] = []
         self._closed = False
 
     def __len__(self) -> int:
@@ -130,7 +161,14 @@ class MemoryThreadStore:
         held = None if current is None else current.active_run
         if held is not None and record.active_run is not None and held.run_id == record.active_run.run_id:
             record = extend_lease(record, held.lease_until)  # a renewal is never undone by a save
+        saved_at = saved_instant(record)
         self._hold(thread_id, record)
+        owner = record.owner
+        self._owners[thread_id] = sys.intern(owner) if owner is not None else None  # a few principals, many threads
+        if record.state is ThreadState.IDLE and saved_at is not None:
+            self._at_rest[thread_id] = saved_at
+        else:
+            self._at_rest.pop(thread_id, None)
         index = self._interrupts
         # setdefault: an id already known keeps the thread that raised it first (ids are unique
         # per thread, not across threads).
@@ -183,6 +221,54 @@ class MemoryThreadStore:
         ]
         return newest_first(found)[:limit]
 
+    async def owner_of(self, thread_id: str) -> str | None:
+        """The principal ``thread_id`` belongs to, or ``None`` for a thread never saved (one lookup)."""
+        await checkpoint()
+        self._check_open()
+        if thread_id not in self._owners:
+            return None
+        owner = self._owners[thread_id]
+        return ANONYMOUS if owner is None else owner
+
+    async def purge(
+        self, *, idle_before: datetime, audit_before: datetime | None = None, limit: int = 500
+    ) -> Purged:
+        """Remove up to ``limit`` threads at rest last saved before ``idle_before`` (see
+        :meth:`ThreadStore.purge <agui_core.store.base.ThreadStore.purge>`); at once, between
+        two awaits, so no save comes in between."""
+        check_purge(idle_before, audit_before, limit)
+        await checkpoint()
+        self._check_open()
+        due = sorted((at, thread_id) for thread_id, at in self._at_rest.items() if at < idle_before)[:limit]
+        for at, thread_id in due:
+            held = self._records[thread_id]  # read, not made recent: a purge leaves the cache as it was
+            record = held if isinstance(held, ThreadRecord) else record_from_dict(orjson.loads(held))
+            if audit_before is not None and record.resolved:
+                self._purged_audit.append((thread_id, record.owner, at, record.resolved))
+            index = self._interrupts
+            for closed in record.resolved:
+                if index.get(closed.interrupt.id) == thread_id:
+                    del index[closed.interrupt.id]
+            del self._records[thread_id]
+            self._recent_bytes -= self._recent.pop(thread_id, 0)
+            del self._owners[thread_id]
+            del self._at_rest[thread_id]
+        trails = 0
+        if audit_before is not None:
+            kept = []
+            for trail in self._purged_audit:
+                if trail[2] < audit_before and trails < limit:
+                    trails += 1
+                else:
+                    kept.append(trail)
+            self._purged_audit = kept
+        return Purged(threads=len(due), audit_trails=trails)
+
+    async def open(self) -> None:
+        """Nothing to open (as for the stores that connect to something, before first use)."""
+        await checkpoint()
+        self._check_open()
+
     async def aclose(self) -> None:
         """Let go of every thread; any later call raises ``StoreError``."""
         self._closed = True
@@ -190,3 +276,6 @@ class MemoryThreadStore:
         self._recent = OrderedDict()
         self._recent_bytes = 0
         self._interrupts = {}
+        self._owners = {}
+        self._at_rest = {}
+        self._purged_audit = []

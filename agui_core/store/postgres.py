@@ -6,15 +6,23 @@ unless told otherwise), which the store creates and migrates itself:
 
 ``schema_version(version, applied_at)``
     one row per migration applied; a schema newer than this agui-core reads is refused.
-``threads(thread_id, version, state, owner, record)``
+``threads(thread_id, version, state, owner, record, saved_at)``
     one row per thread: its last record as JSON (:func:`record_to_dict`, kept as text, byte for
     byte), the record's version (the compare-and-set key), its state and its owner (so an
-    operator can query them).
+    operator can query them), and when it was last saved (the record's ``saved_at``; ``NULL``:
+    its saver did not say). The partial index ``threads_at_rest`` (``saved_at`` of the threads
+    in state ``IDLE``) finds what a purge removes.
 ``interrupts(interrupt_id, thread_id)``
-    every interrupt ever raised, open or closed, and its thread (``THREAD_MISMATCH``).
+    every interrupt ever raised, open or closed, and its thread (``THREAD_MISMATCH``); indexed
+    by thread too (``interrupts_by_thread``), for a purge.
 ``audit(thread_id, seq, interrupt_id, reason, raised_in, raised_at, status, answered_in, answered_at, outcome, entry)``
     the audit trail, one row per closed interrupt in the order it was closed, the whole entry
-    as JSON in ``entry``. Rows are only ever added: a later save cannot rewrite history.
+    as JSON in ``entry``. Rows are only ever added: a later save cannot rewrite history, and a
+    trigger refuses every change or removal but a purge's (:meth:`PostgresThreadStore.purge`).
+``purged_audit(thread_id, owner, last_saved_at, entries)``
+    the audit trails of purged threads kept longer than the threads: one row per trail, its
+    entries as a JSON array, until ``last_saved_at`` (the thread's last save) passes the audit
+    cutoff. For the operator: no host serves them.
 ``threads_waiting``
     a partial index of the interrupted threads by owner: the approval console's inbox
     (:meth:`PostgresThreadStore.waiting`).
@@ -26,7 +34,8 @@ unless told otherwise), which the store creates and migrates itself:
 
 One round trip per call. A save is one call of the server-side function ``save_thread``: in
 one transaction it does the compare-and-set on the version (an ``UPDATE ... WHERE version =``
-the previous one, or an ``INSERT`` for version 1), holds the run's lease, indexes the record's interrupts, and
+the previous one, or an ``INSERT`` for version 1), keeps when the thread was saved, holds the
+run's lease, indexes the record's interrupts, and
 appends the audit rows of the interrupts closed since the last save (read from the record's
 JSON on the server, so the hot path sends the record once). Two hosts saving the same
 version serialise on the thread's row, and exactly one moves the thread on; the other gets
@@ -36,6 +45,14 @@ Migrations. The first call of a store checks the schema version; a schema that i
 older is created or migrated inside a transaction holding an advisory lock named after the
 schema, so hosts starting together migrate once, one after the other, and a migration either
 happens whole or not at all.
+
+Retention. A purge is one call of the server-side function ``purge_threads``, in one
+transaction: it takes a transaction-level advisory lock named after the schema's sweep with
+``pg_try_advisory_xact_lock``, so when hosts sharing the schema purge at the same moment one
+does and the others return at once (``swept=False``); it locks the due rows it removes
+(``FOR UPDATE SKIP LOCKED``: a thread being saved right now is left for the next purge), so a
+save racing the removal of its thread waits for it and finds the thread gone (a
+``VersionConflict``), or was first and the thread is no longer due.
 
 Connection loss. A call that fails for the connection (lost, refused, timed out after
 ``timeout`` seconds) raises :class:`~agui_core.store.base.StoreError`. A save whose outcome is
@@ -63,13 +80,23 @@ import anyio
 import orjson
 
 from agui_core.machine.record import (
+    ANONYMOUS,
     ResolvedInterrupt,
     ThreadRecord,
     record_from_dict,
     record_to_dict,
     resolved_from_dicts,
 )
-from agui_core.store.base import StoreError, VersionConflict, WaitingThread, extend_lease, waiting_from_json
+from agui_core.store.base import (
+    Purged,
+    StoreError,
+    VersionConflict,
+    WaitingThread,
+    check_purge,
+    extend_lease,
+    saved_instant,
+    waiting_from_json,
+)
 
 try:
     import asyncpg
@@ -78,7 +105,7 @@ except ImportError as exc:  # pragma: no cover - the extra is part of the test i
 
 __all__ = ["DEFAULT_SCHEMA", "SCHEMA_VERSION", "PostgresThreadStore"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The layout of the schema, kept in its ``schema_version`` table; a newer schema is refused."""
 
 DEFAULT_SCHEMA = "agui"
@@ -251,6 +278,167 @@ _MIGRATIONS: tuple[str, ...] = (
     -- change of one of them, without walking every thread of every owner.
     CREATE INDEX threads_waiting ON {s}.threads (owner) WHERE state = 'INTERRUPTED';
     """,
+    """
+    -- Retention: each thread's last save, what a purge reads, and the trails it keeps apart.
+    -- The threads already there count as saved now: nothing is purged before its time.
+    ALTER TABLE {s}.threads ADD COLUMN saved_at timestamptz;
+    UPDATE {s}.threads SET saved_at = now();
+    CREATE INDEX threads_at_rest ON {s}.threads (saved_at) WHERE state = 'IDLE';
+    CREATE INDEX interrupts_by_thread ON {s}.interrupts (thread_id);
+    CREATE TABLE {s}.purged_audit (
+        thread_id text NOT NULL,
+        owner text,
+        last_saved_at timestamptz NOT NULL,
+        entries json NOT NULL
+    );
+    CREATE INDEX purged_audit_by_age ON {s}.purged_audit (last_saved_at);
+
+    -- The audit trail stays append-only, but for the removals of a purge, which says so
+    -- for its own transaction.
+    CREATE OR REPLACE FUNCTION {s}.audit_is_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'DELETE' AND current_setting('agui.purging', true) = 'on' THEN
+            RETURN NULL;
+        END IF;
+        RAISE EXCEPTION 'the audit trail is append-only';
+    END $$;
+
+    -- Version 2's save, which also keeps when the thread was saved (p_saved_at, the record's own
+    -- saved_at: read by the client, which has it at hand, not parsed out of the record here).
+    CREATE FUNCTION {s}.save_thread(
+        p_thread_id text,
+        p_version bigint,
+        p_state text,
+        p_owner text,
+        p_record json,
+        p_interrupt_ids text[],
+        p_resolved integer,
+        p_run_id text,
+        p_lease_until timestamptz,
+        p_saved_at timestamptz,
+        OUT saved boolean,
+        OUT stored bigint
+    ) LANGUAGE plpgsql AS $$
+    DECLARE
+        known integer;
+    BEGIN
+        IF p_version = 1 THEN
+            INSERT INTO {s}.threads (thread_id, version, state, owner, record, saved_at)
+            VALUES (p_thread_id, 1, p_state, p_owner, p_record, p_saved_at)
+            ON CONFLICT (thread_id) DO NOTHING;
+        ELSE
+            UPDATE {s}.threads
+            SET version = p_version, state = p_state, owner = p_owner, record = p_record, saved_at = p_saved_at
+            WHERE thread_id = p_thread_id AND version = p_version - 1;
+        END IF;
+        saved := FOUND;
+        IF NOT saved THEN
+            SELECT t.version INTO stored FROM {s}.threads AS t WHERE t.thread_id = p_thread_id;
+            RETURN;
+        END IF;
+        IF p_run_id IS NULL THEN
+            DELETE FROM {s}.leases AS l WHERE l.thread_id = p_thread_id;
+        ELSE
+            INSERT INTO {s}.leases AS l (thread_id, run_id, until) VALUES (p_thread_id, p_run_id, p_lease_until)
+            ON CONFLICT (thread_id) DO UPDATE SET
+                until = CASE WHEN l.run_id = p_run_id THEN greatest(l.until, p_lease_until) ELSE p_lease_until END,
+                run_id = p_run_id;
+        END IF;
+        INSERT INTO {s}.interrupts (interrupt_id, thread_id)
+        SELECT id, p_thread_id FROM unnest(p_interrupt_ids) AS id
+        ON CONFLICT (interrupt_id) DO NOTHING;
+        IF p_resolved > 0 THEN
+            SELECT coalesce(max(a.seq) + 1, 0) INTO known FROM {s}.audit AS a WHERE a.thread_id = p_thread_id;
+            IF p_resolved > known THEN
+                INSERT INTO {s}.audit (thread_id, seq, interrupt_id, reason, raised_in, raised_at, status,
+                                       answered_in, answered_at, outcome, entry)
+                SELECT p_thread_id, (n - 1)::integer, e -> 'interrupt' ->> 'id', e -> 'interrupt' ->> 'reason',
+                       e ->> 'runId', e ->> 'raisedAt', e ->> 'status', e ->> 'answeredIn', e ->> 'answeredAt',
+                       e ->> 'outcome', e
+                FROM json_array_elements(p_record -> 'resolved') WITH ORDINALITY AS r(e, n)
+                WHERE n > known;
+                INSERT INTO {s}.interrupts (interrupt_id, thread_id)
+                SELECT e -> 'interrupt' ->> 'id', p_thread_id
+                FROM json_array_elements(p_record -> 'resolved') WITH ORDINALITY AS r(e, n)
+                WHERE n > known
+                ON CONFLICT (interrupt_id) DO NOTHING;
+            END IF;
+        END IF;
+    END $$;
+
+    -- Version 2's save stays for hosts still running an older agui-core while others migrate:
+    -- what they save counts as used now, so no purge takes a thread they just used.
+    CREATE OR REPLACE FUNCTION {s}.save_thread(
+        p_thread_id text,
+        p_version bigint,
+        p_state text,
+        p_owner text,
+        p_record json,
+        p_interrupt_ids text[],
+        p_resolved integer,
+        p_run_id text,
+        p_lease_until timestamptz,
+        OUT saved boolean,
+        OUT stored bigint
+    ) LANGUAGE sql AS $$
+        SELECT * FROM {s}.save_thread(
+            p_thread_id, p_version, p_state, p_owner, p_record, p_interrupt_ids, p_resolved, p_run_id,
+            p_lease_until, now()
+        )
+    $$;
+
+    -- A purge, whole, in one call (see the module docstring). swept is false when another
+    -- host holds the sweep's lock: nothing was done.
+    CREATE FUNCTION {s}.purge_threads(
+        p_lock bigint,
+        p_idle_before timestamptz,
+        p_audit_before timestamptz,
+        p_limit integer,
+        OUT swept boolean,
+        OUT threads integer,
+        OUT trails integer
+    ) LANGUAGE plpgsql AS $$
+    DECLARE
+        ids text[];
+    BEGIN
+        threads := 0;
+        trails := 0;
+        swept := pg_try_advisory_xact_lock(p_lock);
+        IF NOT swept THEN
+            RETURN;
+        END IF;
+        PERFORM set_config('agui.purging', 'on', true);
+        SELECT coalesce(array_agg(t.thread_id), '{{}}') INTO ids FROM (
+            SELECT thread_id FROM {s}.threads
+            WHERE state = 'IDLE' AND saved_at < p_idle_before
+            ORDER BY saved_at LIMIT p_limit
+            FOR UPDATE SKIP LOCKED
+        ) AS t;
+        threads := cardinality(ids);
+        IF threads > 0 THEN
+            IF p_audit_before IS NOT NULL THEN
+                INSERT INTO {s}.purged_audit (thread_id, owner, last_saved_at, entries)
+                SELECT t.thread_id, t.owner, t.saved_at, trail.entries
+                FROM {s}.threads AS t
+                JOIN (
+                    SELECT a.thread_id, json_agg(a.entry ORDER BY a.seq) AS entries
+                    FROM {s}.audit AS a WHERE a.thread_id = ANY (ids) GROUP BY a.thread_id
+                ) AS trail USING (thread_id);
+            END IF;
+            DELETE FROM {s}.audit WHERE thread_id = ANY (ids);
+            DELETE FROM {s}.interrupts WHERE thread_id = ANY (ids);
+            DELETE FROM {s}.leases WHERE thread_id = ANY (ids);
+            DELETE FROM {s}.threads WHERE thread_id = ANY (ids);
+        END IF;
+        IF p_audit_before IS NOT NULL THEN
+            DELETE FROM {s}.purged_audit WHERE ctid IN (
+                SELECT ctid FROM {s}.purged_audit WHERE last_saved_at < p_audit_before
+                ORDER BY last_saved_at LIMIT p_limit
+            );
+            GET DIAGNOSTICS trails = ROW_COUNT;
+        END IF;
+    END $$;
+    """,
 )
 
 assert len(_MIGRATIONS) == SCHEMA_VERSION
@@ -284,9 +472,10 @@ def _split_schema(dsn: str) -> tuple[str, str | None]:
     return urlunsplit(parts._replace(query=rest)), schemas[-1]
 
 
-def _lock_key(schema: str) -> int:
-    """The advisory lock migrations of ``schema`` hold: a stable signed 64-bit number."""
-    digest = hashlib.blake2b(f"agui-core schema {schema}".encode(), digest_size=8).digest()
+def _lock_key(schema: str, purpose: str = "schema") -> int:
+    """The advisory lock ``schema``'s migrations (or its purges, ``purpose="sweep"``) hold:
+    a stable signed 64-bit number."""
+    digest = hashlib.blake2b(f"agui-core {purpose} {schema}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
 
 
@@ -295,11 +484,14 @@ class PostgresThreadStore:
 
     ``dsn`` is a libpq URL (``postgresql://user:password@host:port/database``); a ``schema``
     query parameter in it names the schema, as ``schema`` does (the argument wins; default
-    ``agui``: lower-case letters, digits and ``_``). The schema and its tables are created or
-    migrated on first use. The store keeps a pool of ``min_size`` to ``max_size``
-    connections, opened on first use; a call fails with ``StoreError`` when a connection or
-    a statement takes longer than ``timeout`` seconds. ``application_name`` is what
-    PostgreSQL's ``pg_stat_activity`` shows for the store's connections.
+    ``agui``: lower-case letters, digits and ``_``). What the URL leaves out comes from libpq's
+    variables, as asyncpg reads them: the password from ``PGPASSWORD`` or the file
+    ``PGPASSFILE`` names (``~/.pgpass`` by default), so it need not be in the URL. The schema
+    and its tables are created or migrated on first use (or by :meth:`open`). The store keeps
+    a pool of ``min_size`` to ``max_size`` connections, opened on first use; a call fails with
+    ``StoreError`` when a connection or a statement takes longer than ``timeout`` seconds.
+    ``application_name`` is what PostgreSQL's ``pg_stat_activity`` shows for the store's
+    connections.
     ``synchronous_commit`` is PostgreSQL's setting for the store's sessions: ``"on"`` (a save
     that returned survives a crash of the database server) or ``"off"`` (faster; a crash of the
     server may lose the last fraction of a second of saves, never corrupt a thread).
@@ -337,10 +529,12 @@ class PostgresThreadStore:
             f"SELECT t.version, t.record, l.run_id, l.until FROM {s}.threads AS t"
             f" LEFT JOIN {s}.leases AS l USING (thread_id) WHERE t.thread_id = $1"
         )
-        self._save_sql = f"SELECT saved, stored FROM {s}.save_thread($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+        self._save_sql = f"SELECT saved, stored FROM {s}.save_thread($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
         self._renew_sql = f"UPDATE {s}.leases SET until = greatest(until, $3) WHERE thread_id = $1 AND run_id = $2"
         self._interrupt_sql = f"SELECT thread_id FROM {s}.interrupts WHERE interrupt_id = $1"
         self._audit_sql = f"SELECT entry FROM {s}.audit WHERE thread_id = $1 ORDER BY seq"
+        self._owner_sql = f"SELECT owner FROM {s}.threads WHERE thread_id = $1"
+        self._purge_sql = f"SELECT swept, threads, trails FROM {s}.purge_threads($1, $2, $3, $4)"
         self._waiting_sql = (
             f"SELECT thread_id, record->'open' FROM {s}.threads WHERE owner = $1 AND state = 'INTERRUPTED'"
             " ORDER BY record->'open'->0->>'raisedAt' DESC NULLS LAST, thread_id DESC LIMIT $2"
@@ -471,6 +665,7 @@ class PostgresThreadStore:
         thread_id = record.thread_id
         if record.version < 1:
             raise ValueError(f"thread {thread_id!r}: a saved record has version 1 or more, not {record.version}")
+        saved_at = saved_instant(record)
         try:
             text = orjson.dumps(record_to_dict(record)).decode()
         except Exception as exc:
@@ -498,6 +693,7 @@ class PostgresThreadStore:
                     len(record.resolved),
                     None if run is None else run.run_id,
                     lease,
+                    saved_at,
                 )
         except _FAILURES as exc:
             raise StoreError(
@@ -547,6 +743,41 @@ class PostgresThreadStore:
             if waiting.interrupts:
                 found.append(waiting)
         return found
+
+    async def owner_of(self, thread_id: str) -> str | None:
+        """The principal ``thread_id`` belongs to, or ``None`` for a thread never saved (the
+        ``owner`` column: one primary-key lookup, the record is not read)."""
+        row = await self._read(f"look up the owner of thread {thread_id!r}", "fetchrow", self._owner_sql, thread_id)
+        if row is None:
+            return None
+        owner = row[0]
+        return ANONYMOUS if owner is None else str(owner)
+
+    async def purge(
+        self, *, idle_before: datetime, audit_before: datetime | None = None, limit: int = 500
+    ) -> Purged:
+        """Remove up to ``limit`` threads at rest last saved before ``idle_before`` (see
+        :meth:`ThreadStore.purge <agui_core.store.base.ThreadStore.purge>`): one call of
+        ``purge_threads``, which returns at once (``swept=False``) while another host purges.
+
+        ``StoreError`` when the connection fails: the purge may or may not have happened (the
+        next one does what is left).
+        """
+        check_purge(idle_before, audit_before, limit)
+        pool = await self._connected()
+        try:
+            async with pool.acquire(timeout=self._timeout) as connection:
+                swept, threads, trails = await connection.fetchrow(
+                    self._purge_sql, _lock_key(self._schema, "sweep"), idle_before, audit_before, limit
+                )
+        except _FAILURES as exc:
+            raise StoreError(f"cannot purge the thread store's schema {self._schema!r}: {exc}") from exc
+        return Purged(threads=threads, audit_trails=trails, swept=swept)
+
+    async def open(self) -> None:
+        """Connect now, creating or migrating the schema, rather than on first use:
+        ``StoreError`` if the database cannot be reached (what ``agui serve`` checks at start-up)."""
+        await self._connected()
 
     async def aclose(self) -> None:
         """Close the pool; any later call raises ``StoreError``. Closing twice is fine.

@@ -2,11 +2,13 @@
 
 The file holds four tables:
 
-``threads(thread_id, version, state, record)``
+``threads(thread_id, version, state, record, saved_at, owner)``
     one row per thread: its last record as JSON text (:func:`record_to_dict` without the
     messages and the audit trail, which have rows of their own, and with how many of each in
-    ``messageCount`` and ``resolvedCount``), the record's version (the compare-and-set key) and
-    its state (so an operator can query it).
+    ``messageCount`` and ``resolvedCount``), the record's version (the compare-and-set key),
+    its state (so an operator can query it), when it was last saved (the record's
+    ``saved_at`` in UTC, as ``leases`` keeps instants; ``NULL``: its saver did not say) and
+    its owner (as the record says), so that neither a purge nor an owner lookup reads a record.
 ``messages(thread_id, seq, digest, message)``
     the thread's messages in order, each as JSON text with a digest of that text. A save
     appends the new ones and rewrites only from the first message that differs from what is
@@ -24,6 +26,15 @@ The file holds four tables:
     one row per thread with a run in progress: the run, and until when its host holds the
     thread (UTC, RFC 3339 to the microsecond, so that text order is time order). Each save
     writes it in its transaction; a renewal updates this small row alone, never the record.
+
+``purged_audit(thread_id, owner, last_saved_at, entries)``
+    the audit trails of purged threads that are kept longer than the threads (see
+    :meth:`SqliteThreadStore.purge`): one row per trail, its entries as a JSON array, until
+    ``last_saved_at`` (the thread's last save) passes the audit cutoff. For the operator: no
+    host serves them.
+
+The index ``threads_at_rest`` (the last save of the threads in state ``IDLE``) finds the
+threads a purge removes; ``interrupts_by_thread`` their interrupt index rows.
 
 The index ``threads_waiting`` (the owner and first interrupt's time of interrupted threads, read
 from their records) serves :meth:`SqliteThreadStore.waiting`, the approval console's inbox. It
@@ -67,9 +78,13 @@ matters beyond the bytes: the worker threads' transient buffers are freed to gli
 arenas, which keep what they once held; a save that held an encoding of every message left its
 peak in the process for good.)
 
-Nothing stored is deleted but messages a save replaces, and a row changes only through a
-successful compare-and-set. A file of version 1 or 2 (messages inside the records) is
-migrated in place when a store first opens it, in one transaction. A row
+Nothing stored is deleted but messages a save replaces and what :meth:`SqliteThreadStore.purge`
+removes, and a row changes only through a successful compare-and-set. A purge is one write
+transaction (``BEGIN IMMEDIATE``): SQLite lets one writer at a time in, so the hosts of one
+file purge one after another, never at once, and no save comes between a purge's check of a
+thread and its removal. A file of version 1 or 2 (messages inside the records) is
+migrated in place when a store first opens it, in one transaction; so is a file of version 3
+(no ``saved_at``: its threads count as last saved when it is migrated). A row
 that cannot be read back (not JSON, not a record, a version that disagrees) raises
 :class:`~agui_core.store.base.StoreError` naming the thread, and is left as it is.
 """
@@ -90,6 +105,7 @@ import attrs
 import orjson
 
 from agui_core.machine.record import (
+    ANONYMOUS,
     ResolvedInterrupt,
     ThreadRecord,
     record_from_dict,
@@ -98,15 +114,26 @@ from agui_core.machine.record import (
 )
 from agui_core.protocol.codec import converter
 from agui_core.protocol.types import Message
-from agui_core.store.base import StoreError, VersionConflict, WaitingThread, extend_lease, waiting_from_json
+from agui_core.store.base import (
+    Purged,
+    StoreError,
+    VersionConflict,
+    WaitingThread,
+    check_purge,
+    extend_lease,
+    saved_instant,
+    waiting_from_json,
+)
 
 __all__ = ["SCHEMA_VERSION", "SqliteThreadStore"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The layout of the file, kept in SQLite's ``user_version``; a newer file is refused.
 
 1: the first. 2: a leases table (created when a version-1 file is opened). 3: messages and
-audit entries out of each thread's record, in rows of their own (1 and 2 are migrated)."""
+audit entries out of each thread's record, in rows of their own (1 and 2 are migrated).
+4: each thread's last save (``saved_at``) and owner, the indexes a purge reads and
+``purged_audit`` (1 to 3 are migrated)."""
 
 _THREADS_REMEMBERED = 64
 """How many threads' last records a store remembers, to load and save them without reading them."""
@@ -155,6 +182,8 @@ CREATE TABLE IF NOT EXISTS leases (
     until TEXT
 );
 """
+_AUDIT_ENTRIES = "SELECT entry FROM audit WHERE thread_id = ? ORDER BY seq"
+_KEEP_TRAIL = "INSERT INTO purged_audit (thread_id, owner, last_saved_at, entries) VALUES (?, ?, ?, ?)"
 # The inbox of the approval console (waiting): built on first use, see the module docstring.
 # The query must repeat these expressions exactly for SQLite to use the index.
 _WAITING_INDEX = (
@@ -169,7 +198,19 @@ _WAITING = (
 )
 
 # Version 2 added the leases table: opening a version 1 file creates it. Version 3 moved
-# messages out of the records (see _move_messages_out).
+# messages out of the records (see _move_messages_out). Version 4 added what retention
+# needs (see _add_retention).
+_RETENTION_SCHEMA = """
+CREATE INDEX IF NOT EXISTS threads_at_rest ON threads (saved_at) WHERE state = 'IDLE';
+CREATE INDEX IF NOT EXISTS interrupts_by_thread ON interrupts (thread_id);
+CREATE TABLE IF NOT EXISTS purged_audit (
+    thread_id TEXT NOT NULL,
+    owner TEXT,
+    last_saved_at TEXT NOT NULL,
+    entries TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS purged_audit_by_age ON purged_audit (last_saved_at);
+"""
 
 
 def _resolved_to_dicts(thread_id: str, entries: Sequence[ResolvedInterrupt]) -> list[Any]:
@@ -200,6 +241,12 @@ def _utc(instant: str | datetime) -> str:
     """``instant`` as the leases table keeps it: UTC, to the microsecond (text order is time order)."""
     moment = datetime.fromisoformat(instant) if isinstance(instant, str) else instant
     return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _saved_at(record: ThreadRecord) -> str | None:
+    """The record's ``saved_at`` as the threads table keeps it (see :func:`_utc`), or ``None``."""
+    instant = saved_instant(record)
+    return None if instant is None else _utc(instant)
 
 
 def _create_private(path: str) -> None:
@@ -391,6 +438,7 @@ class SqliteThreadStore:
         """Save ``record`` if the stored version is ``record.version - 1``; else ``VersionConflict``."""
         if record.version < 1:
             raise ValueError(f"thread {record.thread_id!r}: a saved record has version 1 or more, not {record.version}")
+        saved_instant(record)  # a saved_at that cannot be kept fails this save alone, before its batch
         await self._batched(self._saves, _Save(record))
 
     async def renew_lease(self, thread_id: str, run_id: str, until: datetime) -> bool:
@@ -410,6 +458,29 @@ class SqliteThreadStore:
     async def waiting(self, owner: str, *, limit: int = 100) -> Sequence[WaitingThread]:
         """The threads of ``owner`` with open interrupts, newest first (one indexed query)."""
         return await self._call(self._waiting, owner, limit)
+
+    async def owner_of(self, thread_id: str) -> str | None:
+        """The principal ``thread_id`` belongs to, or ``None`` for a thread never saved (one
+        indexed read of the thread's row; its messages are not read)."""
+        return await self._read(self._owner_of, thread_id)
+
+    async def purge(
+        self, *, idle_before: datetime, audit_before: datetime | None = None, limit: int = 500
+    ) -> Purged:
+        """Remove up to ``limit`` threads at rest last saved before ``idle_before`` (see
+        :meth:`ThreadStore.purge <agui_core.store.base.ThreadStore.purge>`), in one write
+        transaction: another host's purge of the same file waits for it, then finds what is
+        left (so two never remove the same thread, and running both is harmless)."""
+        check_purge(idle_before, audit_before, limit)
+        cutoff = None if audit_before is None else _utc(audit_before)
+        return await self._call(self._purge, _utc(idle_before), cutoff, limit)
+
+    async def open(self) -> None:
+        """Open the file now, creating or migrating it, rather than on first use:
+        ``StoreError`` if it cannot be (what ``agui serve`` checks at start-up)."""
+        await self._call(self._connect)
+        if self._apart:
+            await self._read(self._connect_reader)
 
     async def aclose(self) -> None:
         """Close the connection; any later call raises ``StoreError``. Closing twice is fine."""
@@ -483,6 +554,7 @@ class SqliteThreadStore:
                             connection.execute(statement)
                     if found in (1, 2):
                         self._move_messages_out(connection)
+                    self._add_retention(connection)
                     connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                     connection.execute("COMMIT")
                 except BaseException:
@@ -523,6 +595,24 @@ class SqliteThreadStore:
             connection.execute(
                 "UPDATE threads SET record = ? WHERE thread_id = ?", (orjson.dumps(document).decode(), thread_id)
             )
+
+    @staticmethod
+    def _add_retention(connection: sqlite3.Connection) -> None:
+        """Schema 3 (or a new file) to 4: each thread's last save and owner, and what a purge reads.
+
+        The threads already there count as last saved now: retention starts from the
+        migration, and removes nothing that was in the file before its time has passed.
+        """
+        columns = {name for (_, name, *_) in connection.execute("PRAGMA table_info(threads)")}
+        if "saved_at" not in columns:
+            connection.execute("ALTER TABLE threads ADD COLUMN saved_at TEXT")
+            connection.execute("UPDATE threads SET saved_at = ?", (_utc(datetime.now(UTC)),))
+        if "owner" not in columns:
+            connection.execute("ALTER TABLE threads ADD COLUMN owner TEXT")
+            connection.execute("UPDATE threads SET owner = json_extract(record, '$.owner') WHERE json_valid(record)")
+        for statement in _RETENTION_SCHEMA.split(";"):
+            if statement.strip():
+                connection.execute(statement)
 
     def _schema_version(self, connection: sqlite3.Connection) -> int:
         found: int = connection.execute("PRAGMA user_version").fetchone()[0]
@@ -571,10 +661,14 @@ class SqliteThreadStore:
         try:
             connection.execute("BEGIN")  # one snapshot of the file for the record and its messages
             try:
-                row = connection.execute("SELECT version FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
+                row = connection.execute(
+                    "SELECT version, saved_at FROM threads WHERE thread_id = ?", (thread_id,)
+                ).fetchone()
                 if row is None:
                     return None
-                if known is not None and known.record.version == row[0]:
+                # The same version saved at the same instant: the same record (a thread purged
+                # and begun again since, by another process, has its versions over again).
+                if known is not None and known.record.version == row[0] and _saved_at(known.record) == row[1]:
                     self._remember(known)
                     # Records are immutable: the one saved or loaded here is the one stored.
                     return self._with_lease(connection, known.record)
@@ -787,6 +881,16 @@ class SqliteThreadStore:
             self._write_messages(connection, record, stored, what)
         self._index(connection, record)
         self._hold_lease(connection, record)
+        self._stamp(connection, record)
+
+    @staticmethod
+    def _stamp(connection: sqlite3.Connection, record: ThreadRecord) -> None:
+        """Keep when the thread was last saved and whose it is beside its record, where a purge
+        and an owner lookup read them without reading the record."""
+        connection.execute(
+            "UPDATE threads SET saved_at = ?, owner = ? WHERE thread_id = ?",
+            (_saved_at(record), record.owner, record.thread_id),
+        )
 
     @staticmethod
     def _stored_digests(connection: sqlite3.Connection, thread_id: str) -> tuple[bytes, ...]:
@@ -941,3 +1045,54 @@ class SqliteThreadStore:
             if waiting.interrupts:
                 found.append(waiting)
         return found
+
+    def _owner_of(self, thread_id: str) -> str | None:
+        connection = self._connect_reader()
+        try:
+            row = connection.execute(
+                "SELECT owner FROM threads WHERE thread_id = ?", (thread_id,)
+            ).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot look up the owner of thread {thread_id!r}: {exc}") from exc
+        if row is None:
+            return None
+        return ANONYMOUS if row[0] is None else str(row[0])
+
+    def _purge(self, idle_before: str, audit_before: str | None, limit: int) -> Purged:
+        connection = self._connect()
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                due = connection.execute(
+                    "SELECT thread_id, owner, saved_at FROM threads"
+                    " WHERE state = 'IDLE' AND saved_at < ? ORDER BY saved_at LIMIT ?",
+                    (idle_before, limit),
+                ).fetchall()
+                for thread_id, owner, saved_at in due:
+                    if audit_before is not None:
+                        entries = [e for (e,) in connection.execute(_AUDIT_ENTRIES, (thread_id,))]
+                        if entries:
+                            trail = "[" + ",".join(entries) + "]"
+                            connection.execute(_KEEP_TRAIL, (thread_id, owner, saved_at, trail))
+                    for table in ("messages", "interrupts", "audit", "leases", "threads"):
+                        connection.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+                trails = 0
+                if audit_before is not None:
+                    trails = connection.execute(
+                        "DELETE FROM purged_audit WHERE rowid IN"
+                        " (SELECT rowid FROM purged_audit WHERE last_saved_at < ? ORDER BY last_saved_at LIMIT ?)",
+                        (audit_before, limit),
+                    ).rowcount
+                connection.execute("COMMIT")
+            except BaseException:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot purge the thread store {self._path!r}: {exc}") from exc
+        with self._remembering:
+            for thread_id, _, _ in due:
+                forgotten = self._stored.pop(thread_id, None)
+                if forgotten is not None:
+                    self._stored_bytes -= forgotten.size
+        return Purged(threads=len(due), audit_trails=trails)

@@ -292,13 +292,13 @@ def test_another_principal_sees_nothing_of_the_first_ones_threads(served: Served
     page.goto(served.console + "#thread=private-1")  # a link to ann's thread
     page.reload()
     expect(page.locator("#who")).to_have_text("Signed in as bob")  # the token stayed in the tab
-    expect(page.locator("#answers")).to_have_text("You cannot open this thread: it belongs to someone else.")
+    expect(page.locator("#answers")).to_have_text("There is no such thread, or it is not yours to open.")
     expect(page.locator(".card")).to_have_count(0)
     expect(page.locator(".conversation")).to_have_text("")  # not a word of ann's conversation
 
     assert served.get("/inbox", who="bob").json() == {"principal": "bob", "threads": []}
-    assert served.get("/audit/private-1", who="bob").status_code == 403
-    assert served.get("/threads/private-1", who="bob").status_code == 403
+    assert served.get("/audit/private-1", who="bob").status_code == 404
+    assert served.get("/threads/private-1", who="bob").status_code == 404
     assert any(t["threadId"] == "private-1" for t in served.get("/inbox").json()["threads"])
 
 

@@ -41,3 +41,22 @@ async def test_a_watcher_that_falls_behind_is_dropped_and_publishing_never_waits
         with pytest.raises(anyio.EndOfStream):
             slow.receive_nowait()
         assert len(changes) == 1
+
+
+async def test_a_principal_past_its_limit_of_watchers_loses_its_oldest_and_nobody_elses() -> None:
+    changes = ThreadChanges()
+    with changes.watch("bob", limit=1) as bob, changes.watch("ann", limit=2) as first:
+        with changes.watch("ann", limit=2) as second, changes.watch("ann", limit=2) as third:
+            assert (changes.watching("ann"), changes.watching("bob")) == (2, 1)
+            with pytest.raises(anyio.EndOfStream):
+                first.receive_nowait()  # ended, with nothing lost: it held nothing
+            changes.saved(record("t1", "ann"))
+            changes.saved(record("t2", "bob"))
+            assert second.receive_nowait().thread_id == third.receive_nowait().thread_id == "t1"
+            assert bob.receive_nowait().thread_id == "t2"
+        with changes.watch("bob", limit=1):
+            with pytest.raises(anyio.EndOfStream):
+                bob.receive_nowait()
+    assert len(changes) == 0
+    with pytest.raises(ValueError, match="1 or more"), changes.watch("ann", limit=0):
+        pass

@@ -334,3 +334,107 @@ async def test_the_inbox_query_reads_the_partial_index_of_waiting_threads(postgr
         finally:
             await admin.close()
     assert "threads_waiting" in plan, plan
+
+
+# -- retention -------------------------------------------------------------------------------
+
+
+def stamped(thread_id: str, at: Any) -> list[Any]:
+    """A scenario thread's records (ending at rest) as a host saves them, each saved at ``at``."""
+    return [attrs.evolve(r, saved_at=at.isoformat()) for r in scenario_records(thread_id)]
+
+
+async def test_while_one_host_purges_another_does_nothing(postgres_url: str) -> None:
+    # One sweep at a time: a purge that finds the schema's sweep lock held returns at once.
+    from agui_core.store.postgres import _lock_key
+
+    old = NOW - timedelta(days=40)
+    async with PostgresThreadStore(postgres_url) as store:
+        for record in stamped("due", old):
+            await store.save(record)
+        admin = await admin_connection()
+        try:
+            await admin.execute("SELECT pg_advisory_lock($1)", _lock_key(schema_of(postgres_url), "sweep"))
+            held = await store.purge(idle_before=NOW)
+            async with Host(order_agent, store=store, retain=30 * 86400.0, clock=lambda: NOW) as host:
+                swept = await host.sweep()  # the host's sweep says so too, and does nothing
+            still_there = await store.load("due")
+            await admin.execute("SELECT pg_advisory_unlock_all()")
+        finally:
+            await admin.close()
+        free = await store.purge(idle_before=NOW)
+    assert (held.swept, held.threads) == (False, 0) and (swept.swept, swept.threads) == (False, 0)
+    assert still_there is not None
+    assert (free.swept, free.threads) == (True, 1)
+
+
+async def test_hosts_purging_at_once_remove_each_thread_once_and_fail_nothing(postgres_url: str) -> None:
+    old = NOW - timedelta(days=40)
+    stores = [PostgresThreadStore(postgres_url) for _ in range(3)]
+    try:
+        for index in range(60):
+            await stores[0].save(attrs.evolve(stamped(f"t{index}", old)[-1], version=1))  # at rest, due
+        removed: list[int] = []
+
+        async def sweep(store: PostgresThreadStore) -> None:
+            while True:
+                purged = await store.purge(idle_before=NOW, limit=7)
+                removed.append(purged.threads)
+                if purged.swept and purged.threads < 7:
+                    return
+                await anyio.sleep(0)
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                for store in stores:
+                    group.start_soon(sweep, store)
+        assert sum(removed) == 60
+        assert all([await stores[1].load(f"t{index}") is None for index in range(60)])
+    finally:
+        for store in stores:
+            await store.aclose()
+
+
+async def test_a_version_3_schema_is_migrated_and_its_threads_count_as_saved_then(postgres_url: str) -> None:
+    s = schema_of(postgres_url)
+    record = scenario_records("thread-1")[-1]
+    admin = await admin_connection()
+    try:
+        await admin.execute(f"CREATE SCHEMA {s}")
+        await admin.execute(f"CREATE TABLE {s}.schema_version (version integer PRIMARY KEY, applied_at timestamptz)")
+        for version in (1, 2, 3):
+            await admin.execute(_MIGRATIONS[version - 1].format(s=s))
+            await admin.execute(f"INSERT INTO {s}.schema_version (version) VALUES ($1)", version)
+        await admin.execute(
+            f"SELECT * FROM {s}.save_thread($1, 1, $2, $3, $4, $5, 0, NULL, NULL)",
+            "thread-1",
+            record.state.value,
+            record.owner,
+            orjson.dumps(record_to_dict(attrs.evolve(record, version=1))).decode(),
+            [],
+        )
+        before = await admin.fetchval("SELECT now()")
+    finally:
+        await admin.close()
+    async with PostgresThreadStore(postgres_url) as store:
+        assert await store.load("thread-1") == attrs.evolve(record, version=1)
+        assert (await store.purge(idle_before=before)).threads == 0  # nothing goes before its time
+        assert (await store.purge(idle_before=before + timedelta(days=1))).threads == 1
+    admin = await admin_connection()
+    try:
+        # A host still on the older agui-core saves as it did: its thread counts as used now.
+        saved = await admin.fetchrow(
+            f"SELECT * FROM {s}.save_thread($1, 1, $2, NULL, $3, $4, 0, NULL, NULL)",
+            "old-host",
+            record.state.value,
+            orjson.dumps(record_to_dict(attrs.evolve(record, thread_id="old-host", version=1))).decode(),
+            [],
+        )
+        assert saved["saved"] and await admin.fetchval(f"SELECT saved_at >= $1 FROM {s}.threads", before)
+        versions = [r["version"] for r in await admin.fetch(f"SELECT version FROM {s}.schema_version ORDER BY 1")]
+        # The audit trail stays append-only for everyone but a purge.
+        with pytest.raises(asyncpg.RaiseError, match="append-only"):
+            await admin.execute(f"DELETE FROM {s}.audit")
+    finally:
+        await admin.close()
+    assert versions == [1, 2, 3, 4]

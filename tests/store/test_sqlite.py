@@ -7,7 +7,7 @@ are in ``test_sqlite_processes.py``.
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,7 @@ async def test_the_file_is_in_wal_mode_with_the_schema_version(tmp_path: Path) -
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert tables == {"threads", "messages", "interrupts", "audit", "leases"}
+    assert tables == {"threads", "messages", "interrupts", "audit", "leases", "purged_audit"}
 
 
 async def test_nothing_touches_the_file_before_the_first_call(tmp_path: Path) -> None:
@@ -446,7 +446,7 @@ async def test_a_file_of_schema_version_1_gets_the_leases_table(tmp_path: Path) 
         await store.save(RECORDS[3])
         assert await store.renew_lease("thread-1", "thread-1-run-2", NOW) is True
     with raw(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (3,)
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (4,)
 
 
 async def test_a_save_encodes_only_the_messages_it_does_not_share_with_the_record_it_remembers(
@@ -482,3 +482,77 @@ async def test_a_save_encodes_only_the_messages_it_does_not_share_with_the_recor
         assert db.execute("SELECT count(*) FROM messages").fetchone() == (300,)
     async with SqliteThreadStore(path) as store:
         assert await store.load("t") == attrs.evolve(record, version=3)
+
+
+# -- retention -------------------------------------------------------------------------------
+
+
+def stamped(thread_id: str, at: datetime, owner: str | None = None) -> list[ThreadRecord]:
+    """A scenario thread's records (ending at rest) as a host saves them, each saved at ``at``."""
+    return [
+        attrs.evolve(r, saved_at=at.isoformat(), owner=owner if owner is not None else r.owner)
+        for r in scenario_records(thread_id)
+    ]
+
+
+async def test_a_version_3_file_is_migrated_and_its_threads_count_as_saved_then(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    await saved_file(path)
+    with raw(path) as db:  # the file as version 3 left it: no saved_at, nothing a purge reads
+        for index in ("threads_at_rest", "interrupts_by_thread", "purged_audit_by_age"):
+            db.execute(f"DROP INDEX {index}")
+        db.execute("DROP TABLE purged_audit")
+        db.execute("ALTER TABLE threads DROP COLUMN saved_at")
+        db.execute("ALTER TABLE threads DROP COLUMN owner")
+        db.execute("PRAGMA user_version = 3")
+    before = datetime.now(UTC)
+    async with SqliteThreadStore(path) as store:
+        assert await store.load("thread-1") == RECORDS[-1]
+        assert await store.owner_of("thread-1") == RECORDS[-1].owner == "anonymous"
+        assert (await store.purge(idle_before=before - timedelta(seconds=1))).threads == 0
+        assert (await store.purge(idle_before=before + timedelta(minutes=1))).threads == 1
+    with raw(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (4,)
+
+
+async def test_a_thread_purged_and_begun_again_elsewhere_is_not_mistaken_for_the_one_remembered(
+    tmp_path: Path,
+) -> None:
+    # Two stores on one file, as two processes: each remembers the records it saw. One purges
+    # a thread and saves a new one on its id, up to the same version; the other must not hand
+    # back the old thread it remembers (another owner's conversation).
+    path = tmp_path / "threads.db"
+    old, new = stamped("t", NOW - timedelta(days=40), "ann"), stamped("t", NOW, "eve")
+    async with SqliteThreadStore(path) as first, SqliteThreadStore(path) as second:
+        for record in old:
+            await first.save(record)
+        assert await second.load("t") == old[-1]  # remembered by the second store now
+        assert (await first.purge(idle_before=NOW - timedelta(days=30))).threads == 1
+        for record in new:
+            await first.save(record)
+        assert await second.load("t") == new[-1]
+        assert list(await second.audit("t")) == list(new[-1].resolved)
+
+
+async def test_two_stores_purging_one_file_at_once_take_turns_and_remove_each_thread_once(
+    tmp_path: Path,
+) -> None:
+    # SQLite lets one writer in at a time: each purge is one write transaction, so the second
+    # waits for the first and finds what it left. Running both is harmless; that is why.
+    path = tmp_path / "threads.db"
+    async with SqliteThreadStore(path) as first, SqliteThreadStore(path) as second:
+        for index in range(60):
+            await first.save(attrs.evolve(stamped(f"t{index}", NOW - timedelta(days=40))[-1], version=1))
+        removed: list[int] = []
+
+        async def sweep(store: SqliteThreadStore) -> None:
+            while (purged := await store.purge(idle_before=NOW, limit=7)).threads:
+                removed.append(purged.threads)
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                group.start_soon(sweep, first)
+                group.start_soon(sweep, second)
+    assert sum(removed) == 60
+    with raw(path) as db:
+        assert db.execute("SELECT count(*) FROM threads").fetchone() == (0,)

@@ -23,6 +23,7 @@ from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.store import (
     MemoryThreadStore,
+    Purged,
     SqliteThreadStore,
     StoreError,
     ThreadStore,
@@ -272,6 +273,8 @@ async def test_a_closed_store_refuses_every_call(store: ThreadStore) -> None:
         lambda: store.thread_of_interrupt("x"),
         lambda: store.audit("thread-1"),
         lambda: store.renew_lease("thread-1", "thread-1-run-1", NOW),
+        lambda: store.owner_of("thread-1"),
+        lambda: store.purge(idle_before=NOW),
     ):
         with pytest.raises(StoreError, match="closed"):
             await call()
@@ -455,3 +458,126 @@ async def test_the_lease_is_the_latest_of_the_start_and_every_renewal(
         else:
             await store.save(mid_run_save(machine, f"tc-{len(machine.tool_journal)}"))
         assert await lease_of(store, thread_id) == expected
+
+
+# -- owners and retention --------------------------------------------------------------------
+
+
+def saved(records: list[ThreadRecord], at: datetime, *, owner: str | None = None) -> list[ThreadRecord]:
+    """``records`` as a host saves them: each with ``saved_at`` (a second apart, the last at ``at``)."""
+    last = len(records) - 1
+    return [
+        attrs.evolve(
+            r,
+            saved_at=(at - timedelta(seconds=last - i)).isoformat(),
+            owner=owner if owner is not None else r.owner,
+        )
+        for i, r in enumerate(records)
+    ]
+
+
+async def save_all(store: ThreadStore, records: list[ThreadRecord]) -> None:
+    for record in records:
+        await store.save(record)
+
+
+async def test_owner_of_names_the_principal_of_a_saved_thread_only(store: ThreadStore) -> None:
+    assert await store.owner_of("thread-1") is None
+    await save_all(store, saved(RECORDS[:2], NOW, owner="ann"))
+    await save_all(store, scenario_records("anon")[:1])  # a thread of the anonymous principal
+    await store.save(attrs.evolve(RECORDS[0], thread_id="old", owner=None))  # saved before owners
+    assert await store.owner_of("thread-1") == "ann"
+    assert await store.owner_of("anon") == "anonymous"
+    assert await store.owner_of("old") == "anonymous"
+    assert await store.owner_of("thread-2") is None
+
+
+async def test_a_purge_removes_whole_the_threads_at_rest_saved_before_the_cutoff_and_no_other(
+    store: ThreadStore,
+) -> None:
+    old = NOW - timedelta(days=40)
+    await save_all(store, saved(RECORDS, old))  # thread-1: at rest (IDLE), old: due
+    await save_all(store, saved(scenario_records("waiting")[:2], old))  # an open interrupt: never
+    await save_all(store, saved(scenario_records("running")[:1], old))  # a run in progress: never
+    await save_all(store, saved(scenario_records("recent"), NOW))  # at rest, but used since the cutoff
+    await save_all(store, scenario_records("unstamped"))  # at rest, saved without a time: never
+    kept = {t: await store.load(t) for t in ("waiting", "running", "recent", "unstamped")}
+
+    purged = await store.purge(idle_before=NOW - timedelta(days=30))
+
+    assert purged == Purged(threads=1, audit_trails=0, swept=True)
+    assert await store.load("thread-1") is None and await store.owner_of("thread-1") is None
+    assert list(await store.audit("thread-1")) == []
+    assert await store.thread_of_interrupt("thread-1-approve") is None
+    assert await store.thread_of_interrupt("thread-1-confirm") is None
+    assert {t: await store.load(t) for t in kept} == kept
+    assert await store.thread_of_interrupt("waiting-approve") == "waiting"
+    assert await store.purge(idle_before=NOW - timedelta(days=30)) == Purged(threads=0)
+
+
+async def test_a_purge_takes_the_longest_unused_first_and_no_more_than_its_limit(store: ThreadStore) -> None:
+    for age in (5, 3, 9, 1, 7):
+        await save_all(store, saved(scenario_records(f"aged-{age}"), NOW - timedelta(days=age)))
+    assert (await store.purge(idle_before=NOW, limit=2)).threads == 2
+    left = {age for age in (5, 3, 9, 1, 7) if await store.load(f"aged-{age}") is not None}
+    assert left == {5, 3, 1}
+    assert (await store.purge(idle_before=NOW, limit=2)).threads == 2
+    assert (await store.purge(idle_before=NOW, limit=2)).threads == 1
+    assert await store.owner_of("aged-1") is None
+
+
+async def test_a_save_that_comes_after_its_thread_was_purged_loses_and_the_id_starts_afresh(
+    store: ThreadStore,
+) -> None:
+    # Compare-and-set: a host that loaded the thread before the purge cannot bring it back.
+    records = saved(RECORDS, NOW - timedelta(days=40), owner="ann")
+    await save_all(store, records)
+    assert (await store.purge(idle_before=NOW)).threads == 1
+    with pytest.raises(VersionConflict) as info:
+        await store.save(attrs.evolve(records[-1], version=9))
+    assert (info.value.expected, info.value.found) == (8, None)
+    # The id is free: a new thread on it may be anyone's, and has nothing of the old one.
+    again = saved(RECORDS, NOW, owner="eve")
+    await store.save(again[0])
+    assert await store.owner_of("thread-1") == "eve" and list(await store.audit("thread-1")) == []
+    await save_all(store, again[1:])
+    assert list(await store.audit("thread-1")) == list(again[-1].resolved)  # its own trail only
+    assert await store.load("thread-1") == again[-1]
+
+
+async def test_a_purge_keeps_audit_trails_apart_until_they_are_past_audit_before(store: ThreadStore) -> None:
+    await save_all(store, saved(RECORDS, NOW - timedelta(days=40)))  # a trail of two entries
+    await save_all(store, saved(scenario_records("no-trail")[:1], NOW - timedelta(days=40)))
+    await store.save(attrs.evolve(saved(RECORDS[:1], NOW - timedelta(days=40))[0], thread_id="quiet",
+                                  state=RECORDS[-1].state, active_run=None))  # at rest, never interrupted
+    kept = await store.purge(idle_before=NOW - timedelta(days=30), audit_before=NOW - timedelta(days=365))
+    assert (kept.threads, kept.audit_trails) == (2, 0)
+    assert await store.load("thread-1") is None and list(await store.audit("thread-1")) == []  # not served
+    assert (await store.purge(idle_before=NOW, audit_before=NOW - timedelta(days=41))).audit_trails == 0
+    assert (await store.purge(idle_before=NOW, audit_before=NOW - timedelta(days=39))).audit_trails == 1
+    assert (await store.purge(idle_before=NOW, audit_before=NOW)).audit_trails == 0
+
+
+@pytest.mark.parametrize(
+    ("idle_before", "audit_before", "limit", "says"),
+    [
+        (NOW.replace(tzinfo=None), None, 10, "aware"),
+        (NOW, NOW.replace(tzinfo=None), 10, "aware"),
+        (NOW, NOW + timedelta(seconds=1), 10, "at least as long"),
+        (NOW, None, 0, "1 thread or more"),
+    ],
+)
+async def test_a_purge_refuses_cutoffs_it_cannot_keep_to(
+    store: ThreadStore, idle_before: datetime, audit_before: datetime | None, limit: int, says: str
+) -> None:
+    with pytest.raises(ValueError, match=says):
+        await store.purge(idle_before=idle_before, audit_before=audit_before, limit=limit)
+
+
+@pytest.mark.parametrize("saved_at", ["yesterday", "2026-01-01T00:00:00"])
+async def test_a_save_whose_time_cannot_be_compared_fails_alone(store: ThreadStore, saved_at: str) -> None:
+    await store.save(RECORDS[0])
+    with pytest.raises(StoreError, match="saved_at"):
+        await store.save(attrs.evolve(RECORDS[1], saved_at=saved_at))
+    assert await store.load("thread-1") == RECORDS[0]
+    await store.save(RECORDS[1])

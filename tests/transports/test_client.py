@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing, asynccontextmanager
 
@@ -93,3 +94,33 @@ async def test_a_new_input_carries_the_history_and_the_users_text() -> None:
             assert [m.content for m in run_input.messages] == ["hello"]  # type: ignore[union-attr]
             assert run_input.thread_id == "t" and run_input.run_id.startswith("run-")
             assert run_input.forwarded_props == {"k": 1}
+
+
+async def test_the_ids_the_client_mints_are_unguessable_uuid4s() -> None:
+    # A thread belongs to whoever saves it first: an id a stranger can guess, a stranger can take.
+    # What the host receives: the client's thread, run and message ids, 122 random bits each.
+    from agui_transports.client import new_thread_id
+    from agui_transports.websocket import WebSocketServer
+
+    from agui_core.runtime import Host
+    from agui_core.store import MemoryThreadStore
+    from tests.transports import agents
+
+    def random_uuid4(text: str) -> bool:
+        """Whether ``text`` ends in a whole version 4 UUID: 122 random bits (of 128; 6 say what it is)."""
+        tail = text.rsplit("-", 1)[-1]
+        value = uuid.UUID(hex=tail)
+        return len(tail) == 32 and value.version == 4 and value.variant == uuid.RFC_4122
+
+    thread_ids = {new_thread_id() for _ in range(1000)}
+    assert len(thread_ids) == 1000 and all(random_uuid4(t) for t in thread_ids)
+    with anyio.fail_after(LIMIT):
+        async with Host(agents.approval_agent, store=MemoryThreadStore(), tools=agents.TOOLS) as host:
+            async with WebSocketServer(host, port=0) as server, connect_websocket(server.url) as client:
+                thread = new_thread_id()
+                events = await client.collect(client.new_input(thread, "Send the report"))
+            record = await host.store.load(thread)
+    assert record is not None and record.thread_id == thread
+    assert events[0].type == "RUN_STARTED" and random_uuid4(events[0].run_id)
+    (user,) = [m for m in record.messages if m.role == "user"]
+    assert random_uuid4(user.id)

@@ -264,7 +264,8 @@ async def test_a_thread_is_shown_to_its_owner_only() -> None:
         assert view["agentState"] is None
 
         theirs = await client.get("/threads/ann-1", headers=bob)
-        assert theirs.status_code == 403 and error_of(theirs) == "forbidden"
+        nobodys = await client.get("/threads/nobody", headers=bob)
+        assert theirs.status_code == 404 and (theirs.content, theirs.headers) == (nobodys.content, nobodys.headers)
         assert "ann" not in theirs.text and interrupt["id"] not in theirs.text
 
         stranger_run = await client.post("/", content=body(run_input("ann-1", "r")), headers={**JSON_HEADERS, **bob})
@@ -613,3 +614,45 @@ async def test_told_loopback_only_it_answers_no_request_addressed_to_another_nam
     assert {r.json()["error"] for r in refused} == {"host_not_allowed"}
     assert [r.status_code for r in by_loopback] == [200] * 3
     assert proxied.status_code == 200
+
+
+# -- what a stranger learns -----------------------------------------------------------------
+
+
+async def test_the_capabilities_need_a_token_when_the_host_has_an_authenticator() -> None:
+    # They list every tool and its parameter schema: a stranger learns what the agent can do.
+    with anyio.fail_after(LIMIT):
+        async with uvicorn_host(authenticator=tokens()) as (url, _, _), httpx.AsyncClient(base_url=url) as client:
+            anonymous = await client.get("/capabilities")
+            wrong = await client.get("/capabilities", headers={"authorization": "Bearer not-a-known-token-at-all"})
+            signed_in = await client.get("/capabilities", headers={"authorization": f"Bearer {ANN}"})
+        async with uvicorn_host(authenticator=tokens(), public_capabilities=True) as (url, _, _):
+            async with httpx.AsyncClient(base_url=url) as client:
+                public = await client.get("/capabilities")
+        async with uvicorn_host() as (url, _, _), httpx.AsyncClient(base_url=url) as client:
+            loopback_host = await client.get("/capabilities")  # no authenticator: as before
+    assert (anonymous.status_code, wrong.status_code) == (401, 401)
+    assert {error_of(anonymous), error_of(wrong)} == {"unauthorized"} and "sendEmail" not in anonymous.text
+    assert signed_in.status_code == public.status_code == loopback_host.status_code == 200
+    assert signed_in.content == public.content and "sendEmail" in public.text
+
+
+async def test_a_stranger_cannot_tell_another_principals_thread_from_one_never_saved() -> None:
+    ann, bob = {"authorization": f"Bearer {ANN}"}, {"authorization": f"Bearer {BOB}"}
+    with anyio.fail_after(LIMIT):
+        async with uvicorn_host(authenticator=tokens()) as (url, _, _), httpx.AsyncClient(base_url=url) as client:
+            streamed = await client.post("/", content=body(run_input("anns")), headers={**JSON_HEADERS, **ann})
+            assert events_of(streamed.content)[-1]["outcome"]["type"] == "interrupt"
+            answers: dict[str, list[httpx.Response]] = {}
+            for path in ("/threads/", "/audit/"):
+                answers[path] = [
+                    await client.get(path + "anns", headers=bob),  # ann's
+                    await client.get(path + "no-such-thread", headers=bob),
+                    await client.get(path + "anns", headers=ann),
+                ]
+    for theirs, nothing, mine in answers.values():
+        assert (theirs.status_code, nothing.status_code, mine.status_code) == (404, 404, 200)
+        assert theirs.content == nothing.content == b'{"error":"not_found","message":"no such thread"}'
+        assert [(k, v) for k, v in theirs.headers.items() if k != "date"] == [
+            (k, v) for k, v in nothing.headers.items() if k != "date"
+        ]

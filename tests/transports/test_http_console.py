@@ -60,7 +60,7 @@ async def test_the_inbox_and_the_audit_trail_are_their_owners_only() -> None:
         assert (await client.get("/inbox", headers=auth(BOB))).json() == {"principal": "bob", "threads": []}
 
         stranger = await client.get("/audit/mine", headers=auth(BOB))
-        assert stranger.status_code == 403 and "mine" not in stranger.text
+        assert stranger.status_code == 404 and "mine" not in stranger.text
         assert (await client.get("/audit/nothing", headers=auth(ANN))).status_code == 404
         assert (await client.get("/audit/mine", headers=auth(ANN))).json()["entries"] == []
 
@@ -244,3 +244,40 @@ async def test_the_audit_says_who_answered_a_call_the_host_tool_or_the_agents_ow
     # The host's own tool, denied: nothing ran, and the result is the host's note of the denial.
     assert "ran" not in denied and "ranBy" not in denied
     assert denied["result"] == "the user denied this call"
+
+
+async def test_one_principals_feeds_are_capped_and_the_oldest_ends_cleanly_for_the_newest() -> None:
+    # A principal that opens feed after feed holds 2 at most (the cap here); each one more ends
+    # its oldest, whole (the response completes), and another principal's feed is untouched.
+    ended: list[int] = []
+    ready = [anyio.Event() for _ in range(6)]
+    heard: list[list[str]] = [[] for _ in range(6)]
+
+    async def feed(client: httpx.AsyncClient, token: str, number: int) -> None:
+        async with client.stream("GET", "/inbox/events", headers=auth(token)) as response:
+            async for line in response.aiter_lines():
+                if line == 'data: {"type":"ready"}':
+                    ready[number].set()
+                elif line.startswith("data: "):
+                    heard[number].append(line)
+        ended.append(number)  # the loop ended: the server completed the response
+
+    with anyio.fail_after(LIMIT):
+        async with uvicorn_host(authenticator=TOKENS, max_feeds_per_principal=2) as (url, host, stop):
+            limits = httpx.Limits(max_connections=20)
+            async with httpx.AsyncClient(base_url=url, limits=limits) as client, anyio.create_task_group() as group:
+                group.start_soon(feed, client, BOB, 0)
+                await ready[0].wait()
+                for number in range(1, 6):
+                    group.start_soon(feed, client, ANN, number)
+                    await ready[number].wait()
+                while len(ended) < 3:
+                    await anyio.sleep(0.01)
+                assert sorted(ended) == [1, 2, 3]  # ann's three oldest, in turn; bob's is still open
+                assert (host.changes.watching("ann"), host.changes.watching("bob")) == (2, 1)
+                await start(client, "ann-thread", ANN)  # ann's two live feeds still hear of her threads
+                while not (heard[4] and heard[5]):
+                    await anyio.sleep(0.01)
+                stop.set()
+    assert sorted(ended) == [0, 1, 2, 3, 4, 5]
+    assert heard[:4] == [[], [], [], []]

@@ -26,6 +26,7 @@ from agui_core.machine.client import approve
 from agui_core.protocol.codec import encode_input
 from agui_core.runtime import Host
 from tests.transports import agents
+from tests.transports.served import agui_serve
 from tests.transports.test_websocket_trust import ALICE_TOKEN, BOB_TOKEN, JWT_KEY, certificate
 
 __all__ = ["certificate"]  # a fixture this module uses
@@ -107,6 +108,7 @@ async def test_tokens_tls_and_origins_from_the_command_line(tmp_path: Path, cert
     cert, key = certificate
     tokens = tmp_path / "tokens"
     tokens.write_text(f"alice {ALICE_TOKEN}\nbob {BOB_TOKEN}\n")
+    tokens.chmod(0o600)
     client_tls = ssl.create_default_context(cafile=str(cert))
     options = [
         "--ws", "0.0.0.0:0", "--auth-tokens", str(tokens), "--tls-cert", str(cert), "--tls-key", str(key),
@@ -129,6 +131,7 @@ async def test_tokens_tls_and_origins_from_the_command_line(tmp_path: Path, cert
 async def test_signed_tokens_from_the_command_line(tmp_path: Path) -> None:
     key = tmp_path / "jwt.key"
     key.write_text(JWT_KEY + "\n")
+    key.chmod(0o600)
 
     def signed(audience: str) -> str:
         return jwt.encode({"sub": "carol", "aud": audience, "exp": int(time.time() + 60)}, JWT_KEY)
@@ -155,3 +158,81 @@ def test_trust_options_that_cannot_work_exit_2(options: list[str], capsys: pytes
     assert main(["serve", "tests.transports.agents:approval_agent", "--store", "memory", *options]) == 2
     err = capsys.readouterr().err
     assert err.startswith("agui serve: ") and "Traceback" not in err and err.count("\n") == 1
+
+
+def refused_at_start(*options: str) -> str:
+    """The one line ``agui serve`` says when it refuses to start (exit status 2), within ``LIMIT``."""
+    done = subprocess.run(command("--ws", "127.0.0.1:0", *options), capture_output=True, cwd=ROOT, timeout=LIMIT)
+    lines = done.stderr.decode().splitlines()
+    assert done.returncode == 2, done.stderr.decode()
+    assert len(lines) == 1 and lines[0].startswith("agui serve: ") and "Traceback" not in lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("key", ["k" * 4, "k" * 31])
+def test_a_jwt_hmac_key_shorter_than_32_bytes_stops_agui_serve(tmp_path: Path, key: str) -> None:
+    path = tmp_path / "jwt.key"
+    path.write_text(key + "\n")
+    path.chmod(0o600)
+    line = refused_at_start("--auth-jwt-key", str(path))
+    assert f"HS256 key is {len(key)} bytes" in line and "at least 32" in line
+
+
+@pytest.mark.parametrize("flag", ["--auth-tokens", "--auth-jwt-key", "--store-dsn-file", "--tls-key"])
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o660])
+def test_a_secret_file_its_group_or_others_can_read_is_refused(
+    tmp_path: Path, certificate: tuple[Path, Path], flag: str, mode: int
+) -> None:
+    cert, key = certificate
+    secrets = {
+        "--auth-tokens": f"alice {ALICE_TOKEN}\n",
+        "--auth-jwt-key": JWT_KEY + "\n",
+        "--store-dsn-file": "memory\n",
+        "--tls-key": key.read_text(),
+    }
+    path = tmp_path / "secret"
+    path.write_text(secrets[flag])
+    path.chmod(mode)
+    options = [flag, str(path)] + (["--tls-cert", str(cert)] if flag == "--tls-key" else [])
+    if flag == "--store-dsn-file":
+        options = ["--store-dsn-file", str(path)]
+    line = refused_at_start(*options)
+    assert str(path) in line and f"chmod 600 {path}" in line and f"mode {mode:04o}" in line and "--insecure" in line
+
+
+async def test_with_insecure_a_secret_file_others_can_read_is_taken(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"alice {ALICE_TOKEN}\n")
+    tokens.chmod(0o644)
+    assert "chmod 600" in refused_at_start("--auth-tokens", str(tokens))
+    with anyio.fail_after(LIMIT):
+        async with serve_process("--auth-tokens", str(tokens), "--insecure") as url:
+            async with connect_websocket(url, token=ALICE_TOKEN) as client:
+                await client.collect(client.new_input("taken", "Send the report"))
+                assert client.machine("taken").awaiting_input
+
+
+async def test_the_capabilities_and_feed_options_reach_the_http_transport(tmp_path: Path) -> None:
+    import httpx
+
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"alice {ALICE_TOKEN}\n")
+    tokens.chmod(0o600)
+    alice = {"authorization": f"Bearer {ALICE_TOKEN}"}
+    http = ("tests.transports.agents:approval_agent", "--store", "memory", "--http", "127.0.0.1:0")
+    with anyio.fail_after(LIMIT):
+        async with agui_serve(*http, "--auth-tokens", str(tokens), tmp=tmp_path) as served:
+            async with httpx.AsyncClient(base_url=served.url) as client:
+                closed = await client.get("/capabilities")
+        options = ("--auth-tokens", str(tokens), "--public-capabilities", "--max-feeds-per-principal", "1")
+        async with agui_serve(*http, *options, tmp=tmp_path) as served:
+            async with httpx.AsyncClient(base_url=served.url) as client:
+                public = await client.get("/capabilities")
+                async with client.stream("GET", "/inbox/events", headers=alice) as first:
+                    lines = first.aiter_lines()
+                    assert await anext(lines) == 'data: {"type":"ready"}'
+                    async with client.stream("GET", "/inbox/events", headers=alice) as second:
+                        assert await anext(second.aiter_lines()) == 'data: {"type":"ready"}'
+                        rest = [line async for line in lines]  # the first ends: one feed at a time
+    assert closed.status_code == 401 and public.status_code == 200 and "sendEmail" in public.text
+    assert all(not line.startswith("data:") for line in rest)

@@ -78,8 +78,8 @@ async def test_a_reloaded_client_finds_its_open_interrupts_and_answers_them(toke
                 await client.collect(resume)
                 result = client.machine("t-reload").result
             record = await host.store.load("t-reload")
-    assert (stranger.status_code, anonymous.status_code, missing.status_code) == (403, 401, 404)
-    assert "t-reload" not in stranger.text and found[0].id not in stranger.text
+    assert (stranger.status_code, anonymous.status_code, missing.status_code) == (404, 401, 404)
+    assert stranger.content == missing.content and found[0].id not in stranger.text
     assert result == {"email": "executed"} and len(SENT) == 1
     assert record is not None and record.open_interrupts == ()
 
@@ -90,3 +90,52 @@ async def test_a_foreign_origin_gets_neither_resource() -> None:
             evil = {"Origin": "https://evil.example"}
             answers = [await get(http_url(server.url, path), evil) for path in ("/capabilities", "/threads/x")]
     assert [a.status_code for a in answers] == [403, 403]
+
+
+async def test_the_capabilities_need_a_token_when_the_host_has_an_authenticator(tokens: TokenAuthenticator) -> None:
+    # They list every tool and its parameter schema: a stranger learns what the agent can do.
+    with anyio.fail_after(LIMIT):
+        async with serving(tokens) as (_, server):
+            url = http_url(server.url, "/capabilities")
+            anonymous, wrong = await get(url), await get(url, bearer("not-a-token-anyone-was-given"))
+            signed_in = await get(url, bearer(ALICE_TOKEN))
+        async with serving(tokens, public_capabilities=True) as (_, server):
+            public = await get(http_url(server.url, "/capabilities"))
+    assert (anonymous.status_code, wrong.status_code) == (401, 401)
+    assert "sendEmail" not in anonymous.text + wrong.text
+    assert signed_in.status_code == public.status_code == 200
+    assert signed_in.content == public.content and "sendEmail" in public.text
+
+
+async def test_a_stranger_cannot_tell_a_thread_of_someone_elses_from_one_never_saved(
+    tokens: TokenAuthenticator,
+) -> None:
+    with anyio.fail_after(LIMIT):
+        async with serving(tokens) as (host, server):
+            async with connect_websocket(server.url, token=ALICE_TOKEN) as client:
+                await client.collect(client.new_input("alices", "Send the report"))
+            host.store = loads = CountedLoads(host.store)
+            theirs = await get(http_url(server.url, "/threads/alices"), bearer(BOB_TOKEN))
+            nothing = await get(http_url(server.url, "/threads/no-such-thread"), bearer(BOB_TOKEN))
+            bob_loads = loads.count
+            mine = await get(http_url(server.url, "/threads/alices"), bearer(ALICE_TOKEN))
+    assert (theirs.status_code, nothing.status_code, mine.status_code) == (404, 404, 200)
+    assert theirs.content == nothing.content == b'{"error":"not_found","message":"no such thread"}'
+    assert dict(theirs.headers) == dict(nothing.headers)
+    # And alike in cost: the conversation of a thread that is not the asker's is never read.
+    assert bob_loads == 0 and loads.count == 1
+
+
+class CountedLoads:
+    """A store that counts its loads (a load reads a whole conversation); the rest goes through."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.count = 0
+
+    async def load(self, thread_id: str) -> Any:
+        self.count += 1
+        return await self.inner.load(thread_id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)

@@ -317,10 +317,9 @@ async function select(threadId, { focus = true } = {}) {
     view = await getJson(`threads/${encodeURIComponent(threadId)}`);
   } catch (error) {
     auditButton.remove();
-    if (error instanceof Refused && error.status === 403) {
-      answers.append(el("p", { class: "refusal", role: "alert", text: "You cannot open this thread: it belongs to someone else." }));
-    } else if (error instanceof Refused && error.status === 404) {
-      answers.append(el("p", { class: "refusal", role: "alert", text: "There is no such thread." }));
+    if (error instanceof Refused && error.status === 404) {
+      // The host answers a thread that is someone else's as one that does not exist.
+      answers.append(el("p", { class: "refusal", role: "alert", text: "There is no such thread, or it is not yours to open." }));
     } else if (error instanceof Refused && error.status === 401) {
       signOut();
     } else {
