@@ -46,9 +46,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help=f"run only this scenario (repeatable): {', '.join(names)}",
     )
-    parser.add_argument(
-        "--repeats", type=int, help="timed batches per contender (default: 11, quick: 3)"
-    )
+    parser.add_argument("--repeats", type=int, help="timed batches per contender (default: 11, quick: 3)")
     parser.add_argument(
         "--note",
         help="a remark kept with the results (say, what else ran on the machine)",
@@ -78,9 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         results = run_scenarios(scenarios, settings, progress=sys.stderr)
     except AssertionError as exc:
-        print(
-            f"benchmark is invalid, the contenders do not do the same work: {exc}", file=sys.stderr
-        )
+        print(f"benchmark is invalid, the contenders do not do the same work: {exc}", file=sys.stderr)
         return 1
     print(format_report(results, settings))
     args.out.parent.mkdir(parents=True, exist_ok=True)

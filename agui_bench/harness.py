@@ -261,9 +261,7 @@ def run_case(case: Case, settings: Settings) -> CaseResult:
             n = counts[contender.name]
             per_op[contender.name].append(_time_batch(contender.run, n) / n)
     contender_results = tuple(
-        ContenderResult(
-            name=c.name, iterations=counts[c.name], per_op_seconds=tuple(per_op[c.name])
-        )
+        ContenderResult(name=c.name, iterations=counts[c.name], per_op_seconds=tuple(per_op[c.name]))
         for c in contenders
     )
     comparison_results = tuple(
@@ -431,9 +429,7 @@ def format_report(results: Sequence[ScenarioResult], settings: Settings) -> str:
             lines.append(f"  -- {case.name}" + (f"  ({case.notes})" if case.notes else ""))
             width = max(len(c.name) for c in case.contenders)
             for c in case.contenders:
-                lines.append(
-                    f"     {c.name:<{width}}  {_duration(c.median):>10} / op   (n={c.iterations})"
-                )
+                lines.append(f"     {c.name:<{width}}  {_duration(c.median):>10} / op   (n={c.iterations})")
             for r in case.comparisons:
                 cmp = r.comparison
                 spread = f"[{min(r.ratios):.2f} .. {max(r.ratios):.2f}]"

@@ -139,9 +139,7 @@ def _object(
 
 # --- content parts ---------------------------------------------------------------------------
 
-_mime_types = st.sampled_from(
-    ["image/png", "audio/wav", "video/mp4", "application/pdf", "text/plain"]
-)
+_mime_types = st.sampled_from(["image/png", "audio/wav", "video/mp4", "application/pdf", "text/plain"])
 _sources = st.one_of(
     _object({"type": st.just("data"), "value": texts(max_size=16), "mimeType": _mime_types}),
     _object({"type": st.just("url"), "value": texts(max_size=16)}, {"mimeType": _mime_types}),
@@ -195,15 +193,11 @@ def _message(role: str) -> SearchStrategy[dict[str, Any]]:
     if role in ("developer", "system"):
         return _object({**head, "content": texts()}, named)
     if role == "assistant":
-        return _object(
-            head, {**named, "content": texts(), "toolCalls": st.lists(_tool_calls(), max_size=3)}
-        )
+        return _object(head, {**named, "content": texts(), "toolCalls": st.lists(_tool_calls(), max_size=3)})
     if role == "user":
         return _object({**head, "content": _bodies()}, named)
     if role == "tool":
-        return _object(
-            {**head, "content": _bodies(), "toolCallId": _ids}, {**common, "error": texts()}
-        )
+        return _object({**head, "content": _bodies(), "toolCallId": _ids}, {**common, "error": texts()})
     if role == "activity":
         return _object(
             {**head, "activityType": texts(), "content": json_objects()},
@@ -225,14 +219,10 @@ def messages(role: str | None = None) -> SearchStrategy[dict[str, Any]]:
 # --- interrupts, resumes, inputs -------------------------------------------------------------
 
 _reasons = st.one_of(
-    st.sampled_from(
-        ["tool_call", "input_required", "confirmation", "langgraph:database_modification"]
-    ),
+    st.sampled_from(["tool_call", "input_required", "confirmation", "langgraph:database_modification"]),
     texts(),
 )
-_offsets = st.sampled_from(
-    [UTC, timezone(timedelta(hours=9)), timezone(-timedelta(hours=5, minutes=30))]
-)
+_offsets = st.sampled_from([UTC, timezone(timedelta(hours=9)), timezone(-timedelta(hours=5, minutes=30))])
 _rfc3339 = st.datetimes(timezones=_offsets).map(lambda moment: moment.isoformat())
 _response_schemas = st.one_of(
     st.just(
@@ -270,9 +260,7 @@ def resume_entries() -> SearchStrategy[dict[str, Any]]:
         {"interruptId": _ids, "status": st.just("resolved")},
         {"payload": non_null_json_values(), "metadata": _metadata},
     )
-    cancelled = _object(
-        {"interruptId": _ids, "status": st.just("cancelled")}, {"metadata": _metadata}
-    )
+    cancelled = _object({"interruptId": _ids, "status": st.just("cancelled")}, {"metadata": _metadata})
     return st.one_of(resolved, cancelled)
 
 
@@ -327,9 +315,7 @@ def capabilities() -> SearchStrategy[dict[str, Any]]:
                     "metadata": _metadata,
                 },
             ),
-            "transport": _flags(
-                "streaming", "websocket", "httpBinary", "pushNotifications", "resumable"
-            ),
+            "transport": _flags("streaming", "websocket", "httpBinary", "pushNotifications", "resumable"),
             "tools": _object(
                 {},
                 {
@@ -353,9 +339,7 @@ def capabilities() -> SearchStrategy[dict[str, Any]]:
                     "supported": st.booleans(),
                     "delegation": st.booleans(),
                     "handoffs": st.booleans(),
-                    "subagents": st.lists(
-                        _object({"name": texts()}, {"description": texts()}), max_size=2
-                    ),
+                    "subagents": st.lists(_object({"name": texts()}, {"description": texts()}), max_size=2),
                 },
             ),
             "reasoning": _flags("supported", "streaming", "encrypted"),
@@ -407,9 +391,7 @@ def _patch() -> SearchStrategy[list[dict[str, Any]]]:
         _object({"op": st.just(op), "path": pointer, "value": json_values(max_leaves=4)})
         for op in ("add", "replace", "test")
     ]
-    with_from = [
-        _object({"op": st.just(op), "from": pointer, "path": pointer}) for op in ("move", "copy")
-    ]
+    with_from = [_object({"op": st.just(op), "from": pointer, "path": pointer}) for op in ("move", "copy")]
     remove = _object({"op": st.just("remove"), "path": pointer})
     return st.lists(st.one_of(*with_value, *with_from, remove), max_size=3)
 
@@ -454,9 +436,7 @@ _subagent_outcomes = st.one_of(
 # Per event type: (required fields, optional fields, attributable). Attributable events may
 # carry ``subagentRunId``; run-scoped events and MESSAGES_SNAPSHOT may not, and the
 # SUBAGENT_* events require it.
-_EVENT_FIELDS: dict[
-    str, tuple[dict[str, SearchStrategy[Any]], dict[str, SearchStrategy[Any]], bool]
-] = {
+_EVENT_FIELDS: dict[str, tuple[dict[str, SearchStrategy[Any]], dict[str, SearchStrategy[Any]], bool]] = {
     "TEXT_MESSAGE_START": ({"messageId": _ids}, {"role": _text_roles, "name": texts()}, True),
     "TEXT_MESSAGE_CONTENT": ({"messageId": _ids, "delta": texts()}, {}, True),
     "TEXT_MESSAGE_END": ({"messageId": _ids}, {}, True),

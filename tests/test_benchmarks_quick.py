@@ -15,9 +15,7 @@ from agui_bench.__main__ import main
 from agui_bench.scenarios import SCENARIOS
 
 
-def test_a_quick_run_reports_every_scenario(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_quick_run_reports_every_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "nested" / "results.json"
     status = main(["--quick", "--iterations", "2", "--repeats", "2", "--out", str(out)])
     assert status == 0
@@ -37,9 +35,7 @@ def test_a_quick_run_reports_every_scenario(
         assert scenario["cases"], scenario["name"]
         for case in scenario["cases"]:
             names = {c["name"] for c in case["contenders"]}
-            assert all(
-                len(c["per_op_seconds"]) == 2 and c["iterations"] == 2 for c in case["contenders"]
-            )
+            assert all(len(c["per_op_seconds"]) == 2 and c["iterations"] == 2 for c in case["contenders"])
             assert case["comparisons"]
             for comparison in case["comparisons"]:
                 assert {comparison["ours"], comparison["theirs"]} <= names
@@ -69,9 +65,7 @@ def test_only_runs_the_named_scenario(tmp_path: Path) -> None:
         )
         == 0
     )
-    assert [s["name"] for s in orjson.loads(out.read_bytes())["scenarios"]] == [
-        "payload_validation"
-    ]
+    assert [s["name"] for s in orjson.loads(out.read_bytes())["scenarios"]] == ["payload_validation"]
 
 
 def test_an_unknown_scenario_is_refused() -> None:

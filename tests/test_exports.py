@@ -11,9 +11,7 @@ import pytest
 
 import agui_core
 
-MODULES = sorted(
-    info.name for info in pkgutil.walk_packages(agui_core.__path__, prefix="agui_core.") if not info.ispkg
-)
+MODULES = sorted(info.name for info in pkgutil.walk_packages(agui_core.__path__, prefix="agui_core.") if not info.ispkg)
 PACKAGES = [
     "agui_core",
     "agui_core.protocol",

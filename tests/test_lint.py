@@ -1,4 +1,4 @@
-"""The house rules a tool can check: mypy strict on agui_core, ruff on the whole tree."""
+"""The house rules a tool can check: mypy strict on agui_core, ruff (lint and format) on the whole tree."""
 
 from __future__ import annotations
 
@@ -20,4 +20,10 @@ def test_mypy_strict_passes_on_agui_core() -> None:
 
 def test_ruff_passes() -> None:
     result = _run("ruff", "check", ".", "--exclude", ".venv")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_tree_is_formatted() -> None:
+    # Code blocks in the Markdown pages too: what a reader copies is what the formatter would write.
+    result = _run("ruff", "format", "--check", ".", "--exclude", ".venv")
     assert result.returncode == 0, result.stdout + result.stderr

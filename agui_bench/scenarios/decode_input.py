@@ -53,10 +53,7 @@ def _turn(n: int) -> list[dict[str, Any]]:
             "role": "tool",
             "toolCallId": call,
             "content": orjson.dumps(
-                [
-                    {"invoice": f"INV-{n}-{i}", "amount": 100.5 * i, "due": "2026-05-01"}
-                    for i in range(3)
-                ]
+                [{"invoice": f"INV-{n}-{i}", "amount": 100.5 * i, "due": "2026-05-01"} for i in range(3)]
             ).decode(),
         },
         {

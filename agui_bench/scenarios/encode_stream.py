@@ -56,9 +56,7 @@ def _state() -> dict[str, Any]:
         "recipients": ["board@example.com", "cfo@example.com", "ceo@example.com"],
         "settings": {"tone": "formal", "language": "en-GB", "maxWords": 1500, "attachments": []},
         "progress": {"step": 3, "of": 5, "lastSavedAt": "2026-04-20T16:59:12Z"},
-        "history": [
-            {"action": "edit", "section": f"sec-{i}", "at": 1776700000 + i} for i in range(8)
-        ],
+        "history": [{"action": "edit", "section": f"sec-{i}", "at": 1776700000 + i} for i in range(8)],
     }
 
 
@@ -86,9 +84,7 @@ def stream() -> list[dict[str, Any]]:
     events.append({"type": "TEXT_MESSAGE_START", "messageId": MESSAGE, "role": "assistant"})
     words = REPLY.split()
     deltas = [words[i % len(words)] + " " for i in range(20)]
-    events.extend(
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": MESSAGE, "delta": d} for d in deltas
-    )
+    events.extend({"type": "TEXT_MESSAGE_CONTENT", "messageId": MESSAGE, "delta": d} for d in deltas)
     events.append({"type": "TEXT_MESSAGE_END", "messageId": MESSAGE})
     events.append(
         {
@@ -193,9 +189,7 @@ def stream() -> list[dict[str, Any]]:
                         "message": "Send the update to board@example.com? You can edit it first.",
                         "toolCallId": TOOL_CALL,
                         "responseSchema": _approve_schema(),
-                        "metadata": {
-                            "langgraph": {"checkpointId": "ckpt-xyz", "nodeId": "tool_executor"}
-                        },
+                        "metadata": {"langgraph": {"checkpointId": "ckpt-xyz", "nodeId": "tool_executor"}},
                     },
                     {
                         "id": "int-cc",
@@ -255,20 +249,12 @@ def _build() -> Sequence[Case]:
     def check() -> None:
         frames = (ours(), [f.encode() for f in reference()], floor())
         for index, (mine, theirs, bare) in enumerate(zip(*frames, strict=True)):
-            bodies = [
-                frame.removeprefix(b"data: ").removesuffix(b"\n\n")
-                for frame in (mine, theirs, bare)
-            ]
-            if not all(
-                frame.startswith(b"data: ") and frame.endswith(b"\n\n")
-                for frame in (mine, theirs, bare)
-            ):
+            bodies = [frame.removeprefix(b"data: ").removesuffix(b"\n\n") for frame in (mine, theirs, bare)]
+            if not all(frame.startswith(b"data: ") and frame.endswith(b"\n\n") for frame in (mine, theirs, bare)):
                 raise AssertionError(f"event {index}: a frame is not 'data: ...\\n\\n'")
             parsed = [orjson.loads(body) for body in bodies]
             if not parsed[0] == parsed[1] == parsed[2] == dicts[index]:
-                raise AssertionError(
-                    f"event {index} ({dicts[index]['type']}): the encoders disagree: {bodies}"
-                )
+                raise AssertionError(f"event {index} ({dicts[index]['type']}): the encoders disagree: {bodies}")
 
     size = sum(len(frame) for frame in floor())
     return [

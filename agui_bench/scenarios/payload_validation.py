@@ -42,9 +42,7 @@ def _build() -> Sequence[Case]:
 
     warm = PayloadValidators()
     warm.check_schema("int-form", SCHEMA)
-    prebuilt = jsonschema.Draft7Validator(
-        SCHEMA, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER
-    )
+    prebuilt = jsonschema.Draft7Validator(SCHEMA, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
     validate = jsonschema.validate
 
     def ours_cached() -> None:

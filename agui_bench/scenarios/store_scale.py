@@ -100,9 +100,7 @@ def templates() -> tuple[str, Any, Any]:
     machine.receive_input(run_input(f"{t}-run-1", messages=[user], state={"sent": 0}), now=_NOW)
     call = f"{t}-call-1"
     for event in (
-        ev.ToolCallStartEvent(
-            tool_call_id=call, tool_call_name="sendEmail", parent_message_id=f"{t}-a1"
-        ),
+        ev.ToolCallStartEvent(tool_call_id=call, tool_call_name="sendEmail", parent_message_id=f"{t}-a1"),
         ev.ToolCallArgsEvent(
             tool_call_id=call,
             delta='{"to":"finance@example.com","subject":"Q1 report","body":"Attached is the Q1 report."}',
@@ -126,14 +124,8 @@ def templates() -> tuple[str, Any, Any]:
     )
     interrupted = saved(machine.interrupt([approval], now=_NOW))
     resume = [{"interruptId": f"{t}-int-1", "status": "resolved", "payload": {"approved": True}}]
-    resumed = saved(
-        machine.receive_input(run_input(f"{t}-run-2", messages=[], resume=resume), now=_NOW)
-    )
-    machine.emit(
-        ev.ToolCallResultEvent(
-            message_id=f"{t}-t1", tool_call_id=call, content='{"delivered":true}'
-        )
-    )
+    resumed = saved(machine.receive_input(run_input(f"{t}-run-2", messages=[], resume=resume), now=_NOW))
+    machine.emit(ev.ToolCallResultEvent(message_id=f"{t}-t1", tool_call_id=call, content='{"delivered":true}'))
     idle = saved(machine.finish())
     return orjson.dumps(record_to_dict(interrupted)).decode(), resumed, idle
 
@@ -192,9 +184,7 @@ def _sqlite_file(path: Path, text: str, count: int) -> None:
     try:
         db.execute("BEGIN IMMEDIATE")
         db.executemany("INSERT INTO threads (thread_id, version, state, record) VALUES (?, 2, 'INTERRUPTED', ?)", rows)
-        db.executemany(
-            "INSERT INTO interrupts VALUES (? || '-int-1', ?)", [(t, t) for t, _ in rows]
-        )
+        db.executemany("INSERT INTO interrupts VALUES (? || '-int-1', ?)", [(t, t) for t, _ in rows])
         db.execute("COMMIT")
     finally:
         db.close()
@@ -206,9 +196,7 @@ async def _resume(store: Any, thread_id: str, resumed: Any, idle: Any) -> None:
     await store.save(attrs.evolve(idle, thread_id=thread_id, version=record.version + 2))
 
 
-def _resumes_per_second(
-    path: Path, synchronous: str, thread_ids: Sequence[str], resumed: Any, idle: Any
-) -> float:
+def _resumes_per_second(path: Path, synchronous: str, thread_ids: Sequence[str], resumed: Any, idle: Any) -> float:
     from agui_core.store import SqliteThreadStore
 
     async def run() -> float:
@@ -259,19 +247,13 @@ def _concurrent_resumes_per_second(
 def _measure(settings: Settings) -> list[Measurement]:
     quick = settings.mode == "quick"
     text, resumed, idle = templates()
-    out = [
-        Measurement(
-            "suspended thread record as JSON (what SQLite stores)", len(text.encode()), "bytes"
-        )
-    ]
+    out = [Measurement("suspended thread record as JSON (what SQLite stores)", len(text.encode()), "bytes")]
 
     # tracemalloc slows allocation down several times: quick mode keeps to small counts.
     sizes = (1_000, 2_000) if quick else (1_000, 10_000, 100_000)
     per_thread = {n: _bytes_per_thread(text, n) for n in sizes}
     for n, value in per_thread.items():
-        out.append(
-            Measurement(f"memory store, {n:,} suspended threads", value, "bytes/thread", at_most=MEMORY_TARGET)
-        )
+        out.append(Measurement(f"memory store, {n:,} suspended threads", value, "bytes/thread", at_most=MEMORY_TARGET))
     out.append(
         Measurement(
             f"memory store, growth per thread {sizes[0]:,} -> {sizes[-1]:,}",
@@ -289,9 +271,7 @@ def _measure(settings: Settings) -> list[Measurement]:
             sample = picker.sample(range(n), min(n, 200 if quick else 2_000))
             half = len(sample) // 2
             for synchronous, chosen in (("FULL", sample[:half]), ("NORMAL", sample[half:])):
-                rate = _resumes_per_second(
-                    path, synchronous, [_thread_id(i) for i in chosen], resumed, idle
-                )
+                rate = _resumes_per_second(path, synchronous, [_thread_id(i) for i in chosen], resumed, idle)
                 out.append(
                     Measurement(
                         f"sqlite store, {n:,} threads in the file, synchronous={synchronous}",
@@ -417,17 +397,14 @@ def _build() -> Sequence[Case]:
 
         ours_versions = runner.run(versions())
         floor_versions = [
-            floor.execute("SELECT version FROM threads WHERE thread_id = ?", (t,)).fetchone()[0]
-            for t in done
+            floor.execute("SELECT version FROM threads WHERE thread_id = ?", (t,)).fetchone()[0] for t in done
         ]
         if ours_versions != floor_versions or set(ours_versions) != {4}:
             raise AssertionError(
                 f"versions after one batch: ours {ours_versions[:3]}..., floor {floor_versions[:3]}..."
             )
 
-    def release(
-        runner: asyncio.Runner = runner, store: Any = store, floor: sqlite3.Connection = floor
-    ) -> None:
+    def release(runner: asyncio.Runner = runner, store: Any = store, floor: sqlite3.Connection = floor) -> None:
         runner.run(store.aclose())
         runner.close()  # stops anyio's worker threads, which would keep the interpreter alive
         floor.close()
@@ -443,11 +420,7 @@ def _build() -> Sequence[Case]:
                 Contender("ours: SqliteThreadStore", ours),
                 Contender("floor: bare sqlite3", floor_resume),
             ),
-            comparisons=(
-                Comparison(
-                    ours="ours: SqliteThreadStore", theirs="floor: bare sqlite3", target=1 / 4
-                ),
-            ),
+            comparisons=(Comparison(ours="ours: SqliteThreadStore", theirs="floor: bare sqlite3", target=1 / 4),),
             check=check,
             notes=f"one op = {BATCH} resumes (load, save RESUMED, save IDLE), threads in random order",
         )

@@ -257,9 +257,7 @@ def deny(metadata: Mapping[str, JSON] | None = None) -> Reply:
     return Reply(status="resolved", payload={"approved": False}, metadata=metadata)
 
 
-def approve_with_edits(
-    edited_args: Mapping[str, JSON], metadata: Mapping[str, JSON] | None = None
-) -> Reply:
+def approve_with_edits(edited_args: Mapping[str, JSON], metadata: Mapping[str, JSON] | None = None) -> Reply:
     """Approve with the tool call's arguments replaced whole by ``edited_args``.
 
     Only for an interrupt whose ``responseSchema`` declares ``properties.editedArgs``.
@@ -375,22 +373,16 @@ def _plain_json(value: Any, where: str, depth: int = 0) -> Any:
             out[key] = _plain_json(item, f"{where}.{key}", depth + 1)
         return out
     if isinstance(value, (list, tuple)):
-        return [
-            _plain_json(item, f"{where}[{index}]", depth + 1) for index, item in enumerate(value)
-        ]
+        return [_plain_json(item, f"{where}[{index}]", depth + 1) for index, item in enumerate(value)]
     raise TypeError(f"{where} holds a {type(value).__name__}, which is not a JSON value")
 
 
 class ClientMachine:
     """The client side of one thread's runs. See the module docstring for how to drive it."""
 
-    def __init__(
-        self, thread_id: str, *, payload_validators: PayloadValidators | None = None
-    ) -> None:
+    def __init__(self, thread_id: str, *, payload_validators: PayloadValidators | None = None) -> None:
         self._thread_id = thread_id
-        self._validators = (
-            payload_validators if payload_validators is not None else PayloadValidators()
-        )
+        self._validators = payload_validators if payload_validators is not None else PayloadValidators()
         self._index = 0
         self._verifier: StreamVerifier | None = None
         self._run_id: str | None = None
@@ -509,17 +501,13 @@ class ClientMachine:
             args = orjson.loads(draft.arguments)
         except orjson.JSONDecodeError:
             args = None
-        return ProposedToolCall(
-            id=tool_call_id, name=draft.name, arguments=draft.arguments, args=args
-        )
+        return ProposedToolCall(id=tool_call_id, name=draft.name, arguments=draft.arguments, args=args)
 
     # -- routing -------------------------------------------------------------------------
 
     def route(self, interrupt: Interrupt) -> Route:
         """The UI ``interrupt`` needs. Never raises: an unknown reason gets the fallback."""
-        schema = (
-            interrupt.response_schema if isinstance(interrupt.response_schema, Mapping) else None
-        )
+        schema = interrupt.response_schema if isinstance(interrupt.response_schema, Mapping) else None
         metadata = interrupt.metadata if isinstance(interrupt.metadata, Mapping) else None
         message = interrupt.message if isinstance(interrupt.message, str) else None
         reason = interrupt.reason
@@ -564,9 +552,7 @@ class ClientMachine:
         try:
             verifier.check(event)
         except OrderingError as exc:
-            raise OrderingError(
-                exc.rule, _bare_message(exc), event=event, index=self._index
-            ) from None
+            raise OrderingError(exc.rule, _bare_message(exc), event=event, index=self._index) from None
         # Accepted: from here on the machine changes.
         self._verifier = verifier
         self._index += 1
@@ -617,9 +603,7 @@ class ClientMachine:
                 event,
             )
         outcome = event.outcome
-        if outcome is None or isinstance(
-            outcome, (RunFinishedSuccessOutcome, RunFinishedCancelledOutcome)
-        ):
+        if outcome is None or isinstance(outcome, (RunFinishedSuccessOutcome, RunFinishedCancelledOutcome)):
             return
         if not isinstance(outcome, RunFinishedInterruptOutcome):
             kind = getattr(outcome, "type", type(outcome).__name__)
@@ -635,12 +619,8 @@ class ClientMachine:
     ) -> None:
         label = "RUN_FINISHED"
         if not interrupts:
-            raise self._fail(
-                "interrupt-empty", f"{label} with an interrupt outcome but no interrupts", event
-            )
-        missing = [
-            k for k in ("STATE_SNAPSHOT", "MESSAGES_SNAPSHOT") if k not in self._run_snapshots
-        ]
+            raise self._fail("interrupt-empty", f"{label} with an interrupt outcome but no interrupts", event)
+        missing = [k for k in ("STATE_SNAPSHOT", "MESSAGES_SNAPSHOT") if k not in self._run_snapshots]
         # A chunk-streamed tool call still open is closed by RUN_FINISHED itself.
         closed = set(verifier.closed_tool_calls_this_run) | {
             entity for kind, entity in verifier.chunk_streams.values() if kind == "tool"
@@ -656,14 +636,11 @@ class ClientMachine:
             iid = interrupt.id
             where = f"{label} interrupt {iid!r}"
             if iid and iid in seen:
-                raise self._fail(
-                    "interrupt-duplicate-id", f"{where} appears twice in the outcome", event
-                )
+                raise self._fail("interrupt-duplicate-id", f"{where} appears twice in the outcome", event)
             if iid and iid in self._seen_ids:
                 raise self._fail(
                     "interrupt-duplicate-id",
-                    f"{where} was already announced on thread {self._thread_id!r}; "
-                    "interrupt ids are unique per thread",
+                    f"{where} was already announced on thread {self._thread_id!r}; interrupt ids are unique per thread",
                     event,
                 )
             seen.add(iid)
@@ -673,11 +650,7 @@ class ClientMachine:
                     where = f"{label} interrupts[{position}]"
                 raise self._fail(fault.rule, f"{where}: {fault.why}", event)
             call_id = interrupt.tool_call_id
-            if (
-                call_id is not None
-                and call_id not in closed
-                and call_id not in self._run_snapshot_tool_calls
-            ):
+            if call_id is not None and call_id not in closed and call_id not in self._run_snapshot_tool_calls:
                 raise self._fail(
                     "interrupt-tool-call-unknown",
                     f"{where} names tool call {call_id!r}, which run {verifier.run_id!r} neither "
@@ -692,9 +665,7 @@ class ClientMachine:
                 event,
             )
 
-    def _apply(
-        self, event: ev.Event | ev.UnknownEvent, verifier: StreamVerifier, now: datetime
-    ) -> None:
+    def _apply(self, event: ev.Event | ev.UnknownEvent, verifier: StreamVerifier, now: datetime) -> None:
         if isinstance(event, ev.UnknownEvent):
             return
         if isinstance(event, ev.RunStartedEvent):
@@ -719,9 +690,7 @@ class ClientMachine:
             self._outcome = outcome
             if isinstance(outcome, RunFinishedInterruptOutcome):
                 run_id = event.run_id
-                self._open = tuple(
-                    _Open(interrupt=i, run_id=run_id, received_at=now) for i in outcome.interrupts
-                )
+                self._open = tuple(_Open(interrupt=i, run_id=run_id, received_at=now) for i in outcome.interrupts)
                 self._seen_ids.update(i.id for i in outcome.interrupts)
         elif isinstance(event, ev.RunErrorEvent):
             self._last_error = event
@@ -746,9 +715,7 @@ class ClientMachine:
             for message in event.messages:
                 if isinstance(message, AssistantMessage):
                     for call in message.tool_calls or ():
-                        self._tool_calls[call.id] = _ToolCallDraft(
-                            call.function.name, call.function.arguments
-                        )
+                        self._tool_calls[call.id] = _ToolCallDraft(call.function.name, call.function.arguments)
                         self._run_snapshot_tool_calls.add(call.id)
         elif isinstance(event, ev.ToolCallStartEvent):
             self._tool_calls[event.tool_call_id] = _ToolCallDraft(event.tool_call_name)
@@ -838,8 +805,7 @@ class ClientMachine:
         if self._verifier is not None and self._verifier.run_active:
             raise self._refuse(
                 RunErrorCode.THREAD_BUSY,
-                f"run {self._verifier.run_id!r} is in progress on thread {self._thread_id!r}; "
-                "resume once it has ended",
+                f"run {self._verifier.run_id!r} is in progress on thread {self._thread_id!r}; resume once it has ended",
             )
         if not self._open:
             raise self._refuse(
@@ -859,8 +825,7 @@ class ClientMachine:
             if reply.status == "resolved" and is_interrupt_expired(open_by_id[iid], now):
                 raise self._refuse(
                     RunErrorCode.INTERRUPT_EXPIRED,
-                    f"interrupt {iid!r} expired at {open_by_id[iid].expires_at}; "
-                    "it can only be cancelled now",
+                    f"interrupt {iid!r} expired at {open_by_id[iid].expires_at}; it can only be cancelled now",
                     reply,
                 )
         missing = [iid for iid in open_by_id if iid not in replies]
@@ -898,9 +863,7 @@ class ClientMachine:
         try:
             validate_input(input_to_dict(run_input))
         except InvalidInputError as exc:
-            raise self._refuse(
-                RunErrorCode.INVALID_INPUT, f"the resume input is invalid: {exc.message}"
-            ) from None
+            raise self._refuse(RunErrorCode.INVALID_INPUT, f"the resume input is invalid: {exc.message}") from None
         except Exception as exc:
             raise self._refuse(
                 RunErrorCode.INVALID_INPUT,
@@ -911,9 +874,7 @@ class ClientMachine:
     def _read_reply(self, interrupt_id: object, answer: object) -> Reply:
         """``answer`` as a checked :class:`Reply`."""
         if not isinstance(interrupt_id, str):
-            raise self._refuse(
-                RunErrorCode.INVALID_RESUME, f"answer key {interrupt_id!r} is not an interrupt id"
-            )
+            raise self._refuse(RunErrorCode.INVALID_RESUME, f"answer key {interrupt_id!r} is not an interrupt id")
         where = f"the answer to interrupt {interrupt_id!r}"
         if isinstance(answer, Reply):
             reply = answer
@@ -962,9 +923,7 @@ class ClientMachine:
         except (TypeError, ValueError) as exc:
             raise self._refuse(RunErrorCode.INVALID_RESUME, f"{where}: {exc}", answer) from None
         except RecursionError:
-            raise self._refuse(
-                RunErrorCode.INVALID_RESUME, f"{where} is nested too deeply", answer
-            ) from None
+            raise self._refuse(RunErrorCode.INVALID_RESUME, f"{where} is nested too deeply", answer) from None
         return reply
 
     def _check_payload(self, interrupt: Interrupt, reply: Reply) -> None:
@@ -973,9 +932,7 @@ class ClientMachine:
         except PayloadError as exc:
             raise self._refuse(RunErrorCode.INVALID_PAYLOAD, exc.message, reply) from exc
 
-    def _refuse(
-        self, code: RunErrorCode, message: str, answer: object = None
-    ) -> LocalProtocolError:
+    def _refuse(self, code: RunErrorCode, message: str, answer: object = None) -> LocalProtocolError:
         error = LocalProtocolError(f"resume refused: {message}", state=self._status, event=answer)
         error.code = code
         return error
@@ -1003,11 +960,7 @@ def check_stream(
     items = list(events)
     if thread_id is None:
         thread_id = next(
-            (
-                e.thread_id
-                for e in items
-                if isinstance(e, (ev.RunStartedEvent, ev.RunFinishedEvent))
-            ),
+            (e.thread_id for e in items if isinstance(e, (ev.RunStartedEvent, ev.RunFinishedEvent))),
             "",
         )
     machine = ClientMachine(thread_id, payload_validators=payload_validators)

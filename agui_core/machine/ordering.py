@@ -469,9 +469,7 @@ class StreamVerifier:
             return [ToolCallEndEvent(tool_call_id=lane.entity_id, subagent_run_id=lane.owner)]
         return [ReasoningMessageEndEvent(message_id=lane.entity_id, subagent_run_id=lane.owner)]
 
-    def _resolve_lane(
-        self, kind: ChunkKind, entity_id: str | None, tag: Owner, label: str
-    ) -> Owner:
+    def _resolve_lane(self, kind: ChunkKind, entity_id: str | None, tag: Owner, label: str) -> Owner:
         """The lane a chunk belongs to (the reference infers it when the chunk omits its id)."""
         lanes = self._s.lanes
         if entity_id is not None:
@@ -499,9 +497,7 @@ class StreamVerifier:
             )
         return candidates[0] if candidates else None
 
-    def _agree(
-        self, label: str, lane: _Lane, field: str, incoming: str | None, established: str | None
-    ) -> None:
+    def _agree(self, label: str, lane: _Lane, field: str, incoming: str | None, established: str | None) -> None:
         if incoming is not None and incoming != established:
             self._fail(
                 "chunk-field-mismatch",
@@ -526,15 +522,9 @@ class StreamVerifier:
             lane = _Lane("text", chunk.message_id, tag, role=role, name=chunk.name)
             self._s.lanes[key] = lane
             out.append(
-                TextMessageStartEvent(
-                    message_id=chunk.message_id, role=role, name=chunk.name, subagent_run_id=tag
-                )
+                TextMessageStartEvent(message_id=chunk.message_id, role=role, name=chunk.name, subagent_run_id=tag)
             )
-        if (
-            chunk.delta is not None
-            or chunk.raw_event is not None
-            or (not out and chunk.metadata is not None)
-        ):
+        if chunk.delta is not None or chunk.raw_event is not None or (not out and chunk.metadata is not None):
             out.append(
                 TextMessageContentEvent(
                     message_id=lane.entity_id,
@@ -550,15 +540,9 @@ class StreamVerifier:
         key = self._resolve_lane("tool", chunk.tool_call_id, tag, label)
         lane = self._s.lanes.get(key)
         out: list[Event] = []
-        if (
-            lane is not None
-            and lane.kind == "tool"
-            and chunk.tool_call_id in (None, lane.entity_id)
-        ):
+        if lane is not None and lane.kind == "tool" and chunk.tool_call_id in (None, lane.entity_id):
             self._agree(label, lane, "toolCallName", chunk.tool_call_name, lane.name)
-            self._agree(
-                label, lane, "parentMessageId", chunk.parent_message_id, lane.parent_message_id
-            )
+            self._agree(label, lane, "parentMessageId", chunk.parent_message_id, lane.parent_message_id)
         else:
             out.extend(self._close_lane(key))
             if chunk.tool_call_id is None:
@@ -584,11 +568,7 @@ class StreamVerifier:
                     subagent_run_id=tag,
                 )
             )
-        if (
-            chunk.delta is not None
-            or chunk.raw_event is not None
-            or (not out and chunk.metadata is not None)
-        ):
+        if chunk.delta is not None or chunk.raw_event is not None or (not out and chunk.metadata is not None):
             out.append(
                 ToolCallArgsEvent(
                     tool_call_id=lane.entity_id,
@@ -604,24 +584,14 @@ class StreamVerifier:
         key = self._resolve_lane("reasoning", chunk.message_id, tag, label)
         lane = self._s.lanes.get(key)
         out: list[Event] = []
-        if (
-            lane is None
-            or lane.kind != "reasoning"
-            or chunk.message_id not in (None, lane.entity_id)
-        ):
+        if lane is None or lane.kind != "reasoning" or chunk.message_id not in (None, lane.entity_id):
             out.extend(self._close_lane(key))
             if chunk.message_id is None:
-                self._fail(
-                    "chunk-missing-id", f"{label} opens a reasoning message but has no messageId"
-                )
+                self._fail("chunk-missing-id", f"{label} opens a reasoning message but has no messageId")
             lane = _Lane("reasoning", chunk.message_id, tag)
             self._s.lanes[key] = lane
             out.append(ReasoningMessageStartEvent(message_id=chunk.message_id, subagent_run_id=tag))
-        if (
-            chunk.delta is not None
-            or chunk.raw_event is not None
-            or (not out and chunk.metadata is not None)
-        ):
+        if chunk.delta is not None or chunk.raw_event is not None or (not out and chunk.metadata is not None):
             out.append(
                 ReasoningMessageContentEvent(
                     message_id=lane.entity_id,
@@ -651,23 +621,19 @@ class StreamVerifier:
             if etype != "RUN_STARTED" and etype != "RUN_ERROR":
                 self._fail(
                     "run-not-started",
-                    f"{label} as the first event; a stream starts with RUN_STARTED "
-                    "(or a lone RUN_ERROR)",
+                    f"{label} as the first event; a stream starts with RUN_STARTED (or a lone RUN_ERROR)",
                 )
         elif etype == "RUN_STARTED" and s.started and not s.finished and not s.errored:
             self._fail(
                 "run-already-active",
-                f"RUN_STARTED while run {s.run_id!r} is still active; end it with RUN_FINISHED "
-                "or RUN_ERROR first",
+                f"RUN_STARTED while run {s.run_id!r} is still active; end it with RUN_FINISHED or RUN_ERROR first",
             )
         handler = self._HANDLERS.get(etype)
         if handler is not None:
             handler(self, event, label)
         s.seen_first = True
 
-    def _tag_error(
-        self, label: str, tag: Owner, owners: dict[str, Owner], kind: str, entity_id: str
-    ) -> None:
+    def _tag_error(self, label: str, tag: Owner, owners: dict[str, Owner], kind: str, entity_id: str) -> None:
         """Refuse a tag that disagrees with the entity's recorded owner (absent never does)."""
         if tag is None or entity_id not in owners:
             return
@@ -694,15 +660,11 @@ class StreamVerifier:
         # First writer keeps the id: an untagged reopen must not hand it to the parent.
         s.message_owners.setdefault(mid, event.subagent_run_id)
 
-    def _text_continue(
-        self, event: TextMessageContentEvent | TextMessageEndEvent, label: str
-    ) -> None:
+    def _text_continue(self, event: TextMessageContentEvent | TextMessageEndEvent, label: str) -> None:
         s = self._s
         mid = event.message_id
         if mid not in s.messages:
-            self._fail(
-                "text-message-not-open", f"{label} for text message {mid!r} which is not open"
-            )
+            self._fail("text-message-not-open", f"{label} for text message {mid!r} which is not open")
         self._tag_error(label, event.subagent_run_id, s.message_owners, "text message", mid)
         if event.type == "TEXT_MESSAGE_END":
             del s.messages[mid]
@@ -714,9 +676,7 @@ class StreamVerifier:
         tid = event.tool_call_id
         tag = event.subagent_run_id
         if tid in s.tool_calls:
-            self._fail(
-                "tool-call-already-open", f"{label} for tool call {tid!r} which is already open"
-            )
+            self._fail("tool-call-already-open", f"{label} for tool call {tid!r} which is already open")
         # An untagged call belongs to whoever owns the message that carries it.
         parent = event.parent_message_id
         has_parent_owner = parent is not None and parent in s.message_owners
@@ -779,9 +739,7 @@ class StreamVerifier:
                         f"{label} for step {name!r} attributed to {_who(owner)}, but that step "
                         f"is open under {_who(other)}",
                     )
-            self._fail(
-                "step-not-open", f"{label} for step {name!r} of {_who(owner)} which is not open"
-            )
+            self._fail("step-not-open", f"{label} for step {name!r} of {_who(owner)} which is not open")
         del s.steps[key]
 
     # activities
@@ -793,15 +751,11 @@ class StreamVerifier:
             owners[event.message_id] = event.subagent_run_id
 
     def _activity_delta(self, event: ActivityDeltaEvent, label: str) -> None:
-        self._tag_error(
-            label, event.subagent_run_id, self._s.activity_owners, "activity", event.message_id
-        )
+        self._tag_error(label, event.subagent_run_id, self._s.activity_owners, "activity", event.message_id)
 
     # reasoning
 
-    def _reasoning_start(
-        self, event: ReasoningStartEvent | ReasoningMessageStartEvent, label: str
-    ) -> None:
+    def _reasoning_start(self, event: ReasoningStartEvent | ReasoningMessageStartEvent, label: str) -> None:
         s = self._s
         mid = event.message_id
         span = event.type == "REASONING_START"
@@ -842,9 +796,7 @@ class StreamVerifier:
             owners = s.message_owners if eid in s.message_owners else s.reasoning_owners
             self._tag_error(label, event.subagent_run_id, owners, "message", eid)
         else:
-            self._tag_error(
-                label, event.subagent_run_id, s.reasoning_owners, "reasoning message", eid
-            )
+            self._tag_error(label, event.subagent_run_id, s.reasoning_owners, "reasoning message", eid)
 
     # subagents
 
@@ -856,9 +808,7 @@ class StreamVerifier:
         if not isinstance(event.name, str):
             self._fail("subagent-missing-field", f"{label} for subagent {sid!r} without a name")
         if sid in s.subagents:
-            self._fail(
-                "subagent-already-active", f"{label} for subagent {sid!r} which is already active"
-            )
+            self._fail("subagent-already-active", f"{label} for subagent {sid!r} which is already active")
         if sid in s.closed_subagents:
             self._fail(
                 "subagent-reused",
@@ -869,31 +819,25 @@ class StreamVerifier:
         if parent is not None and parent not in s.subagents and parent not in s.closed_subagents:
             self._fail(
                 "subagent-parent-not-started",
-                f"{label} for subagent {sid!r} whose parentSubagentRunId {parent!r} has not "
-                "started in this run",
+                f"{label} for subagent {sid!r} whose parentSubagentRunId {parent!r} has not started in this run",
             )
         s.subagents[sid] = None
 
-    def _subagent_ended(
-        self, event: SubagentFinishedEvent | SubagentErrorEvent, label: str
-    ) -> None:
+    def _subagent_ended(self, event: SubagentFinishedEvent | SubagentErrorEvent, label: str) -> None:
         s = self._s
         sid = event.subagent_run_id
         if not isinstance(sid, str):
             self._fail("subagent-missing-field", f"{label} without a subagentRunId")
         if isinstance(event, SubagentErrorEvent):
             if not isinstance(event.message, str):
-                self._fail(
-                    "subagent-missing-field", f"{label} for subagent {sid!r} without a message"
-                )
+                self._fail("subagent-missing-field", f"{label} for subagent {sid!r} without a message")
         elif event.outcome is not None:
             kind = getattr(event.outcome, "type", None)
             ids = getattr(event.outcome, "interrupt_ids", None) or ()
             if kind not in ("success", "suspended"):
                 self._fail(
                     "subagent-outcome-invalid",
-                    f"{label} for subagent {sid!r} with outcome type {kind!r}; "
-                    "it is success or suspended",
+                    f"{label} for subagent {sid!r} with outcome type {kind!r}; it is success or suspended",
                 )
             if any(not isinstance(i, str) for i in ids):
                 self._fail(
@@ -942,8 +886,7 @@ class StreamVerifier:
         s = self._s
         if s.steps:
             names = ", ".join(
-                repr(name) if owner is None else f"{name!r} (subagent {owner!r})"
-                for owner, name in s.steps
+                repr(name) if owner is None else f"{name!r} (subagent {owner!r})" for owner, name in s.steps
             )
             self._fail("step-open", f"{label} while steps are still open: {names}")
         if s.messages:
@@ -962,13 +905,9 @@ class StreamVerifier:
                 f"{label} while reasoning spans are still open: {_ids(s.reasoning_spans)}",
             )
         if s.tool_calls:
-            self._fail(
-                "tool-call-open", f"{label} while tool calls are still open: {_ids(s.tool_calls)}"
-            )
+            self._fail("tool-call-open", f"{label} while tool calls are still open: {_ids(s.tool_calls)}")
         if s.subagents:
-            self._fail(
-                "subagent-open", f"{label} while subagents are still active: {_ids(s.subagents)}"
-            )
+            self._fail("subagent-open", f"{label} while subagents are still active: {_ids(s.subagents)}")
         s.finished = True
 
     def _run_error(self, event: object, label: str) -> None:

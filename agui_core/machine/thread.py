@@ -687,9 +687,7 @@ class ThreadMachine:
         host_results = {j.result.message_id: tool_message(j.result) for j in self._journal.values() if j.result}
         self._transcript.settle()
         transcript = self._transcript
-        return merge_history(
-            transcript.raw, transcript.state, run_input, gated_calls=gated, host_results=host_results
-        )
+        return merge_history(transcript.raw, transcript.state, run_input, gated_calls=gated, host_results=host_results)
 
     def _check_room(self, history: HistoryUpdate) -> tuple[int, ...] | None:
         """Refuse (``THREAD_TOO_LARGE``) messages that would take the thread past its limits.
@@ -922,9 +920,7 @@ class ThreadMachine:
                 return [self._persist(), Emit(event=event)]
         return [Emit(event=event)]
 
-    def tool_started(
-        self, tool_call_id: str, *, now: datetime, ran: Proposal | None = None
-    ) -> list[Effect]:
+    def tool_started(self, tool_call_id: str, *, now: datetime, ran: Proposal | None = None) -> list[Effect]:
         """Record that the host is about to run the tool of ``tool_call_id`` (``ran``: the tool
         and the arguments it runs with, for the audit trail).
 

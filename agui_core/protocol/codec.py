@@ -185,6 +185,7 @@ def _writable_in_shell(value: Any, wraps: int) -> bool:
 def _too_deep() -> str:
     return f"JSON nested at most {MAX_DEPTH} levels deep"
 
+
 # Every wire class. The generated functions find each other through tables filled as the
 # classes register, at call time, so the order here does not matter.
 _WIRE_CLASSES: tuple[type[Any], ...] = (
@@ -781,4 +782,3 @@ def input_to_dict(run_input: t.RunAgentInput, *, validate: bool = False) -> dict
 def encode_input(run_input: t.RunAgentInput, *, validate: bool = False) -> bytes:
     """Compact JSON bytes of ``run_input``."""
     return _dumps(input_to_dict(run_input, validate=validate))
-

@@ -70,7 +70,6 @@ __all__ = [
 TextMessageRole: TypeAlias = Literal["developer", "system", "assistant", "user"]
 
 
-
 def _extra() -> Any:
     return attrs.field(default=EMPTY, repr=False)
 
@@ -552,9 +551,7 @@ EVENT_CLASSES = (
 )
 """Every event class of AG-UI 1.0, in the order of ``@ag-ui/core``'s ``EventType``."""
 
-EVENT_CLASS_BY_TYPE: Mapping[str, type[Any]] = {
-    attrs.fields(cls).type.default: cls for cls in EVENT_CLASSES
-}
+EVENT_CLASS_BY_TYPE: Mapping[str, type[Any]] = {attrs.fields(cls).type.default: cls for cls in EVENT_CLASSES}
 """The event class for each wire ``type``."""
 
 RUN_END_CLASSES: frozenset[type[Any]] = frozenset({RunFinishedEvent, RunErrorEvent})

@@ -52,8 +52,7 @@ _INDEX = re.compile(r"\[(\d+)\]")
 
 def _refuse_remote_ref(uri: str) -> NoReturn:
     raise fastjsonschema.JsonSchemaDefinitionException(
-        f"$ref {uri!r} points outside the schema (only references inside it, such as "
-        "'#/definitions/x', are resolved)"
+        f"$ref {uri!r} points outside the schema (only references inside it, such as '#/definitions/x', are resolved)"
     )
 
 
@@ -99,10 +98,7 @@ class PayloadValidators:
         return len(self._cache)
 
     def __repr__(self) -> str:
-        return (
-            f"<PayloadValidators {len(self._cache)}/{self.maxsize} cached, "
-            f"{self.hits} hits, {self.misses} misses>"
-        )
+        return f"<PayloadValidators {len(self._cache)}/{self.maxsize} cached, {self.hits} hits, {self.misses} misses>"
 
     def validate(self, interrupt_id: str, schema: Mapping[str, Any] | None, payload: Any) -> None:
         """Check ``payload`` against ``schema``, the ``responseSchema`` of ``interrupt_id``.
@@ -155,9 +151,7 @@ def _canonical(interrupt_id: str, schema: Mapping[str, Any]) -> bytes:
     """The cache key: the schema as compact JSON with sorted keys."""
     if not isinstance(schema, dict):
         if not isinstance(schema, Mapping):
-            raise ResponseSchemaError(
-                interrupt_id, f"it must be a JSON object, not {type(schema).__name__}"
-            )
+            raise ResponseSchemaError(interrupt_id, f"it must be a JSON object, not {type(schema).__name__}")
         schema = dict(schema)
     try:
         return orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
@@ -181,15 +175,11 @@ def _compile(interrupt_id: str, key: bytes) -> _RawValidator:
     except (RecursionError, SyntaxError) as exc:
         # The generated code nests one block per schema level, and Python caps block nesting.
         detail = exc.msg if isinstance(exc, SyntaxError) else "recursion limit"
-        raise ResponseSchemaError(
-            interrupt_id, f"it is nested too deeply to compile ({detail})"
-        ) from None
+        raise ResponseSchemaError(interrupt_id, f"it is nested too deeply to compile ({detail})") from None
     except fastjsonschema.JsonSchemaDefinitionException as exc:
         raise ResponseSchemaError(interrupt_id, f"it is not a valid JSON Schema: {exc}") from None
     except re.error as exc:
-        raise ResponseSchemaError(
-            interrupt_id, f"it holds an invalid regular expression ({exc})"
-        ) from None
+        raise ResponseSchemaError(interrupt_id, f"it holds an invalid regular expression ({exc})") from None
     except Exception as exc:
         raise ResponseSchemaError(
             interrupt_id, f"it is not a valid JSON Schema ({type(exc).__name__}: {exc})"
@@ -203,9 +193,7 @@ def _compile(interrupt_id: str, key: bytes) -> _RawValidator:
     except RecursionError:
         raise ResponseSchemaError(interrupt_id, "its $ref refers to itself without end") from None
     except Exception as exc:
-        raise ResponseSchemaError(
-            interrupt_id, f"its validator fails on null ({type(exc).__name__}: {exc})"
-        ) from None
+        raise ResponseSchemaError(interrupt_id, f"its validator fails on null ({type(exc).__name__}: {exc})") from None
     return raw
 
 
@@ -223,9 +211,7 @@ def _check(interrupt_id: str, raw: _RawValidator, payload: Any) -> None:
     except RecursionError:
         raise PayloadError(interrupt_id, "nested too deeply to check", ()) from None
     except Exception as exc:
-        raise ResponseSchemaError(
-            interrupt_id, f"checking a payload failed with {type(exc).__name__}: {exc}"
-        ) from None
+        raise ResponseSchemaError(interrupt_id, f"checking a payload failed with {type(exc).__name__}: {exc}") from None
 
 
 def _path(payload: Any, name: str) -> tuple[str | int, ...]:
@@ -247,9 +233,7 @@ def _path(payload: Any, name: str) -> tuple[str | int, ...]:
     return tuple(parts)
 
 
-def _match(
-    value: Any, rest: str, pos: int, failed: set[tuple[int, int]]
-) -> tuple[str | int, ...] | None:
+def _match(value: Any, rest: str, pos: int, failed: set[tuple[int, int]]) -> tuple[str | int, ...] | None:
     if pos == len(rest):
         return ()
     # Remembering dead ends keeps a payload full of dotted keys from making this exponential.

@@ -77,7 +77,6 @@ EMPTY: Mapping[str, Any] = MappingProxyType({})
 """The shared, immutable ``extra`` of an object that carried no unknown keys."""
 
 
-
 def _extra() -> Any:
     return attrs.field(default=EMPTY, repr=False)
 
@@ -301,13 +300,7 @@ class ReasoningMessage:
 
 
 Message: TypeAlias = (
-    DeveloperMessage
-    | SystemMessage
-    | AssistantMessage
-    | UserMessage
-    | ToolMessage
-    | ActivityMessage
-    | ReasoningMessage
+    DeveloperMessage | SystemMessage | AssistantMessage | UserMessage | ToolMessage | ActivityMessage | ReasoningMessage
 )
 
 # --- tools and context ---------------------------------------------------------------------
@@ -420,9 +413,7 @@ class RunFinishedCancelledOutcome:
     extra: Mapping[str, Any] = _extra()
 
 
-RunFinishedOutcome: TypeAlias = (
-    RunFinishedSuccessOutcome | RunFinishedInterruptOutcome | RunFinishedCancelledOutcome
-)
+RunFinishedOutcome: TypeAlias = RunFinishedSuccessOutcome | RunFinishedInterruptOutcome | RunFinishedCancelledOutcome
 
 
 @attrs.frozen(kw_only=True)

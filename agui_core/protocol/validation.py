@@ -89,11 +89,7 @@ as it does in JavaScript, which cannot tell the two apart.
 
 def _load_documents() -> dict[str, dict[str, Any]]:
     folder = resources.files("agui_core.protocol").joinpath("schemas")
-    return {
-        entry.name: orjson.loads(entry.read_bytes())
-        for entry in folder.iterdir()
-        if entry.name.endswith(".json")
-    }
+    return {entry.name: orjson.loads(entry.read_bytes()) for entry in folder.iterdir() if entry.name.endswith(".json")}
 
 
 _DOCUMENTS: Final = _load_documents()
@@ -164,11 +160,7 @@ def _for_compiler(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
     return {
-        key: (
-            {name: _for_compiler(sub) for name, sub in value.items()}
-            if key in _BY_NAME
-            else _for_compiler(value)
-        )
+        key: ({name: _for_compiler(sub) for name, sub in value.items()} if key in _BY_NAME else _for_compiler(value))
         for key, value in node.items()
         if key not in _NOT_COMPILED
     }
@@ -186,9 +178,7 @@ def _for_compiler(node: Any) -> Any:
 _KEY_SET: Final = re.compile(r"^[ ]*(\w+)_keys = set\(\1\.keys\(\)\)\n", re.MULTILINE)
 _KEY_REMOVE: Final = re.compile(r'^[ ]*\w+_keys\.remove\("[^"\\]+"\)\n', re.MULTILINE)
 _KEY_TEST: Final = re.compile(r'if "([^"\\]+)" in (\w+)_keys:')
-_MISSING: Final = re.compile(
-    r"^([ ]*)(\w+)__missing_keys = set\((\[[^\]]*\])\) - (\w+)\.keys\(\)$", re.MULTILINE
-)
+_MISSING: Final = re.compile(r"^([ ]*)(\w+)__missing_keys = set\((\[[^\]]*\])\) - (\w+)\.keys\(\)$", re.MULTILINE)
 _KEY_SET_LEFT: Final = re.compile(r"(?<!__missing)_keys\b")
 
 
@@ -254,9 +244,7 @@ def _generate(schema: Mapping[str, Any]) -> str:
 
 
 def _compile(schema: Mapping[str, Any], *, lean: bool = True) -> Callable[[Any], Any]:
-    if any(
-        "additionalProperties" in node or "patternProperties" in node for node in _nodes(schema)
-    ):
+    if any("additionalProperties" in node or "patternProperties" in node for node in _nodes(schema)):
         raise RuntimeError("the lean rewrite of the generated code assumes open objects")
     code = _generate(schema)
     namespace: dict[str, Any] = {}
@@ -379,9 +367,7 @@ Check = Callable[[Any], None]
 _ITEMS: Final = 0  # a step into every item of an array (a property step is a string)
 
 
-def _union_slots(
-    schema: Mapping[str, Any], steps: Path = ()
-) -> Iterator[tuple[Path, Mapping[str, Any]]]:
+def _union_slots(schema: Mapping[str, Any], steps: Path = ()) -> Iterator[tuple[Path, Mapping[str, Any]]]:
     """Where below ``schema`` the compiled code leaves a tagged union to finish."""
     if steps and "x-dispatch" in schema:
         yield steps, schema["x-dispatch"]
@@ -543,9 +529,7 @@ _check_input: Final = _shape("input.json#/definitions/RunAgentInput")
 _check_resume_entry: Final = _shape("interrupts.json#/definitions/ResumeEntry")
 _check_interrupt: Final = _shape("interrupts.json#/definitions/Interrupt")
 _check_capabilities: Final = _shape("capabilities.json#/definitions/AgentCapabilities")
-_EVENT_DISPATCH: Final = _inline(_DOCUMENTS["events.json"]["definitions"]["Event"], "events.json")[
-    "x-dispatch"
-]
+_EVENT_DISPATCH: Final = _inline(_DOCUMENTS["events.json"]["definitions"]["Event"], "events.json")["x-dispatch"]
 _check_event: Final = _union(_EVENT_DISPATCH)
 
 EVENT_TYPES: Final[frozenset[str]] = frozenset(_EVENT_DISPATCH["shapes"])

@@ -229,9 +229,7 @@ class Host:
         if retain is not None and not 0 < retain < math.inf:
             raise ValueError(f"retain is a positive number of seconds, not {retain:g}")
         if retain_audit is not None and (retain is None or not retain <= retain_audit < math.inf):
-            raise ValueError(
-                "retain_audit keeps audit trails longer than their threads: it needs retain, and no less"
-            )
+            raise ValueError("retain_audit keeps audit trails longer than their threads: it needs retain, and no less")
         if sweep_every is not None and not 0 < sweep_every < math.inf:
             raise ValueError(f"sweep_every is a positive number of seconds, not {sweep_every:g}")
         self.retain = retain

@@ -88,4 +88,3 @@ class LeaseKeeper:
                     self.lost = True
                     self._on_lost()
                     return
-

@@ -67,9 +67,7 @@ class VersionConflict(StoreError):
         self.thread_id = thread_id
         self.expected = expected
         self.found = found
-        super().__init__(
-            f"thread {thread_id!r} was saved by someone else: expected version {expected}, found {found}"
-        )
+        super().__init__(f"thread {thread_id!r} was saved by someone else: expected version {expected}, found {found}")
 
 
 @attrs.frozen(kw_only=True)
@@ -143,9 +141,7 @@ class ThreadStore(Protocol):
         A record saved before threads had owners belongs to :data:`~agui_core.machine.record.ANONYMOUS`.
         """
 
-    async def purge(
-        self, *, idle_before: datetime, audit_before: datetime | None = None, limit: int = 500
-    ) -> Purged:
+    async def purge(self, *, idle_before: datetime, audit_before: datetime | None = None, limit: int = 500) -> Purged:
         """Remove up to ``limit`` threads at rest last saved before ``idle_before``, oldest first.
 
         At rest: no open interrupt and no run in progress. Each goes whole: record, messages,

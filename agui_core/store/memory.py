@@ -147,9 +147,7 @@ class MemoryThreadStore:
     async def save(self, record: ThreadRecord) -> None:
         """Keep ``record`` if the stored version is ``record.version - 1``; else ``VersionConflict``."""
         if record.version < 1:
-            raise ValueError(
-                f"thread {record.thread_id!r}: a saved record has version 1 or more, not {record.version}"
-            )
+            raise ValueError(f"thread {record.thread_id!r}: a saved record has version 1 or more, not {record.version}")
         await checkpoint()
         self._check_open()
         thread_id = record.thread_id
@@ -230,9 +228,7 @@ class MemoryThreadStore:
         owner = self._owners[thread_id]
         return ANONYMOUS if owner is None else owner
 
-    async def purge(
-        self, *, idle_before: datetime, audit_before: datetime | None = None, limit: int = 500
-    ) -> Purged:
+    async def purge(self, *, idle_before: datetime, audit_before: datetime | None = None, limit: int = 500) -> Purged:
         """Remove up to ``limit`` threads at rest last saved before ``idle_before`` (see
         :meth:`ThreadStore.purge <agui_core.store.base.ThreadStore.purge>`); at once, between
         two awaits, so no save comes in between."""

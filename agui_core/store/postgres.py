@@ -753,9 +753,7 @@ class PostgresThreadStore:
         owner = row[0]
         return ANONYMOUS if owner is None else str(owner)
 
-    async def purge(
-        self, *, idle_before: datetime, audit_before: datetime | None = None, limit: int = 500
-    ) -> Purged:
+    async def purge(self, *, idle_before: datetime, audit_before: datetime | None = None, limit: int = 500) -> Purged:
         """Remove up to ``limit`` threads at rest last saved before ``idle_before`` (see
         :meth:`ThreadStore.purge <agui_core.store.base.ThreadStore.purge>`): one call of
         ``purge_threads``, which returns at once (``swept=False``) while another host purges.

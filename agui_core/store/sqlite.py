@@ -464,9 +464,7 @@ class SqliteThreadStore:
         indexed read of the thread's row; its messages are not read)."""
         return await self._read(self._owner_of, thread_id)
 
-    async def purge(
-        self, *, idle_before: datetime, audit_before: datetime | None = None, limit: int = 500
-    ) -> Purged:
+    async def purge(self, *, idle_before: datetime, audit_before: datetime | None = None, limit: int = 500) -> Purged:
         """Remove up to ``limit`` threads at rest last saved before ``idle_before`` (see
         :meth:`ThreadStore.purge <agui_core.store.base.ThreadStore.purge>`), in one write
         transaction: another host's purge of the same file waits for it, then finds what is
@@ -861,10 +859,13 @@ class SqliteThreadStore:
             # save of it is left waiting for an outcome; the ones not written say so.
             for save in batch:
                 if not save.done:
-                    save.error, save.done = StoreError(
-                        f"thread {save.record.thread_id!r} version {save.record.version} was not saved:"
-                        " its batch stopped before its commit"
-                    ), True
+                    save.error, save.done = (
+                        StoreError(
+                            f"thread {save.record.thread_id!r} version {save.record.version} was not saved:"
+                            " its batch stopped before its commit"
+                        ),
+                        True,
+                    )
 
     @staticmethod
     def _failed(save: _Save, exc: sqlite3.Error) -> StoreError:
@@ -1049,9 +1050,7 @@ class SqliteThreadStore:
     def _owner_of(self, thread_id: str) -> str | None:
         connection = self._connect_reader()
         try:
-            row = connection.execute(
-                "SELECT owner FROM threads WHERE thread_id = ?", (thread_id,)
-            ).fetchone()
+            row = connection.execute("SELECT owner FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot look up the owner of thread {thread_id!r}: {exc}") from exc
         if row is None:

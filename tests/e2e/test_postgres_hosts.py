@@ -121,9 +121,7 @@ def executions(effects: Path) -> list[int]:
     return [int(line) for line in effects.read_text().splitlines()] if effects.exists() else []
 
 
-async def test_the_same_resume_through_every_host_at_once_runs_the_tool_once(
-    postgres_url: str, tmp_path: Path
-) -> None:
+async def test_the_same_resume_through_every_host_at_once_runs_the_tool_once(postgres_url: str, tmp_path: Path) -> None:
     effects = tmp_path / "effects.txt"
     pick = random.Random(13)
     outcomes: dict[str, int] = {"served": 0, "busy": 0}
@@ -180,8 +178,7 @@ async def test_a_host_that_loses_its_database_mid_run_fails_the_run_and_another_
                         await admin.execute(f"SELECT 1 FROM {schema}.threads WHERE thread_id = 'cut-1' FOR UPDATE")
                         while not (
                             pids := await watcher.fetch(
-                                "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                                " AND query LIKE $1",
+                                "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1",
                                 f"%{schema}.save_thread%",
                             )
                         ):

@@ -392,34 +392,24 @@ def _event_cases() -> Iterator[Case]:
         "event",
         {"type": "TEXT_MESSAGE_CONTENT", "message_id": "m-1", "delta": "x"},
     )
-    yield Case(
-        "event/required-missing", "event", {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m-1"}
-    )
+    yield Case("event/required-missing", "event", {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m-1"})
     yield Case("event/required-null", "event", ev(delta=None))
     yield Case("event/required-wrong-type", "event", ev(delta=5))
 
     # The type tag itself.
     yield Case("event/type/missing", "event", {"messageId": "m-1"})
     yield Case("event/type/number", "event", {"type": 3, "messageId": "m-1"})
-    yield Case(
-        "event/type/unknown", "event", {"type": "FUTURE_EVENT", "whatever": [1, {"a": None}]}
-    )
-    yield Case(
-        "event/type/lowercase", "event", {"type": "run_finished", "threadId": "t-1", "runId": "r-1"}
-    )
+    yield Case("event/type/unknown", "event", {"type": "FUTURE_EVENT", "whatever": [1, {"a": None}]})
+    yield Case("event/type/lowercase", "event", {"type": "run_finished", "threadId": "t-1", "runId": "r-1"})
     yield Case("event/not-an-object", "event", [{"type": "RUN_FINISHED"}])
     yield Case("event/legacy/THINKING_START", "event", {"type": "THINKING_START", "title": "plan"})
-    yield Case(
-        "event/legacy/THINKING_TEXT_MESSAGE_START", "event", {"type": "THINKING_TEXT_MESSAGE_START"}
-    )
+    yield Case("event/legacy/THINKING_TEXT_MESSAGE_START", "event", {"type": "THINKING_TEXT_MESSAGE_START"})
     yield Case(
         "event/legacy/THINKING_TEXT_MESSAGE_CONTENT",
         "event",
         {"type": "THINKING_TEXT_MESSAGE_CONTENT", "delta": "hm"},
     )
-    yield Case(
-        "event/legacy/THINKING_TEXT_MESSAGE_END", "event", {"type": "THINKING_TEXT_MESSAGE_END"}
-    )
+    yield Case("event/legacy/THINKING_TEXT_MESSAGE_END", "event", {"type": "THINKING_TEXT_MESSAGE_END"})
     yield Case("event/legacy/THINKING_END", "event", {"type": "THINKING_END", "timestamp": TS})
 
     # Text messages and tool calls.
@@ -437,13 +427,9 @@ def _event_cases() -> Iterator[Case]:
     yield Case(
         "event/TOOL_CALL_START/parent-null",
         "event",
-        _typed(
-            "TOOL_CALL_START", {"toolCallId": "tc-1", "toolCallName": "f", "parentMessageId": None}
-        ),
+        _typed("TOOL_CALL_START", {"toolCallId": "tc-1", "toolCallName": "f", "parentMessageId": None}),
     )
-    result = lambda **kw: _typed(
-        "TOOL_CALL_RESULT", {"messageId": "m-t", "toolCallId": "tc-1", "content": "ok", **kw}
-    )
+    result = lambda **kw: _typed("TOOL_CALL_RESULT", {"messageId": "m-t", "toolCallId": "tc-1", "content": "ok", **kw})
     yield Case("event/TOOL_CALL_RESULT/role-assistant", "event", result(role="assistant"))
     yield Case("event/TOOL_CALL_RESULT/role-null", "event", result(role=None))
     yield Case("event/TOOL_CALL_RESULT/content-null", "event", result(content=None))
@@ -487,13 +473,9 @@ def _event_cases() -> Iterator[Case]:
     yield Case(
         "event/TOOL_CALL_RESULT/url-source-mime-null",
         "event",
-        result(
-            content=[{"type": "image", "source": {"type": "url", "value": "u", "mimeType": None}}]
-        ),
+        result(content=[{"type": "image", "source": {"type": "url", "value": "u", "mimeType": None}}]),
     )
-    yield Case(
-        "event/TOOL_CALL_RESULT/image-no-source", "event", result(content=[{"type": "image"}])
-    )
+    yield Case("event/TOOL_CALL_RESULT/image-no-source", "event", result(content=[{"type": "image"}]))
     yield Case(
         "event/REASONING_MESSAGE_START/no-role",
         "event",
@@ -507,16 +489,12 @@ def _event_cases() -> Iterator[Case]:
     yield Case(
         "event/REASONING_ENCRYPTED_VALUE/bad-subtype",
         "event",
-        _typed(
-            "REASONING_ENCRYPTED_VALUE", {"subtype": "span", "entityId": "x", "encryptedValue": "o"}
-        ),
+        _typed("REASONING_ENCRYPTED_VALUE", {"subtype": "span", "entityId": "x", "encryptedValue": "o"}),
     )
 
     # State and free JSON.
     yield Case("event/STATE_SNAPSHOT/null", "event", _typed("STATE_SNAPSHOT", {"snapshot": None}))
-    yield Case(
-        "event/STATE_SNAPSHOT/array", "event", _typed("STATE_SNAPSHOT", {"snapshot": [1, "a"]})
-    )
+    yield Case("event/STATE_SNAPSHOT/array", "event", _typed("STATE_SNAPSHOT", {"snapshot": [1, "a"]}))
     yield Case("event/STATE_SNAPSHOT/scalar", "event", _typed("STATE_SNAPSHOT", {"snapshot": "s"}))
     yield Case("event/STATE_SNAPSHOT/missing", "event", _typed("STATE_SNAPSHOT", {}))
     yield Case("event/CUSTOM/value-null", "event", _typed("CUSTOM", {"name": "n", "value": None}))
@@ -565,12 +543,8 @@ def _event_cases() -> Iterator[Case]:
         delta({"op": "move", "from": "/a", "path": "/a/b"}),
     )
     yield Case("event/STATE_DELTA/pointer-no-slash", "event", delta({"op": "remove", "path": "a"}))
-    yield Case(
-        "event/STATE_DELTA/pointer-bad-escape", "event", delta({"op": "remove", "path": "/a~2b"})
-    )
-    yield Case(
-        "event/STATE_DELTA/pointer-trailing-tilde", "event", delta({"op": "remove", "path": "/a~"})
-    )
+    yield Case("event/STATE_DELTA/pointer-bad-escape", "event", delta({"op": "remove", "path": "/a~2b"}))
+    yield Case("event/STATE_DELTA/pointer-trailing-tilde", "event", delta({"op": "remove", "path": "/a~"}))
     yield Case(
         "event/STATE_DELTA/pointer-root-slash",
         "event",
@@ -586,9 +560,7 @@ def _event_cases() -> Iterator[Case]:
         "event",
         delta({"op": "add", "path": "/キー/ü", "value": 1}),
     )
-    yield Case(
-        "event/STATE_DELTA/op-unknown", "event", delta({"op": "merge", "path": "/a", "value": {}})
-    )
+    yield Case("event/STATE_DELTA/op-unknown", "event", delta({"op": "merge", "path": "/a", "value": {}}))
     yield Case("event/STATE_DELTA/op-missing", "event", delta({"path": "/a", "value": 1}))
     yield Case(
         "event/STATE_DELTA/not-an-array",
@@ -617,12 +589,8 @@ def _event_cases() -> Iterator[Case]:
         "event",
         snapshot({"id": "m", "role": "bot", "content": "x"}),
     )
-    yield Case(
-        "event/MESSAGES_SNAPSHOT/role-missing", "event", snapshot({"id": "m", "content": "x"})
-    )
-    yield Case(
-        "event/MESSAGES_SNAPSHOT/id-missing", "event", snapshot({"role": "user", "content": "x"})
-    )
+    yield Case("event/MESSAGES_SNAPSHOT/role-missing", "event", snapshot({"id": "m", "content": "x"}))
+    yield Case("event/MESSAGES_SNAPSHOT/id-missing", "event", snapshot({"role": "user", "content": "x"}))
     yield Case(
         "event/MESSAGES_SNAPSHOT/user-content-null",
         "event",
@@ -663,9 +631,7 @@ def _event_cases() -> Iterator[Case]:
         "event",
         snapshot({**MESSAGES["tool"], "error": None}),
     )
-    yield Case(
-        "event/MESSAGES_SNAPSHOT/tool-name", "event", snapshot({**MESSAGES["tool"], "name": "t"})
-    )
+    yield Case("event/MESSAGES_SNAPSHOT/tool-name", "event", snapshot({**MESSAGES["tool"], "name": "t"}))
     yield Case(
         "event/MESSAGES_SNAPSHOT/message-name-null",
         "event",
@@ -704,9 +670,7 @@ def _event_cases() -> Iterator[Case]:
     yield Case(
         "event/MESSAGES_SNAPSHOT/toolcall-type-other",
         "event",
-        snapshot(
-            {"id": "m", "role": "assistant", "toolCalls": [{**TOOL_CALL, "type": "retrieval"}]}
-        ),
+        snapshot({"id": "m", "role": "assistant", "toolCalls": [{**TOOL_CALL, "type": "retrieval"}]}),
     )
     yield Case(
         "event/MESSAGES_SNAPSHOT/toolcall-args-object",
@@ -744,9 +708,7 @@ def _event_cases() -> Iterator[Case]:
     yield Case(
         "event/RUN_STARTED/input-no-messages",
         "event",
-        _typed(
-            "RUN_STARTED", {"threadId": "t", "runId": "r", "input": {"threadId": "t", "runId": "r"}}
-        ),
+        _typed("RUN_STARTED", {"threadId": "t", "runId": "r", "input": {"threadId": "t", "runId": "r"}}),
     )
     yield Case(
         "event/RUN_STARTED/input-state-null",
@@ -759,12 +721,8 @@ def _event_cases() -> Iterator[Case]:
         _typed("RUN_STARTED", {"threadId": "t", "runId": "r", "parentRunId": None}),
     )
     yield Case("event/RUN_STARTED/threadId-missing", "event", _typed("RUN_STARTED", {"runId": "r"}))
-    yield Case(
-        "event/RUN_ERROR/code-null", "event", _typed("RUN_ERROR", {"message": "m", "code": None})
-    )
-    yield Case(
-        "event/RUN_ERROR/code-number", "event", _typed("RUN_ERROR", {"message": "m", "code": 500})
-    )
+    yield Case("event/RUN_ERROR/code-null", "event", _typed("RUN_ERROR", {"message": "m", "code": None}))
+    yield Case("event/RUN_ERROR/code-number", "event", _typed("RUN_ERROR", {"message": "m", "code": 500}))
     yield Case(
         "event/RUN_ERROR/with-threadId",
         "event",
@@ -785,16 +743,12 @@ def _event_cases() -> Iterator[Case]:
         "event",
         _typed("RUN_ERROR", {"message": "m", "usage": [{"model": None}]}),
     )
-    yield Case(
-        "event/RUN_ERROR/usage-empty", "event", _typed("RUN_ERROR", {"message": "m", "usage": []})
-    )
+    yield Case("event/RUN_ERROR/usage-empty", "event", _typed("RUN_ERROR", {"message": "m", "usage": []}))
 
 
 def _run_finished_cases() -> Iterator[Case]:
     yield Case("event/RUN_FINISHED/outcome-absent", "event", run_finished())
-    yield Case(
-        "event/RUN_FINISHED/outcome-absent-with-result", "event", run_finished(result="done")
-    )
+    yield Case("event/RUN_FINISHED/outcome-absent-with-result", "event", run_finished(result="done"))
     yield Case("event/RUN_FINISHED/success", "event", run_finished({"type": "success"}))
     yield Case(
         "event/RUN_FINISHED/success-with-result",
@@ -811,9 +765,7 @@ def _run_finished_cases() -> Iterator[Case]:
         "event",
         run_finished({"type": "success"}, result=False),
     )
-    yield Case(
-        "event/RUN_FINISHED/result-null", "event", run_finished({"type": "success"}, result=None)
-    )
+    yield Case("event/RUN_FINISHED/result-null", "event", run_finished({"type": "success"}, result=None))
     yield Case(
         "event/RUN_FINISHED/success-pending-empty",
         "event",
@@ -840,13 +792,9 @@ def _run_finished_cases() -> Iterator[Case]:
         "event",
         run_finished({"type": "cancelled", "interrupts": [INTERRUPT_MIN]}),
     )
-    yield Case(
-        "event/RUN_FINISHED/outcome-error", "event", run_finished({"type": "error", "message": "x"})
-    )
+    yield Case("event/RUN_FINISHED/outcome-error", "event", run_finished({"type": "error", "message": "x"}))
     yield Case("event/RUN_FINISHED/outcome-unknown", "event", run_finished({"type": "handoff"}))
-    yield Case(
-        "event/RUN_FINISHED/outcome-no-type", "event", run_finished({"interrupts": [INTERRUPT_MIN]})
-    )
+    yield Case("event/RUN_FINISHED/outcome-no-type", "event", run_finished({"interrupts": [INTERRUPT_MIN]}))
     yield Case("event/RUN_FINISHED/outcome-string", "event", run_finished("interrupt"))
     yield Case("event/RUN_FINISHED/outcome-null", "event", {**run_finished(), "outcome": None})
     yield Case(
@@ -855,9 +803,7 @@ def _run_finished_cases() -> Iterator[Case]:
         run_finished({"type": "success", "note": "x"}),
     )
     yield Case("event/RUN_FINISHED/interrupt-empty", "event", interrupted())
-    yield Case(
-        "event/RUN_FINISHED/interrupt-missing-list", "event", run_finished({"type": "interrupt"})
-    )
+    yield Case("event/RUN_FINISHED/interrupt-missing-list", "event", run_finished({"type": "interrupt"}))
     yield Case(
         "event/RUN_FINISHED/interrupt-null-list",
         "event",
@@ -920,9 +866,7 @@ def _run_finished_cases() -> Iterator[Case]:
         "event",
         sub(outcome={"type": "interrupt", "interrupts": [INTERRUPT_MIN]}),
     )
-    yield Case(
-        "event/SUBAGENT_FINISHED/outcome-cancelled", "event", sub(outcome={"type": "cancelled"})
-    )
+    yield Case("event/SUBAGENT_FINISHED/outcome-cancelled", "event", sub(outcome={"type": "cancelled"}))
     yield Case("event/SUBAGENT_FINISHED/outcome-null", "event", sub(outcome=None))
     yield Case("event/SUBAGENT_FINISHED/result-null", "event", sub(result=None))
     yield Case("event/SUBAGENT_FINISHED/no-subagentRunId", "event", _typed("SUBAGENT_FINISHED", {}))
@@ -981,9 +925,7 @@ def _interrupt_cases() -> Iterator[Case]:
         "unknown-key": {**INTERRUPT_MIN, "priority": "high", "ext": {"a": [None]}},
     }
     for name, interrupt in variants.items():
-        yield Case(
-            f"interrupt/{name}", "event", interrupted(interrupt), part=("Interrupt", interrupt)
-        )
+        yield Case(f"interrupt/{name}", "event", interrupted(interrupt), part=("Interrupt", interrupt))
 
 
 def _input_cases() -> Iterator[Case]:
@@ -1013,16 +955,12 @@ def _input_cases() -> Iterator[Case]:
     yield Case("input/messages-null", "input", run_input(messages=None))
     yield Case("input/threadId-missing", "input", {"runId": "r-2", "messages": []})
     yield Case("input/threadId-number", "input", run_input(threadId=1))
-    yield Case(
-        "input/snake-case-keys", "input", {"thread_id": "t-1", "run_id": "r-2", "messages": []}
-    )
+    yield Case("input/snake-case-keys", "input", {"thread_id": "t-1", "run_id": "r-2", "messages": []})
     yield Case("input/not-an-object", "input", ["t-1", "r-2"])
     yield Case("input/tools-empty", "input", run_input(tools=[], context=[]))
     yield Case("input/tools-null", "input", run_input(tools=None))
     yield Case("input/context-null", "input", run_input(context=None))
-    yield Case(
-        "input/tool-parameters-null", "input", run_input(tools=[{**TOOL, "parameters": None}])
-    )
+    yield Case("input/tool-parameters-null", "input", run_input(tools=[{**TOOL, "parameters": None}]))
     yield Case("input/tool-no-description", "input", run_input(tools=[{"name": "f"}]))
     yield Case(
         "input/context-value-object",

@@ -100,8 +100,7 @@ def _node() -> str:
     node = shutil.which("node")
     if node is None:
         raise NodeBridgeError(
-            "the interop tests need Node.js (`node` is not on PATH); install Node 20+, "
-            f"then {_INSTALL_HINT}"
+            f"the interop tests need Node.js (`node` is not on PATH); install Node 20+, then {_INSTALL_HINT}"
         )
     modules = NODE_DIR / "node_modules"
     for package, version in _PINNED.items():
@@ -111,8 +110,7 @@ def _node() -> str:
         installed = json.loads(manifest.read_text(encoding="utf-8")).get("version")
         if installed != version:
             raise NodeBridgeError(
-                f"{package} {installed} is installed in {modules}, the tests pin {version}; "
-                f"{_INSTALL_HINT}"
+                f"{package} {installed} is installed in {modules}, the tests pin {version}; {_INSTALL_HINT}"
             )
     return node
 
@@ -138,9 +136,7 @@ def _run(script: str, request: Mapping[str, Any], expected: int) -> list[dict[st
     try:
         results: list[dict[str, Any]] = json.loads(done.stdout)["results"]
     except (ValueError, KeyError, TypeError) as exc:
-        raise NodeBridgeError(
-            f"node {script} replied with something that is not a result list:\n{stderr}"
-        ) from exc
+        raise NodeBridgeError(f"node {script} replied with something that is not a result list:\n{stderr}") from exc
     if len(results) != expected:
         raise NodeBridgeError(f"node {script} answered {len(results)} cases out of {expected}")
     return results
@@ -153,8 +149,7 @@ def node_validate(cases: Sequence[tuple[str, Any]]) -> list[NodeResult]:
     """
     request = {"cases": [{"schema": name, "value": value} for name, value in cases]}
     return [
-        NodeResult(ok=r["ok"], error=r["error"], value=r["value"])
-        for r in _run("validate.cjs", request, len(cases))
+        NodeResult(ok=r["ok"], error=r["error"], value=r["value"]) for r in _run("validate.cjs", request, len(cases))
     ]
 
 

@@ -65,9 +65,7 @@ def run_finished(run: str = "r-1", thread: str = TID, **extra: Any) -> dict[str,
     return {"type": "RUN_FINISHED", "threadId": thread, "runId": run, **extra}
 
 
-def interrupted(
-    *interrupts: Mapping[str, Any], run: str = "r-1", thread: str = TID
-) -> dict[str, Any]:
+def interrupted(*interrupts: Mapping[str, Any], run: str = "r-1", thread: str = TID) -> dict[str, Any]:
     return run_finished(run, thread, outcome={"type": "interrupt", "interrupts": list(interrupts)})
 
 
@@ -93,12 +91,7 @@ def boundary(*interrupts: Mapping[str, Any], run: str = "r-1") -> list[dict[str,
 
 def seed_stream(name: str) -> list[dict[str, Any]]:
     finished = SEED_RUN_FINISHED[name]
-    calls = [
-        e
-        for i in finished["outcome"]["interrupts"]
-        if "toolCallId" in i
-        for e in tool_call(i["toolCallId"])
-    ]
+    calls = [e for i in finished["outcome"]["interrupts"] if "toolCallId" in i for e in tool_call(i["toolCallId"])]
     return [run_started(finished["runId"], finished["threadId"]), *calls, *SNAPSHOTS, finished]
 
 
@@ -119,9 +112,7 @@ CONFIRM = {"id": "c-1", "reason": "confirmation"}
 STREAMS: list[StreamCase] = [
     # Both accept.
     *(StreamCase(f"seed/{name}", seed_stream(name)) for name in sorted(SEED_RUN_FINISHED)),
-    StreamCase(
-        "lone-run-error", [{"type": "RUN_ERROR", "message": "no", "code": "PENDING_INTERRUPTS"}]
-    ),
+    StreamCase("lone-run-error", [{"type": "RUN_ERROR", "message": "no", "code": "PENDING_INTERRUPTS"}]),
     StreamCase("absent-outcome", [run_started(), run_finished(result={"a": 1})]),
     StreamCase(
         "two-runs-cancelled-then-error",
@@ -147,12 +138,8 @@ STREAMS: list[StreamCase] = [
             run_finished("r-2", outcome={"type": "success"}),
         ],
     ),
-    StreamCase(
-        "custom-reason", boundary({"id": "x", "reason": "acme:review", "metadata": {"k": None}})
-    ),
-    StreamCase(
-        "expires-at-lowercase-z", boundary({**CONFIRM, "expiresAt": "2026-04-20t17:00:00.5z"})
-    ),
+    StreamCase("custom-reason", boundary({"id": "x", "reason": "acme:review", "metadata": {"k": None}})),
+    StreamCase("expires-at-lowercase-z", boundary({**CONFIRM, "expiresAt": "2026-04-20t17:00:00.5z"})),
     # The reference refuses: so do we.
     StreamCase(
         "first-event-not-run-started",
@@ -218,20 +205,12 @@ STREAMS: list[StreamCase] = [
     StreamCase("interrupt-outcome-empty", [run_started(), *SNAPSHOTS, interrupted()]),
     StreamCase("interrupt-without-reason", [run_started(), *SNAPSHOTS, interrupted({"id": "i"})]),
     # The reference accepts; one of our extra rules refuses.
-    StreamCase(
-        "outcome-unknown-type", [run_started(), run_finished(outcome={"type": "error"})], "decode"
-    ),
-    StreamCase(
-        "thread-mismatch", [run_started(), run_finished(thread="t-other")], "thread-mismatch"
-    ),
+    StreamCase("outcome-unknown-type", [run_started(), run_finished(outcome={"type": "error"})], "decode"),
+    StreamCase("thread-mismatch", [run_started(), run_finished(thread="t-other")], "thread-mismatch"),
     StreamCase("run-id-mismatch", [run_started(), run_finished("r-9")], "run-id-mismatch"),
     StreamCase("interrupt-id-empty", boundary({**CONFIRM, "id": ""}), "interrupt-id-empty"),
-    StreamCase(
-        "interrupt-reason-empty", boundary({**CONFIRM, "reason": ""}), "interrupt-reason-empty"
-    ),
-    StreamCase(
-        "interrupt-duplicate-in-outcome", boundary(CONFIRM, CONFIRM), "interrupt-duplicate-id"
-    ),
+    StreamCase("interrupt-reason-empty", boundary({**CONFIRM, "reason": ""}), "interrupt-reason-empty"),
+    StreamCase("interrupt-duplicate-in-outcome", boundary(CONFIRM, CONFIRM), "interrupt-duplicate-id"),
     StreamCase(
         "interrupt-duplicate-across-runs",
         [*boundary(CONFIRM), *boundary(CONFIRM, run="r-2")],
@@ -277,9 +256,7 @@ STREAMS: list[StreamCase] = [
         boundary({**CONFIRM, "responseSchema": {"type": 12}}),
         "interrupt-schema-invalid",
     ),
-    StreamCase(
-        "interrupt-without-snapshots", [run_started(), interrupted(CONFIRM)], "snapshot-missing"
-    ),
+    StreamCase("interrupt-without-snapshots", [run_started(), interrupted(CONFIRM)], "snapshot-missing"),
     StreamCase(
         "seed-run-finished-alone",
         [
@@ -308,9 +285,7 @@ def our_rules(events: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 @pytest.mark.parametrize("case", STREAMS, ids=lambda c: c.name)
-def test_streams_agree_with_verify_events(
-    case: StreamCase, verified: dict[str, NodeResult]
-) -> None:
+def test_streams_agree_with_verify_events(case: StreamCase, verified: dict[str, NodeResult]) -> None:
     reference = verified[case.name]
     ours = our_rules(case.events)
     if not reference.ok:
@@ -328,11 +303,7 @@ def test_streams_agree_with_verify_events(
 def test_every_extra_stream_rule_has_a_case_the_reference_accepts(
     verified: dict[str, NodeResult],
 ) -> None:
-    shown = {
-        case.extra_rule
-        for case in STREAMS
-        if case.extra_rule is not None and verified[case.name].ok
-    }
+    shown = {case.extra_rule for case in STREAMS if case.extra_rule is not None and verified[case.name].ok}
     # An empty interrupt list is refused by the reference's schema and by our decoder alike;
     # an unknown outcome is stripped by the reference and refused by our decoder.
     assert shown == (CLIENT_RULES - {"outcome-invalid", "interrupt-empty"}) | {"decode"}
@@ -407,9 +378,7 @@ RESUMES: list[ResumeCase] = [
         {"g": {"status": "resolved", "payload": {"approved": False}, "metadata": {"by": "ann"}}},
     ),
     # Both refuse.
-    ResumeCase(
-        "missing-response", [CONFIRM, {"id": "x", "reason": "acme:x"}], {"c-1": RESOLVED_TRUE}
-    ),
+    ResumeCase("missing-response", [CONFIRM, {"id": "x", "reason": "acme:x"}], {"c-1": RESOLVED_TRUE}),
     ResumeCase("unknown-id", [CONFIRM], {"c-1": RESOLVED_TRUE, "zz": {"status": "cancelled"}}),
     ResumeCase("no-responses", [CONFIRM], {}),
     ResumeCase("missing-and-unknown", [CONFIRM], {"zz": RESOLVED_TRUE}),
@@ -496,9 +465,7 @@ def _iso(now: datetime) -> str:
 
 @pytest.fixture(scope="module")
 def built() -> dict[str, ResumeResult]:
-    cases = [
-        {"interrupts": c.interrupts, "responses": c.responses, "now": _iso(c.now)} for c in RESUMES
-    ]
+    cases = [{"interrupts": c.interrupts, "responses": c.responses, "now": _iso(c.now)} for c in RESUMES]
     return {case.name: result for case, result in zip(RESUMES, node_resume(cases), strict=True)}
 
 
@@ -522,15 +489,11 @@ def our_resume(case: ResumeCase) -> list[dict[str, Any]] | LocalProtocolError:
 
 
 @pytest.mark.parametrize("case", RESUMES, ids=lambda c: c.name)
-def test_resumes_agree_with_build_resume_array(
-    case: ResumeCase, built: dict[str, ResumeResult]
-) -> None:
+def test_resumes_agree_with_build_resume_array(case: ResumeCase, built: dict[str, ResumeResult]) -> None:
     reference = built[case.name]
     ours = our_resume(case)
     if not reference.ok:
-        assert isinstance(ours, LocalProtocolError), (
-            f"the reference refuses ({reference.error}); we build"
-        )
+        assert isinstance(ours, LocalProtocolError), f"the reference refuses ({reference.error}); we build"
         assert ours.code in (RunErrorCode.PARTIAL_RESUME, RunErrorCode.UNKNOWN_INTERRUPT_ID)
     elif case.extra is None:
         assert ours == reference.value
@@ -551,9 +514,7 @@ def test_the_reference_copies_metadata_null_which_its_own_schema_then_refuses(
     built: dict[str, ResumeResult],
 ) -> None:
     value = built["metadata-null"].value
-    assert value == [
-        {"interruptId": "c-1", "status": "resolved", "payload": True, "metadata": None}
-    ]
+    assert value == [{"interruptId": "c-1", "status": "resolved", "payload": True, "metadata": None}]
 
 
 def test_a_null_payload_is_left_out_where_the_reference_writes_null() -> None:
@@ -561,9 +522,7 @@ def test_a_null_payload_is_left_out_where_the_reference_writes_null() -> None:
     responses = {"x": {"status": "resolved", "payload": None}}
     (reference,) = node_resume([{"interrupts": interrupts, "responses": responses}])
     assert reference.value == [{"interruptId": "x", "status": "resolved", "payload": None}]
-    assert our_resume(ResumeCase("null", interrupts, responses)) == [
-        {"interruptId": "x", "status": "resolved"}
-    ]
+    assert our_resume(ResumeCase("null", interrupts, responses)) == [{"interruptId": "x", "status": "resolved"}]
 
 
 # --- expiry: isInterruptExpired ------------------------------------------------------------
@@ -586,14 +545,9 @@ NOWS = [INSTANT + timedelta(milliseconds=ms) for ms in (-1000, -2, -1, 0, 1, 2, 
 
 
 def test_expiry_agrees_with_is_interrupt_expired_to_the_millisecond() -> None:
-    interrupts = [
-        {"id": f"e-{n}", "reason": "confirmation", "expiresAt": v}
-        for n, v in enumerate(EXPIRY_VALUES)
-    ]
+    interrupts = [{"id": f"e-{n}", "reason": "confirmation", "expiresAt": v} for n, v in enumerate(EXPIRY_VALUES)]
     responses = {i["id"]: {"status": "cancelled"} for i in interrupts}
-    results = node_resume(
-        [{"interrupts": interrupts, "responses": responses, "now": _iso(now)} for now in NOWS]
-    )
+    results = node_resume([{"interrupts": interrupts, "responses": responses, "now": _iso(now)} for now in NOWS])
     client = client_for(interrupts)
     for now, result in zip(NOWS, results, strict=True):
         ours = tuple(is_interrupt_expired(i, now) for i in client.open_interrupts)
@@ -602,12 +556,8 @@ def test_expiry_agrees_with_is_interrupt_expired_to_the_millisecond() -> None:
 
 def test_values_refused_on_receipt_that_the_reference_cannot_read_never_expire_there() -> None:
     unreadable = ["2026-W16-1T17:00:00Z", "20260420T170000Z", "2026-04-20T17:00:00+02", "tomorrow"]
-    interrupts = [
-        {"id": f"u-{n}", "reason": "confirmation", "expiresAt": v} for n, v in enumerate(unreadable)
-    ]
-    (result,) = node_resume(
-        [{"interrupts": interrupts, "responses": {}, "now": "2999-01-01T00:00:00.000Z"}]
-    )
+    interrupts = [{"id": f"u-{n}", "reason": "confirmation", "expiresAt": v} for n, v in enumerate(unreadable)]
+    (result,) = node_resume([{"interrupts": interrupts, "responses": {}, "now": "2999-01-01T00:00:00.000Z"}])
     assert result.expired == (False,) * len(unreadable)
     for interrupt in interrupts:
         assert our_rules(boundary(interrupt)) == ["interrupt-expires-at-invalid"]

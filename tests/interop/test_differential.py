@@ -71,16 +71,14 @@ _NULL_FREE_JSON = (
     "(`!== null`). We reject with zod: there it cannot be told from absent."
 )
 _LAX_NUMBER = (
-    "pydantic's lax mode coerces a numeric string or a boolean to an int; zod wants a JSON "
-    "integer. We reject with zod."
+    "pydantic's lax mode coerces a numeric string or a boolean to an int; zod wants a JSON integer. We reject with zod."
 )
 _SNAKE_CASE = (
     "pydantic (populate_by_name) also reads the snake_case attribute names; on the wire keys "
     "are camelCase, so zod finds the required camelCase key missing. We reject with zod."
 )
 _TAG_DEFAULT = (
-    "pydantic gives the role literal of REASONING_MESSAGE_START a default; zod requires the "
-    "key. We reject with zod."
+    "pydantic gives the role literal of REASONING_MESSAGE_START a default; zod requires the key. We reject with zod."
 )
 _CANCELLED_PAYLOAD = (
     "Deliberately stricter than both: a cancelled entry must omit payload (seed, SPEC 2; "
@@ -98,10 +96,7 @@ def _entries(
     verdicts: tuple[bool, bool, bool], why: str, *names: str, schema_rule: str | None = None
 ) -> dict[str, Deviation]:
     pydantic_ok, zod_ok, ours_ok = verdicts
-    return {
-        name: Deviation(pydantic_ok, zod_ok, ours_ok, why, schema_rule=schema_rule)
-        for name in names
-    }
+    return {name: Deviation(pydantic_ok, zod_ok, ours_ok, why, schema_rule=schema_rule) for name in names}
 
 
 _PYDANTIC_ONLY = (True, False, False)
@@ -250,9 +245,7 @@ def our_decode(case: Case) -> tuple[bool, Any]:
         return True, input_from_dict(case.value)
     except (InvalidEventError, InvalidInputError) as exc:
         expected = InvalidEventError if case.kind == "event" else InvalidInputError
-        assert isinstance(exc, expected), (
-            f"{case.name}: {type(exc).__name__} from the {case.kind} decoder"
-        )
+        assert isinstance(exc, expected), f"{case.name}: {type(exc).__name__} from the {case.kind} decoder"
         return False, exc
 
 
@@ -289,16 +282,11 @@ def test_corpus_case(case: Case, zod: dict[tuple[str, str], NodeResult]) -> None
     pydantic_ok = pydantic_accepts(case.kind, case.value)
     zod_result = zod[case.name, "whole"]
     ours_ok, decoded = our_decode(case)
-    verdicts = (
-        f"pydantic {pydantic_ok}, zod {zod_result.ok} ({zod_result.error}), "
-        f"ours {ours_ok} ({decoded!r:.300})"
-    )
+    verdicts = f"pydantic {pydantic_ok}, zod {zod_result.ok} ({zod_result.error}), ours {ours_ok} ({decoded!r:.300})"
 
     deviation = DEVIATIONS.get(case.name)
     if deviation is None:
-        assert pydantic_ok == zod_result.ok, (
-            f"the references disagree and DEVIATIONS does not name it: {verdicts}"
-        )
+        assert pydantic_ok == zod_result.ok, f"the references disagree and DEVIATIONS does not name it: {verdicts}"
         expected = zod_result.ok
     else:
         assert (pydantic_ok, zod_result.ok) == (deviation.pydantic, deviation.zod), (
@@ -324,9 +312,7 @@ def test_deviations_name_corpus_cases() -> None:
 def test_deviations_are_deviations() -> None:
     """An entry records a disagreement between the references or a verdict of ours that
     differs from both; anything else does not belong in the table."""
-    not_deviations = [
-        name for name, d in DEVIATIONS.items() if d.pydantic == d.zod and d.ours == d.zod
-    ]
+    not_deviations = [name for name, d in DEVIATIONS.items() if d.pydantic == d.zod and d.ours == d.zod]
     assert not_deviations == []
 
 

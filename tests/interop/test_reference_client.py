@@ -88,9 +88,7 @@ def interrupted_run() -> list[Event]:
         TextMessageContentEvent(message_id="m-2", delta="I'll send it "),
         TextMessageContentEvent(message_id="m-2", delta="once you approve."),
         TextMessageEndEvent(message_id="m-2"),
-        ToolCallStartEvent(
-            tool_call_id="tc-1", tool_call_name="send_email", parent_message_id="m-2"
-        ),
+        ToolCallStartEvent(tool_call_id="tc-1", tool_call_name="send_email", parent_message_id="m-2"),
         ToolCallArgsEvent(tool_call_id="tc-1", delta=ARGS[:12]),
         ToolCallArgsEvent(tool_call_id="tc-1", delta=ARGS[12:]),
         ToolCallEndEvent(tool_call_id="tc-1"),
@@ -118,9 +116,7 @@ def resumed_run() -> list[Event]:
         resume=(ResumeEntry(interrupt_id="int-1", status="resolved", payload={"approved": True}),),
     )
     return [
-        RunStartedEvent(
-            thread_id=THREAD, run_id="run-2", parent_run_id="run-1", input=resume_input
-        ),
+        RunStartedEvent(thread_id=THREAD, run_id="run-2", parent_run_id="run-1", input=resume_input),
         StepStartedEvent(step_name="send"),
         ToolCallResultEvent(message_id="m-3", tool_call_id="tc-1", content="sent", role="tool"),
         StepFinishedEvent(step_name="send"),
@@ -165,9 +161,7 @@ def subagent_interrupted_run() -> list[Event]:
             parent_message_id="m-1",
         ),
         TextMessageStartEvent(message_id="m-7", role="assistant", subagent_run_id="sub-1"),
-        TextMessageContentEvent(
-            message_id="m-7", delta="I need the quarter.", subagent_run_id="sub-1"
-        ),
+        TextMessageContentEvent(message_id="m-7", delta="I need the quarter.", subagent_run_id="sub-1"),
         TextMessageEndEvent(message_id="m-7", subagent_run_id="sub-1"),
         SubagentFinishedEvent(
             subagent_run_id="sub-1",
@@ -193,9 +187,7 @@ def subagent_resumed_run() -> list[Event]:
     return [
         RunStartedEvent(thread_id="thread-2", run_id="run-6"),
         SubagentStartedEvent(subagent_run_id="sub-1", name="filer"),
-        ToolCallStartEvent(
-            tool_call_id="tc-7", tool_call_name="file_report", subagent_run_id="sub-1"
-        ),
+        ToolCallStartEvent(tool_call_id="tc-7", tool_call_name="file_report", subagent_run_id="sub-1"),
         ToolCallArgsEvent(tool_call_id="tc-7", delta='{"quarter":"Q1"}', subagent_run_id="sub-1"),
         ToolCallEndEvent(tool_call_id="tc-7", subagent_run_id="sub-1"),
         ToolCallResultEvent(
@@ -204,9 +196,7 @@ def subagent_resumed_run() -> list[Event]:
             content="filed",
             subagent_run_id="sub-1",
         ),
-        SubagentFinishedEvent(
-            subagent_run_id="sub-1", result="filed", outcome=SubagentFinishedSuccessOutcome()
-        ),
+        SubagentFinishedEvent(subagent_run_id="sub-1", result="filed", outcome=SubagentFinishedSuccessOutcome()),
         RunFinishedEvent(thread_id="thread-2", run_id="run-6", outcome=RunFinishedSuccessOutcome()),
     ]
 
@@ -216,19 +206,13 @@ def cancelled_run() -> list[Event]:
         RunStartedEvent(thread_id="thread-3", run_id="run-8"),
         TextMessageStartEvent(message_id="m-9"),
         TextMessageEndEvent(message_id="m-9"),
-        RunFinishedEvent(
-            thread_id="thread-3", run_id="run-8", outcome=RunFinishedCancelledOutcome()
-        ),
+        RunFinishedEvent(thread_id="thread-3", run_id="run-8", outcome=RunFinishedCancelledOutcome()),
     ]
 
 
 def refused_input() -> list[Event]:
     """What a host sends for an input that ignores open interrupts: a lone RUN_ERROR."""
-    return [
-        RunErrorEvent(
-            message="thread thread-1 has open interrupts: int-1", code="PENDING_INTERRUPTS"
-        )
-    ]
+    return [RunErrorEvent(message="thread thread-1 has open interrupts: int-1", code="PENDING_INTERRUPTS")]
 
 
 def chained_runs() -> list[Event]:
@@ -279,9 +263,7 @@ def test_our_stream_passes_the_reference_client_untouched(
     assert result.ok, result.error
     assert result.warnings == ()
     assert result.stripped == ()
-    assert json_equal(result.value, sent), (
-        f"the client changed the stream:\n{result.value}\n!=\n{sent}"
-    )
+    assert json_equal(result.value, sent), f"the client changed the stream:\n{result.value}\n!=\n{sent}"
 
 
 def test_the_client_refuses_run_finished_with_a_tool_call_open(

@@ -81,9 +81,7 @@ def make_interrupt(value: Mapping[str, Any] | Interrupt) -> Interrupt:
 
 def receive(run_input: RunAgentInput | Mapping[str, Any], *, now: datetime = NOW) -> Act:
     """The client sends ``run_input`` (a wire dict is decoded first) at ``now``."""
-    decoded = (
-        run_input if isinstance(run_input, RunAgentInput) else input_from_dict(dict(run_input))
-    )
+    decoded = run_input if isinstance(run_input, RunAgentInput) else input_from_dict(dict(run_input))
     return lambda machine: machine.receive_input(decoded, now=now)
 
 

@@ -87,9 +87,7 @@ def te(mid: str = "m1", sub: str | None = None) -> TextMessageEndEvent:
 
 
 def tcs(tid: str = "t1", sub: str | None = None, parent: str | None = None) -> ToolCallStartEvent:
-    return ToolCallStartEvent(
-        tool_call_id=tid, tool_call_name="search", parent_message_id=parent, subagent_run_id=sub
-    )
+    return ToolCallStartEvent(tool_call_id=tid, tool_call_name="search", parent_message_id=parent, subagent_run_id=sub)
 
 
 def tca(tid: str = "t1", sub: str | None = None) -> ToolCallArgsEvent:
@@ -124,12 +122,8 @@ def serr(sid: str = "s1") -> SubagentErrorEvent:
     return SubagentErrorEvent(subagent_run_id=sid, message="failed")
 
 
-def act(
-    mid: str = "a1", sub: str | None = None, replace: bool | None = None
-) -> ActivitySnapshotEvent:
-    return ActivitySnapshotEvent(
-        message_id=mid, activity_type="plan", content={}, replace=replace, subagent_run_id=sub
-    )
+def act(mid: str = "a1", sub: str | None = None, replace: bool | None = None) -> ActivitySnapshotEvent:
+    return ActivitySnapshotEvent(message_id=mid, activity_type="plan", content={}, replace=replace, subagent_run_id=sub)
 
 
 def actd(mid: str = "a1", sub: str | None = None) -> ActivityDeltaEvent:
@@ -137,21 +131,13 @@ def actd(mid: str = "a1", sub: str | None = None) -> ActivityDeltaEvent:
 
 
 def enc(subtype: Any, eid: str, sub: str | None = None) -> ReasoningEncryptedValueEvent:
-    return ReasoningEncryptedValueEvent(
-        subtype=subtype, entity_id=eid, encrypted_value="opaque", subagent_run_id=sub
-    )
+    return ReasoningEncryptedValueEvent(subtype=subtype, entity_id=eid, encrypted_value="opaque", subagent_run_id=sub)
 
 
 def interrupt_outcome(tool_call_id: str = "t1") -> RunFinishedInterruptOutcome:
-    return RunFinishedInterruptOutcome(
-        interrupts=(Interrupt(id="i1", reason="tool_call", tool_call_id=tool_call_id),)
-    )
+    return RunFinishedInterruptOutcome(interrupts=(Interrupt(id="i1", reason="tool_call", tool_call_id=tool_call_id),))
 
 
 def assistant(mid: str, sub: str | None = None, calls: Sequence[str] = ()) -> AssistantMessage:
-    tool_calls = tuple(
-        ToolCall(id=c, function=FunctionCall(name="search", arguments="{}")) for c in calls
-    )
-    return AssistantMessage(
-        id=mid, content="hi", tool_calls=tool_calls or None, subagent_run_id=sub
-    )
+    tool_calls = tuple(ToolCall(id=c, function=FunctionCall(name="search", arguments="{}")) for c in calls)
+    return AssistantMessage(id=mid, content="hi", tool_calls=tool_calls or None, subagent_run_id=sub)

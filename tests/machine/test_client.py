@@ -77,9 +77,7 @@ def emitted(effects: Iterable[object]) -> list[ev.Event]:
     return [e.event for e in effects if isinstance(e, Emit)]
 
 
-def feed(
-    client: ClientMachine, events: Iterable[ev.Event | ev.UnknownEvent], now: datetime = T0
-) -> None:
+def feed(client: ClientMachine, events: Iterable[ev.Event | ev.UnknownEvent], now: datetime = T0) -> None:
     for event in events:
         client.receive_event(event, now=now)
 
@@ -88,9 +86,7 @@ def started(run_id: str = "run-1", thread_id: str = TID) -> ev.RunStartedEvent:
     return ev.RunStartedEvent(thread_id=thread_id, run_id=run_id)
 
 
-def tool_call(
-    call_id: str, name: str = "send_email", args: str = '{"to":"a@example.com"}'
-) -> list[ev.Event]:
+def tool_call(call_id: str, name: str = "send_email", args: str = '{"to":"a@example.com"}') -> list[ev.Event]:
     return [
         ev.ToolCallStartEvent(tool_call_id=call_id, tool_call_name=name),
         ev.ToolCallArgsEvent(tool_call_id=call_id, delta=args),
@@ -104,9 +100,7 @@ SNAPSHOTS: list[ev.Event] = [
 ]
 
 
-def interrupted(
-    *interrupts: Interrupt, run_id: str = "run-1", thread_id: str = TID
-) -> ev.RunFinishedEvent:
+def interrupted(*interrupts: Interrupt, run_id: str = "run-1", thread_id: str = TID) -> ev.RunFinishedEvent:
     return ev.RunFinishedEvent(
         thread_id=thread_id,
         run_id=run_id,
@@ -114,9 +108,7 @@ def interrupted(
     )
 
 
-def interrupt_run(
-    *interrupts: Interrupt, run_id: str = "run-1", calls: Sequence[str] = ()
-) -> list[ev.Event]:
+def interrupt_run(*interrupts: Interrupt, run_id: str = "run-1", calls: Sequence[str] = ()) -> list[ev.Event]:
     """A whole run that proposes ``calls``, sends both snapshots and ends on ``interrupts``."""
     body = [e for call in calls for e in tool_call(call)]
     return [started(run_id), *body, *SNAPSHOTS, interrupted(*interrupts, run_id=run_id)]
@@ -136,9 +128,7 @@ def violation(client: ClientMachine, event: ev.Event | ev.UnknownEvent) -> Order
     return info.value
 
 
-def refusal(
-    client: ClientMachine, answers: dict[str, Any], now: datetime = T0
-) -> LocalProtocolError:
+def refusal(client: ClientMachine, answers: dict[str, Any], now: datetime = T0) -> LocalProtocolError:
     with pytest.raises(LocalProtocolError) as info:
         client.resume(answers, now=now, run_id="run-2")
     assert info.value.message.startswith("resume refused: ")
@@ -155,14 +145,10 @@ REAL_ADDRESS = "jane@example.com"
 SEED_ANSWERS: dict[str, dict[str, Reply]] = {
     "minimal-tool-approval": {"int-abc123": approve()},
     "approve-with-edits": {
-        "int-email-edit": approve_with_edits(
-            {"to": REAL_ADDRESS, "subject": "Hi", "body": "Hi (revised per my note)"}
-        )
+        "int-email-edit": approve_with_edits({"to": REAL_ADDRESS, "subject": "Hi", "body": "Hi (revised per my note)"})
     },
     "parallel-interrupts": {"i-1": approve(), "i-2": approve(), "i-3": cancel()},
-    "non-tool-input-request": {
-        "int-form": resolve({"quarter": "Q1", "year": 2026, "revenue": 4200000})
-    },
+    "non-tool-input-request": {"int-form": resolve({"quarter": "Q1", "year": 2026, "revenue": 4200000})},
 }
 
 
@@ -186,11 +172,7 @@ def play_seed(name: str) -> tuple[ThreadMachine, ClientMachine, list[ev.Event]]:
     assert isinstance(finished, ev.RunFinishedEvent)
     assert isinstance(finished.outcome, RunFinishedInterruptOutcome)
     thread = ThreadMachine(seed["threadId"])
-    stream = emitted(
-        thread.receive_input(
-            RunAgentInput(thread_id=seed["threadId"], run_id=seed["runId"]), now=T0
-        )
-    )
+    stream = emitted(thread.receive_input(RunAgentInput(thread_id=seed["threadId"], run_id=seed["runId"]), now=T0))
     for interrupt in finished.outcome.interrupts:
         if interrupt.tool_call_id is not None:
             for event in tool_call(interrupt.tool_call_id):
@@ -205,9 +187,7 @@ def play_seed(name: str) -> tuple[ThreadMachine, ClientMachine, list[ev.Event]]:
 @pytest.mark.parametrize("name", sorted(SEED_ANSWERS))
 def test_seed_example_resume_is_the_printed_one(name: str) -> None:
     thread, client, _ = play_seed(name)
-    assert [i.id for i in client.open_interrupts] == [
-        e["interruptId"] for e in SEED_RESUME_INPUTS[name]["resume"]
-    ]
+    assert [i.id for i in client.open_interrupts] == [e["interruptId"] for e in SEED_RESUME_INPUTS[name]["resume"]]
     assert client.awaiting_input
     run_input = client.resume(
         SEED_ANSWERS[name], now=T0 + timedelta(minutes=5), run_id=SEED_RESUME_INPUTS[name]["runId"]
@@ -222,8 +202,7 @@ def test_seed_example_resume_is_the_printed_one(name: str) -> None:
 def test_seed_example_answers_in_the_reference_shape_build_the_same_resume(name: str) -> None:
     _, client, _ = play_seed(name)
     responses = {
-        e["interruptId"]: {k: v for k, v in e.items() if k != "interruptId"}
-        for e in seed_expected(name)["resume"]
+        e["interruptId"]: {k: v for k, v in e.items() if k != "interruptId"} for e in seed_expected(name)["resume"]
     }
     run_input = client.resume(responses, now=T0, run_id=SEED_RESUME_INPUTS[name]["runId"])
     assert input_to_dict(run_input) == seed_expected(name)
@@ -245,9 +224,7 @@ def test_seed_form_example_cannot_be_answered_at_its_expiry() -> None:
     err = refusal(client, SEED_ANSWERS["non-tool-input-request"], now=expiry)
     assert err.code is RunErrorCode.INTERRUPT_EXPIRED
     cancelled = client.resume({"int-form": cancel()}, now=expiry, run_id="run-31")
-    assert input_to_dict(cancelled)["resume"] == [
-        {"interruptId": "int-form", "status": "cancelled"}
-    ]
+    assert input_to_dict(cancelled)["resume"] == [{"interruptId": "int-form", "status": "cancelled"}]
 
 
 def test_seed_routes() -> None:
@@ -323,10 +300,7 @@ def test_thread_mismatch_on_run_started_and_run_finished() -> None:
 def test_run_finished_for_another_run_is_refused() -> None:
     client = ClientMachine(TID)
     feed(client, [started()])
-    assert (
-        violation(client, ev.RunFinishedEvent(thread_id=TID, run_id="run-9")).rule
-        == "run-id-mismatch"
-    )
+    assert violation(client, ev.RunFinishedEvent(thread_id=TID, run_id="run-9")).rule == "run-id-mismatch"
 
 
 def test_an_outcome_of_another_kind_is_refused() -> None:
@@ -375,9 +349,7 @@ def test_a_bad_interrupt_is_refused(interrupt: Interrupt, rule: str) -> None:
 
 
 def test_custom_and_core_lookalike_reasons_are_accepted() -> None:
-    client = client_with(
-        Interrupt(id="a", reason="langgraph:db_write"), Interrupt(id="b", reason="core")
-    )
+    client = client_with(Interrupt(id="a", reason="langgraph:db_write"), Interrupt(id="b", reason="core"))
     assert [i.id for i in client.open_interrupts] == ["a", "b"]
 
 
@@ -397,21 +369,15 @@ def test_duplicate_interrupt_ids_across_the_thread() -> None:
 
 def test_a_tool_call_of_an_earlier_run_is_not_seen_in_this_one() -> None:
     client = ClientMachine(TID)
-    feed(
-        client, [started(), *tool_call("tc-1"), ev.RunFinishedEvent(thread_id=TID, run_id="run-1")]
-    )
+    feed(client, [started(), *tool_call("tc-1"), ev.RunFinishedEvent(thread_id=TID, run_id="run-1")])
     feed(client, [started("run-2"), *SNAPSHOTS])
     gate = Interrupt(id="i-1", reason="tool_call", tool_call_id="tc-1")
-    assert (
-        violation(client, interrupted(gate, run_id="run-2")).rule == "interrupt-tool-call-unknown"
-    )
+    assert violation(client, interrupted(gate, run_id="run-2")).rule == "interrupt-tool-call-unknown"
 
 
 def test_a_tool_call_the_runs_messages_snapshot_carries_is_seen() -> None:
     # How a replayed run shows a tool-bound interrupt: snapshot, no TOOL_CALL_* events.
-    call = ToolCall(
-        id="tc-1", function=FunctionCall(name="send_email", arguments='{"to":"b@example.com"}')
-    )
+    call = ToolCall(id="tc-1", function=FunctionCall(name="send_email", arguments='{"to":"b@example.com"}'))
     client = ClientMachine(TID)
     feed(
         client,
@@ -542,11 +508,7 @@ def test_an_absent_outcome_reads_as_success_and_keeps_the_result() -> None:
     client = ClientMachine(TID)
     feed(client, [started(), ev.RunFinishedEvent(thread_id=TID, run_id="run-1", result={"n": 1})])
     assert client.outcome == RunFinishedSuccessOutcome()
-    assert (
-        client.result == {"n": 1}
-        and client.run_status is RunStatus.FINISHED
-        and client.run_id == "run-1"
-    )
+    assert client.result == {"n": 1} and client.run_status is RunStatus.FINISHED and client.run_id == "run-1"
 
 
 def test_a_cancelled_outcome_reads_as_cancelled_and_closes_the_answered_interrupts() -> None:
@@ -555,9 +517,7 @@ def test_a_cancelled_outcome_reads_as_cancelled_and_closes_the_answered_interrup
         client,
         [
             started("run-2"),
-            ev.RunFinishedEvent(
-                thread_id=TID, run_id="run-2", outcome=RunFinishedCancelledOutcome()
-            ),
+            ev.RunFinishedEvent(thread_id=TID, run_id="run-2", outcome=RunFinishedCancelledOutcome()),
         ],
     )
     assert client.outcome == RunFinishedCancelledOutcome()
@@ -609,9 +569,7 @@ def test_abandon_run_reopens_the_interrupts_so_the_resume_can_be_sent_again() ->
     first = client.resume({"a": resolve(True)}, now=T0, run_id="run-2")
     feed(client, [started("run-2"), ev.TextMessageStartEvent(message_id="m-1")])
     client.abandon_run()
-    assert client.run_status is RunStatus.ABANDONED and [i.id for i in client.open_interrupts] == [
-        "a"
-    ]
+    assert client.run_status is RunStatus.ABANDONED and [i.id for i in client.open_interrupts] == ["a"]
     again = client.resume({"a": resolve(True)}, now=T0, run_id="run-3")
     assert again.resume == first.resume
     # The next stream starts afresh.
@@ -663,9 +621,7 @@ def test_route_tool_call_unseen_and_without_edits() -> None:
 
 
 def test_route_input_required_is_a_form() -> None:
-    route = ClientMachine(TID).route(
-        Interrupt(id="i", reason="input_required", response_schema=FORM)
-    )
+    route = ClientMachine(TID).route(Interrupt(id="i", reason="input_required", response_schema=FORM))
     assert (route.kind, route.schema) == ("form", FORM)
     assert ClientMachine(TID).route(Interrupt(id="i", reason="input_required")).schema is None
 
@@ -673,17 +629,13 @@ def test_route_input_required_is_a_form() -> None:
 def test_route_confirmation_is_boolean_by_default() -> None:
     client = ClientMachine(TID)
     assert client.route(confirm()).schema == DEFAULT_CONFIRMATION_SCHEMA == {"type": "boolean"}
-    assert client.route(confirm(response_schema={"enum": ["yes", "no"]})).schema == {
-        "enum": ["yes", "no"]
-    }
+    assert client.route(confirm(response_schema={"enum": ["yes", "no"]})).schema == {"enum": ["yes", "no"]}
     assert client.route(confirm()).kind == "confirmation"
 
 
 @pytest.mark.parametrize("reason", ["acme:review", "core:future", "Tool_Call", "", "\x00"])
 def test_route_unknown_reason_falls_back(reason: str) -> None:
-    interrupt = Interrupt(
-        id="i", reason=reason, message="Look", response_schema=FORM, metadata={"k": None}
-    )
+    interrupt = Interrupt(id="i", reason=reason, message="Look", response_schema=FORM, metadata={"k": None})
     route = ClientMachine(TID).route(interrupt)
     assert (route.kind, route.message, route.schema, route.metadata) == (
         "fallback",
@@ -700,12 +652,8 @@ def test_route_unknown_reason_falls_back(reason: str) -> None:
     st.one_of(st.none(), texts()),
     st.one_of(st.none(), texts()),
 )
-def test_route_never_raises(
-    reason: str, schema: Any, message: str | None, call_id: str | None
-) -> None:
-    interrupt = Interrupt(
-        id="i", reason=reason, response_schema=schema, message=message, tool_call_id=call_id
-    )
+def test_route_never_raises(reason: str, schema: Any, message: str | None, call_id: str | None) -> None:
+    interrupt = Interrupt(id="i", reason=reason, response_schema=schema, message=message, tool_call_id=call_id)
     route = ClientMachine(TID).route(interrupt)
     core = {"tool_call": "approval", "input_required": "form", "confirmation": "confirmation"}
     assert route.kind == core.get(reason, "fallback")
@@ -724,9 +672,7 @@ def test_offers_edits_reads_properties_edited_args_only() -> None:
 
 def test_the_answer_constructors() -> None:
     assert approve() == Reply(status="resolved", payload={"approved": True})
-    assert deny({"by": "ann"}) == Reply(
-        status="resolved", payload={"approved": False}, metadata={"by": "ann"}
-    )
+    assert deny({"by": "ann"}) == Reply(status="resolved", payload={"approved": False}, metadata={"by": "ann"})
     assert approve_with_edits({"to": "b"}) == Reply(
         status="resolved", payload={"approved": True, "editedArgs": {"to": "b"}}
     )
@@ -810,10 +756,7 @@ def test_expiry_below_the_millisecond_counts_from_the_millisecond() -> None:
     interrupt = confirm("a", expires_at="2026-04-20T16:30:00.0009Z")
     now = datetime(2026, 4, 20, 16, 30, tzinfo=UTC)
     assert is_interrupt_expired(interrupt, now)
-    assert (
-        refusal(client_with(interrupt), {"a": resolve(True)}, now=now).code
-        is RunErrorCode.INTERRUPT_EXPIRED
-    )
+    assert refusal(client_with(interrupt), {"a": resolve(True)}, now=now).code is RunErrorCode.INTERRUPT_EXPIRED
 
 
 def test_resume_refused_for_a_payload_that_fails_the_schema_naming_the_path() -> None:
@@ -841,15 +784,10 @@ def test_edits_are_refused_where_the_schema_offers_none() -> None:
     assert err.code is RunErrorCode.INVALID_PAYLOAD and "editedArgs" in err.message
     bare = Interrupt(id="g", reason="tool_call", tool_call_id="tc-1")
     assert (
-        refusal(client_with(bare, calls=["tc-1"]), {"g": approve_with_edits({})}).code
-        is RunErrorCode.INVALID_PAYLOAD
+        refusal(client_with(bare, calls=["tc-1"]), {"g": approve_with_edits({})}).code is RunErrorCode.INVALID_PAYLOAD
     )
-    offered = Interrupt(
-        id="g", reason="tool_call", tool_call_id="tc-1", response_schema=APPROVE_WITH_ANY_EDITS_SCHEMA
-    )
-    run_input = client_with(offered, calls=["tc-1"]).resume(
-        {"g": approve_with_edits({"to": "x"})}, now=T0, run_id="r"
-    )
+    offered = Interrupt(id="g", reason="tool_call", tool_call_id="tc-1", response_schema=APPROVE_WITH_ANY_EDITS_SCHEMA)
+    run_input = client_with(offered, calls=["tc-1"]).resume({"g": approve_with_edits({"to": "x"})}, now=T0, run_id="r")
     assert run_input.resume is not None and run_input.resume[0].payload == {
         "approved": True,
         "editedArgs": {"to": "x"},
@@ -967,9 +905,7 @@ def test_check_stream_of_a_clean_stream_is_empty() -> None:
 class _Agent:
     """Random but valid agent acts on a ThreadMachine, collecting what it emits."""
 
-    def __init__(
-        self, data: st.DataObject, thread: ThreadMachine, ids: Iterator[int], now: datetime
-    ) -> None:
+    def __init__(self, data: st.DataObject, thread: ThreadMachine, ids: Iterator[int], now: datetime) -> None:
         self.data = data
         self.thread = thread
         self.ids = ids
@@ -988,11 +924,7 @@ class _Agent:
         for answer in self.thread.answers:
             call = answer.interrupt.tool_call_id
             if call is not None and answer.entry.status == "resolved" and draw(st.booleans()):
-                self.emit(
-                    ev.ToolCallResultEvent(
-                        message_id=self.new_id("res"), tool_call_id=call, content="done"
-                    )
-                )
+                self.emit(ev.ToolCallResultEvent(message_id=self.new_id("res"), tool_call_id=call, content="done"))
         actions = draw(
             st.lists(
                 st.sampled_from(["text", "tool", "tool", "state", "delta", "step", "messages"]),
@@ -1014,11 +946,7 @@ class _Agent:
                 self.emit(ev.StateSnapshotEvent(snapshot={"n": draw(st.integers(0, 9))}))
             elif action == "delta" and isinstance(self.thread.agent_state, dict):
                 self.emit(
-                    ev.StateDeltaEvent(
-                        delta=(
-                            {"op": "add", "path": "/d", "value": draw(json_values(max_leaves=3))},
-                        )
-                    )
+                    ev.StateDeltaEvent(delta=({"op": "add", "path": "/d", "value": draw(json_values(max_leaves=3))},))
                 )
             elif action == "step":
                 self.emit(ev.StepStartedEvent(step_name="s"))
@@ -1037,20 +965,14 @@ class _Agent:
     def interrupt(self) -> Interrupt:
         draw = self.data.draw
         kind = draw(
-            st.sampled_from(
-                ["tool", "form", "confirm", "custom"]
-                if self.calls
-                else ["form", "confirm", "custom"]
-            )
+            st.sampled_from(["tool", "form", "confirm", "custom"] if self.calls else ["form", "confirm", "custom"])
         )
         common: dict[str, Any] = {"id": self.new_id("int"), "expires_at": self.expiry()}
         if kind == "tool":
             call = draw(st.sampled_from(self.calls))
             self.calls.remove(call)
             schema = draw(st.sampled_from([None, APPROVE_SCHEMA, APPROVE_WITH_ANY_EDITS_SCHEMA]))
-            return Interrupt(
-                reason="tool_call", tool_call_id=call, response_schema=schema, **common
-            )
+            return Interrupt(reason="tool_call", tool_call_id=call, response_schema=schema, **common)
         if kind == "form":
             return Interrupt(reason="input_required", response_schema=FORM, **common)
         if kind == "confirm":
@@ -1059,9 +981,7 @@ class _Agent:
                 response_schema=draw(st.sampled_from([None, {"type": "boolean"}])),
                 **common,
             )
-        return Interrupt(
-            reason="acme:review", message="Look at this", metadata={"k": [1]}, **common
-        )
+        return Interrupt(reason="acme:review", message="Look at this", metadata={"k": [1]}, **common)
 
     def end(self) -> str:
         draw = self.data.draw
@@ -1074,9 +994,7 @@ class _Agent:
             count = draw(st.integers(1, 3))
             self.events += emitted(self.thread.interrupt([self.interrupt() for _ in range(count)], now=NOW))
         elif how == "finish":
-            self.events += emitted(
-                self.thread.finish(draw(st.one_of(st.none(), json_values(max_leaves=3))))
-            )
+            self.events += emitted(self.thread.finish(draw(st.one_of(st.none(), json_values(max_leaves=3)))))
         elif how == "cancel":
             if draw(st.booleans()):  # leave something open for cancel() to close
                 self.emit(ev.TextMessageStartEvent(message_id=self.new_id("m")))
@@ -1158,11 +1076,7 @@ def test_the_client_accepts_every_stream_the_thread_machine_emits_and_vice_versa
         # The ThreadMachine records a resume for replay only when it answered a live interrupt
         # (cancelling only expired ones is not recorded), so only such a resume is re-sent.
         replayable = any(not is_interrupt_expired(i, now) for i in answered)
-        if (
-            replayable
-            and how in ("interrupt", "finish", "cancel")
-            and data.draw(st.integers(0, 3)) == 0
-        ):
+        if replayable and how in ("interrupt", "finish", "cancel") and data.draw(st.integers(0, 3)) == 0:
             # The stream breaks off before RUN_FINISHED; the same resume is sent again and the
             # agent replays the run it already carried out.
             feed(client, events[: data.draw(st.integers(1, len(events) - 1))], now)
@@ -1180,12 +1094,8 @@ def test_the_client_accepts_every_stream_the_thread_machine_emits_and_vice_versa
         thread_open = {i.id for i in thread.open_interrupts}
         client_open = {i.id: i for i in client.open_interrupts}
         assert thread_open <= set(client_open)
-        assert all(
-            is_interrupt_expired(client_open[i], now) for i in set(client_open) - thread_open
-        )
-        if client.run_status is RunStatus.FINISHED and isinstance(
-            client.outcome, RunFinishedInterruptOutcome
-        ):
+        assert all(is_interrupt_expired(client_open[i], now) for i in set(client_open) - thread_open)
+        if client.run_status is RunStatus.FINISHED and isinstance(client.outcome, RunFinishedInterruptOutcome):
             # The interrupt boundary's snapshots carried the agent's view whole.
             assert (client.state, client.messages) == (thread.agent_state, thread.messages)
         now += timedelta(microseconds=data.draw(st.integers(0, 90_000_000)))

@@ -111,9 +111,7 @@ def test_rfc6902_error_examples() -> None:
         match="test at '/baz' failed",
     )
     # A.12 add to a nonexistent target.
-    refused(
-        {"foo": "bar"}, {"op": "add", "path": "/baz/bat", "value": "qux"}, match="no member 'baz'"
-    )
+    refused({"foo": "bar"}, {"op": "add", "path": "/baz/bat", "value": "qux"}, match="no member 'baz'")
     # A.15 comparing strings and numbers.
     refused({"/": 9, "~1": 10}, {"op": "test", "path": "/~01", "value": "10"}, match="failed")
 
@@ -129,9 +127,7 @@ def test_empty_patch_and_empty_key() -> None:
     doc = {"a": 1}
     assert patched(doc) is doc
     assert patched({"": 1}, {"op": "replace", "path": "/", "value": 2}) == {"": 2}
-    assert patched({"a/b": {"m~n": 0}}, {"op": "replace", "path": "/a~1b/m~0n", "value": 1}) == {
-        "a/b": {"m~n": 1}
-    }
+    assert patched({"a/b": {"m~n": 0}}, {"op": "replace", "path": "/a~1b/m~0n", "value": 1}) == {"a/b": {"m~n": 1}}
 
 
 def test_operations_apply_in_order() -> None:
@@ -146,9 +142,7 @@ def test_operations_apply_in_order() -> None:
 
 def test_copy_and_move() -> None:
     doc = {"a": {"b": [1, {"c": 2}]}}
-    assert patched(doc, {"op": "copy", "from": "/a/b/1", "path": "/a/d"}) == {
-        "a": {"b": [1, {"c": 2}], "d": {"c": 2}}
-    }
+    assert patched(doc, {"op": "copy", "from": "/a/b/1", "path": "/a/d"}) == {"a": {"b": [1, {"c": 2}], "d": {"c": 2}}}
     # A copy into its own child is fine; a move is not.
     assert patched(doc, {"op": "copy", "from": "/a", "path": "/a/e"}) == {
         "a": {"b": [1, {"c": 2}], "e": {"b": [1, {"c": 2}]}}

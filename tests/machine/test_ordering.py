@@ -132,9 +132,7 @@ def test_run_started_while_a_run_is_active() -> None:
 
 
 def test_several_runs_one_after_another() -> None:
-    verifier = feed(
-        [rs("r1"), ts(), te(), rf("r1"), rs("r2"), RE, rs("r3"), tcs(), tce(), rf("r3")]
-    )
+    verifier = feed([rs("r1"), ts(), te(), rf("r1"), rs("r2"), RE, rs("r3"), tcs(), tce(), rf("r3")])
     assert verifier.run_id == "r3"
     assert verifier.run_finished and not verifier.run_active
     assert verifier.index == 10
@@ -174,9 +172,7 @@ def test_text_messages_open_before_they_continue_and_never_twice() -> None:
     rejects([rs(), te("m1")], "text-message-not-open")
     rejects([rs(), ts("m1"), te("m1"), tc("m1")], "text-message-not-open")
     error = rejects([rs(), ts("m1"), te("m2")], "text-message-not-open")
-    assert str(error) == (
-        "event 2: TEXT_MESSAGE_END for text message 'm2' which is not open [text-message-not-open]"
-    )
+    assert str(error) == ("event 2: TEXT_MESSAGE_END for text message 'm2' which is not open [text-message-not-open]")
     verifier = feed([rs(), ts("m1"), ts("m2"), tc("m1"), te("m1")])
     assert set(verifier.open_text_messages) == {"m2"}
     # A closed id may be opened again.
@@ -186,9 +182,7 @@ def test_text_messages_open_before_they_continue_and_never_twice() -> None:
 def test_tool_calls_open_before_they_continue_and_never_twice() -> None:
     rejects([rs(), tcs("t1"), tcs("t1")], "tool-call-already-open")
     error = rejects([rs(), tca("tc-1")], "tool-call-not-open")
-    assert str(error) == (
-        "event 1: TOOL_CALL_ARGS for tool call 'tc-1' which is not open [tool-call-not-open]"
-    )
+    assert str(error) == ("event 1: TOOL_CALL_ARGS for tool call 'tc-1' which is not open [tool-call-not-open]")
     rejects([rs(), tce("t1")], "tool-call-not-open")
     rejects([rs(), tcs("t1"), tce("t1"), tca("t1")], "tool-call-not-open")
     verifier = feed([rs(), tcs("t1"), tcs("t2"), tca("t1"), tce("t1")])
@@ -322,9 +316,7 @@ def test_would_finish_ok_names_what_is_open_and_changes_nothing() -> None:
     verifier = feed([rs(), tcs("t1"), tcs("t2")])
     error = verifier.would_finish_ok()
     assert error is not None
-    assert str(error) == (
-        "event 3: RUN_FINISHED while tool calls are still open: 't1', 't2' [tool-call-open]"
-    )
+    assert str(error) == ("event 3: RUN_FINISHED while tool calls are still open: 't1', 't2' [tool-call-open]")
     assert verifier.run_active and verifier.index == 3
     verifier.check(tce("t1"))
     verifier.check(tce("t2"))
@@ -380,9 +372,7 @@ def test_owners_outlive_the_close_within_a_run() -> None:
 
 
 def test_owners_are_forgotten_at_the_next_run() -> None:
-    feed(
-        [rs("r1"), ts("m1", "s1"), te("m1"), rf("r1"), rs("r2"), ts("m1", "s2"), te("m1"), rf("r2")]
-    )
+    feed([rs("r1"), ts("m1", "s1"), te("m1"), rf("r1"), rs("r2"), ts("m1", "s2"), te("m1"), rf("r2")])
 
 
 def test_owners_are_kept_per_entity_kind() -> None:
@@ -427,16 +417,12 @@ def test_activity_deltas_follow_the_activity_owner() -> None:
     # A replacing snapshot re-owns the activity; a non-replacing one leaves a known one alone.
     feed([rs(), act("a1", "s1"), act("a1", "s2"), actd("a1", "s2"), rf()])
     feed([rs(), act("a1", "s1"), act("a1", "s2", replace=True), actd("a1", "s2"), rf()])
-    rejects(
-        [rs(), act("a1", "s1"), act("a1", "s2", replace=False), actd("a1", "s2")], "owner-mismatch"
-    )
+    rejects([rs(), act("a1", "s1"), act("a1", "s2", replace=False), actd("a1", "s2")], "owner-mismatch")
     feed([rs(), act("a1", "s2", replace=False), actd("a1", "s2"), rf()])
 
 
 def test_a_tool_call_belongs_to_the_message_that_carries_it() -> None:
-    error = rejects(
-        [rs(), ts("m1", "s1"), tcs("t1", "s2", parent="m1")], "tool-call-parent-mismatch"
-    )
+    error = rejects([rs(), ts("m1", "s1"), tcs("t1", "s2", parent="m1")], "tool-call-parent-mismatch")
     assert "'m1'" in error.message and "subagent 's1'" in error.message
     rejects([rs(), ts("m1"), tcs("t1", "s1", parent="m1")], "tool-call-parent-mismatch")
     # Untagged, it inherits the message's owner.
@@ -636,9 +622,7 @@ def test_closed_tool_calls_this_run() -> None:
 # --- chunk events --------------------------------------------------------------------------
 
 
-def chunk(
-    mid: str | None = "m1", delta: str | None = "x", sub: str | None = None, **kw: Any
-) -> TextMessageChunkEvent:
+def chunk(mid: str | None = "m1", delta: str | None = "x", sub: str | None = None, **kw: Any) -> TextMessageChunkEvent:
     return TextMessageChunkEvent(message_id=mid, delta=delta, subagent_run_id=sub, **kw)
 
 
@@ -649,9 +633,7 @@ def tool_chunk(
     sub: str | None = None,
     **kw: Any,
 ) -> ToolCallChunkEvent:
-    return ToolCallChunkEvent(
-        tool_call_id=tid, tool_call_name=name, delta=delta, subagent_run_id=sub, **kw
-    )
+    return ToolCallChunkEvent(tool_call_id=tid, tool_call_name=name, delta=delta, subagent_run_id=sub, **kw)
 
 
 def test_chunks_open_a_stream_that_the_run_end_closes() -> None:
@@ -677,9 +659,7 @@ def test_an_explicit_event_closes_the_chunk_stream_of_its_own_lane() -> None:
     verifier.check(StepStartedEvent(step_name="a", subagent_run_id="s1"))
     assert set(verifier.open_text_messages) == set()
     # Events that speak for no lane leave the streams alone.
-    verifier = feed(
-        [rs(), chunk("m1"), RawEvent(event={}), actd("a1"), sa("s1"), enc("message", "m1")]
-    )
+    verifier = feed([rs(), chunk("m1"), RawEvent(event={}), actd("a1"), sa("s1"), enc("message", "m1")])
     assert set(verifier.open_text_messages) == {"m1"}
     # A subagent's terminal closes its lane; MESSAGES_SNAPSHOT closes every lane.
     verifier = feed([rs(), sa("s1"), chunk("m1", sub="s1"), chunk("m2")])
@@ -706,9 +686,7 @@ def test_chunk_rules() -> None:
     rejects([rs(), chunk("m1", role="user"), chunk(None, role="assistant")], "chunk-field-mismatch")
     rejects([rs(), chunk("m1"), chunk("m1", name="bob")], "chunk-field-mismatch")
     rejects([rs(), tool_chunk("t1"), tool_chunk(None, name="other")], "chunk-field-mismatch")
-    rejects(
-        [rs(), tool_chunk("t1"), tool_chunk("t1", parent_message_id="m9")], "chunk-field-mismatch"
-    )
+    rejects([rs(), tool_chunk("t1"), tool_chunk("t1", parent_message_id="m9")], "chunk-field-mismatch")
     # Repeating the opener's values is fine; an absent role means assistant.
     feed(
         [

@@ -161,17 +161,11 @@ class StreamWriter:
                     ToolCall(id=c, function=FunctionCall(name="search", arguments="{}"))
                     for c in rng.sample(TOOL_CALL_IDS, rng.randint(0, 2))
                 )
-                out.append(
-                    AssistantMessage(
-                        id=mid, content="ok", tool_calls=calls or None, subagent_run_id=tag
-                    )
-                )
+                out.append(AssistantMessage(id=mid, content="ok", tool_calls=calls or None, subagent_run_id=tag))
             elif role == "reasoning":
                 out.append(ReasoningMessage(id=mid, content="...", subagent_run_id=tag))
             else:
-                out.append(
-                    ActivityMessage(id=mid, activity_type="plan", content={}, subagent_run_id=tag)
-                )
+                out.append(ActivityMessage(id=mid, activity_type="plan", content={}, subagent_run_id=tag))
         return tuple(out)
 
     # one step of a run
@@ -238,13 +232,7 @@ class StreamWriter:
             # Usually an open message of the same producer carries the call.
             own = [m for m, owner in self.texts.items() if owner == tag]
             roll = rng.random()
-            parent = (
-                rng.choice(own)
-                if own and roll < 0.5
-                else None
-                if roll < 0.92
-                else rng.choice(MESSAGE_IDS)
-            )
+            parent = rng.choice(own) if own and roll < 0.5 else None if roll < 0.92 else rng.choice(MESSAGE_IDS)
             emit(
                 ToolCallStartEvent(
                     tool_call_id=tid,
@@ -274,9 +262,7 @@ class StreamWriter:
         elif roll < 0.45:
             if self.spans and rng.random() < 0.5:
                 rid = rng.choice(list(self.spans))
-                emit(
-                    ReasoningEndEvent(message_id=rid, subagent_run_id=self.follow(self.spans[rid]))
-                )
+                emit(ReasoningEndEvent(message_id=rid, subagent_run_id=self.follow(self.spans[rid])))
                 del self.spans[rid]
             else:
                 rid = self.pick(REASONING_IDS, self.spans)
@@ -336,11 +322,7 @@ class StreamWriter:
             parent = rng.choice(started) if started and rng.random() < 0.4 else None
             if rng.random() < 0.03:
                 parent = "nobody"
-            emit(
-                SubagentStartedEvent(
-                    subagent_run_id=sid, name="helper", parent_subagent_run_id=parent
-                )
-            )
+            emit(SubagentStartedEvent(subagent_run_id=sid, name="helper", parent_subagent_run_id=parent))
             if sid not in self.subagents:
                 self.subagents.append(sid)
 
@@ -390,11 +372,7 @@ class StreamWriter:
         entity = None if go_on else self.pick(pool, busy)
         if kind == "text":
             role = None if go_on or rng.random() < 0.8 else "user"
-            emit(
-                TextMessageChunkEvent(
-                    message_id=entity, role=role, delta=delta, subagent_run_id=tag
-                )
-            )
+            emit(TextMessageChunkEvent(message_id=entity, role=role, delta=delta, subagent_run_id=tag))
         elif kind == "tool":
             name = None if go_on else "search"
             if rng.random() < 0.05:
@@ -432,12 +410,8 @@ class StreamWriter:
         rng = self.rng
         self.new_run()
         history = self.messages() if rng.random() < 0.3 else ()
-        run_input = RunAgentInput(
-            thread_id="thread", run_id=run_id, messages=history, tools=(), context=()
-        )
-        self.events.append(
-            RunStartedEvent(thread_id="thread", run_id=run_id, input=run_input if history else None)
-        )
+        run_input = RunAgentInput(thread_id="thread", run_id=run_id, messages=history, tools=(), context=())
+        self.events.append(RunStartedEvent(thread_id="thread", run_id=run_id, input=run_input if history else None))
         for _ in range(rng.randint(0, 14)):
             self.act()
         if rng.random() < 0.92:
@@ -450,9 +424,7 @@ class StreamWriter:
                 None,
                 RunFinishedSuccessOutcome(),
                 RunFinishedCancelledOutcome(),
-                RunFinishedInterruptOutcome(
-                    interrupts=(Interrupt(id="i1", reason="tool_call", tool_call_id="t1"),)
-                ),
+                RunFinishedInterruptOutcome(interrupts=(Interrupt(id="i1", reason="tool_call", tool_call_id="t1"),)),
             )
         )
         self.events.append(RunFinishedEvent(thread_id="thread", run_id=run_id, outcome=outcome))
@@ -533,9 +505,7 @@ def disagreement(
     )
 
 
-def check_agreement(
-    streams: list[list[Event]], results: Sequence[NodeResult], same_index: bool
-) -> None:
+def check_agreement(streams: list[list[Event]], results: Sequence[NodeResult], same_index: bool) -> None:
     verdicts = [our_verdict(events) for events in streams]
     for events, ours, theirs in zip(streams, verdicts, results, strict=True):
         problem = disagreement(events, ours, theirs, same_index)
@@ -591,18 +561,13 @@ def node_expand_and_verify(streams: list[list[dict[str, Any]]]) -> list[NodeResu
         timeout=120,
         check=True,
     )
-    return [
-        NodeResult(ok=r["ok"], error=r["error"], value=r["events"])
-        for r in json.loads(done.stdout)["results"]
-    ]
+    return [NodeResult(ok=r["ok"], error=r["error"], value=r["events"]) for r in json.loads(done.stdout)["results"]]
 
 
 def test_agrees_with_the_client_pipeline_on_streams_with_chunks() -> None:
     streams = write_streams(SEED + 1, STREAMS, chunks=True)
     assert sum(1 for s in streams if any(e.type.endswith("_CHUNK") for e in s)) > STREAMS // 2
-    results = node_expand_and_verify(
-        [[event_to_dict(e, validate=True) for e in s] for s in streams]
-    )
+    results = node_expand_and_verify([[event_to_dict(e, validate=True) for e in s] for s in streams])
     check_agreement(streams, results, same_index=False)
 
 
@@ -664,9 +629,7 @@ def _facts() -> list[tuple[str, list[Event | UnknownEvent], bool]]:
                 rs(),
                 act(sub="s1"),
                 act(sub="s2", replace=False),
-                ActivityDeltaEvent(
-                    message_id="a1", activity_type="plan", patch=(), subagent_run_id="s2"
-                ),
+                ActivityDeltaEvent(message_id="a1", activity_type="plan", patch=(), subagent_run_id="s2"),
             ],
             False,
         ),

@@ -73,9 +73,7 @@ def rich_record() -> ThreadRecord:
         agent_state={"list": [1, 2.5, None, True], "nested": {"": "empty key"}},
         open_interrupts=(),
         resolved=(
-            ResolvedInterrupt(
-                interrupt=FORM, run_id="run-1", status="expired", answered_at="2026-04-20T17:00:00Z"
-            ),
+            ResolvedInterrupt(interrupt=FORM, run_id="run-1", status="expired", answered_at="2026-04-20T17:00:00Z"),
             ResolvedInterrupt(
                 interrupt=Interrupt(id="int-0", reason="confirmation"),
                 run_id="run-1",
@@ -103,9 +101,7 @@ def rich_record() -> ThreadRecord:
                     ("int-c", "cancelled", payload_digest("null")),
                 ),
                 outcome=RunFinishedInterruptOutcome(interrupts=(BOUND,)),
-                tool_results=(
-                    ev.ToolCallResultEvent(message_id="t-0", tool_call_id="tc-0", content="done"),
-                ),
+                tool_results=(ev.ToolCallResultEvent(message_id="t-0", tool_call_id="tc-0", content="done"),),
             ),
             CompletedResume(
                 run_id="run-3",
@@ -163,9 +159,7 @@ def interrupted_record() -> ThreadRecord:
     )
 
 
-@pytest.mark.parametrize(
-    "make", [rich_record, interrupted_record, lambda: ThreadRecord(thread_id="t")]
-)
+@pytest.mark.parametrize("make", [rich_record, interrupted_record, lambda: ThreadRecord(thread_id="t")])
 def test_round_trip(make: Any) -> None:
     record = make()
     data = record_to_dict(record)
@@ -174,9 +168,7 @@ def test_round_trip(make: Any) -> None:
     assert record_from_dict(orjson.loads(orjson.dumps(data))) == record
     assert record_from_dict(json.loads(json.dumps(data))) == record
     # And the text is stable: writing the record read back gives the same bytes.
-    assert orjson.dumps(
-        record_to_dict(record_from_dict(orjson.loads(orjson.dumps(data))))
-    ) == orjson.dumps(data)
+    assert orjson.dumps(record_to_dict(record_from_dict(orjson.loads(orjson.dumps(data))))) == orjson.dumps(data)
 
 
 def test_the_dict_is_camel_case_and_wire_shaped() -> None:
@@ -250,9 +242,7 @@ def measured(record: ThreadRecord) -> ThreadRecord:
 
 def test_a_machine_restored_from_a_record_hands_the_same_record_back() -> None:
     for record in (measured(rich_record()), measured(interrupted_record()), measured(ThreadRecord(thread_id="t"))):
-        machine = ThreadMachine.from_record(
-            record_from_dict(orjson.loads(orjson.dumps(record_to_dict(record))))
-        )
+        machine = ThreadMachine.from_record(record_from_dict(orjson.loads(orjson.dumps(record_to_dict(record)))))
         # All but saved_at, which says when a host saved the record: the machine never says it.
         assert machine.record() == attrs.evolve(record, saved_at=None)
         assert machine.state is record.state
@@ -307,10 +297,7 @@ def test_any_json_survives(
         agent_state=agent_state,
         messages=(converter.structure({"id": "u", "role": "user", "content": "x"}, Message),),
         open_interrupts=tuple(OpenInterrupt(interrupt=i, run_id="r") for i in interrupts),
-        resolved=tuple(
-            ResolvedInterrupt(interrupt=i, run_id="r0", status=status, payload=payload)
-            for i in interrupts
-        ),
+        resolved=tuple(ResolvedInterrupt(interrupt=i, run_id="r0", status=status, payload=payload) for i in interrupts),
         completed_resumes=(
             CompletedResume(
                 run_id="r",

@@ -157,9 +157,7 @@ def test_our_code_imports_no_io_module(report: dict[str, Any]) -> None:
 
 
 def test_third_party_imports_are_the_known_ones(report: dict[str, Any]) -> None:
-    theirs = {
-        name: package_of(importer(chain)) for name, chain in report["forbidden"].items() if chain
-    }
+    theirs = {name: package_of(importer(chain)) for name, chain in report["forbidden"].items() if chain}
     assert all(package in THIRD_PARTY for package in theirs.values()), theirs
     assert theirs == KNOWN_THIRD_PARTY, (
         "a dependency now imports another forbidden module (or no longer does): "

@@ -133,21 +133,14 @@ def approve_with_edits() -> list[Act]:
 # Example 3: three parallel interrupts, one cancelled.
 PARALLEL_USER = {"id": "msg-1", "role": "user", "content": "Mail the three reviewers."}
 PARALLEL_ARGS = {
-    call: f'{{"to":"{who}@example.com"}}'
-    for call, who in (("tc-a", "ann"), ("tc-b", "ben"), ("tc-c", "cy"))
+    call: f'{{"to":"{who}@example.com"}}' for call, who in (("tc-a", "ann"), ("tc-b", "ben"), ("tc-c", "cy"))
 }
 
 
 def parallel_interrupts() -> list[Act]:
     return [
         receive(make_input("thread-3", "run-20", messages=[PARALLEL_USER])),
-        emit(
-            *(
-                e
-                for call, args in PARALLEL_ARGS.items()
-                for e in tool_call(call, "sendEmail", args, parent="msg-2")
-            )
-        ),
+        emit(*(e for call, args in PARALLEL_ARGS.items() for e in tool_call(call, "sendEmail", args, parent="msg-2"))),
         interrupt(*seed_interrupts("parallel-interrupts")),
         receive(seed_resume("parallel-interrupts")),
         emit(tool_result("msg-3", "tc-a", "sent"), tool_result("msg-4", "tc-b", "sent")),
@@ -178,9 +171,7 @@ def quarterly_form() -> list[Act]:
     return [
         *quarterly_form_interrupted(),
         receive(seed_resume("non-tool-input-request"), now=FORM_EXPIRES - timedelta(seconds=1)),
-        emit(
-            ev.StateDeltaEvent(delta=({"op": "add", "path": "/filings/-", "value": FORM_PAYLOAD},))
-        ),
+        emit(ev.StateDeltaEvent(delta=({"op": "add", "path": "/filings/-", "value": FORM_PAYLOAD},))),
         finish({"filed": "Q1-2026"}),
     ]
 
@@ -268,9 +259,9 @@ def test_minimal_tool_approval() -> None:
     agent = start2[-1]
     assert isinstance(agent, StartAgent)
     assert agent.run_input.run_id == "run-2"
-    assert [
-        (a.interrupt.id, a.entry.status, a.entry.payload, a.approved) for a in agent.answers
-    ] == [("int-abc123", "resolved", {"approved": True}, True)]
+    assert [(a.interrupt.id, a.entry.status, a.entry.payload, a.approved) for a in agent.answers] == [
+        ("int-abc123", "resolved", {"approved": True}, True)
+    ]
     assert trace(results + done) == ["TOOL_CALL_RESULT", "STATE_DELTA", "Persist", "RUN_FINISHED"]
     assert wire(start2 + results + done) == [
         run_started("thread-1", "run-2"),
@@ -320,9 +311,7 @@ def test_approve_with_edits_and_its_audit_trail() -> None:
     (answer,) = agent.answers
     assert answer.approved is True
     assert answer.entry.payload == {"approved": True, "editedArgs": EDITED_ARGS}
-    assert answer.interrupt.metadata == {
-        "langgraph": {"checkpointId": "ckpt-xyz", "nodeId": "tool_executor"}
-    }
+    assert answer.interrupt.metadata == {"langgraph": {"checkpointId": "ckpt-xyz", "nodeId": "tool_executor"}}
 
     assert run11 == [
         run_started("thread-2", "run-11"),
@@ -350,9 +339,7 @@ def test_approve_with_edits_and_its_audit_trail() -> None:
     outcome = [e for e in run11 if e["type"] == "TOOL_CALL_RESULT"]
     assert [e["toolCallId"] for e in outcome] == ["tc-42"]
     # The resumed run does not re-emit the proposal.
-    assert not [
-        e for e in run11 if e["type"].startswith("TOOL_CALL_") and e["type"] != "TOOL_CALL_RESULT"
-    ]
+    assert not [e for e in run11 if e["type"].startswith("TOOL_CALL_") and e["type"] != "TOOL_CALL_RESULT"]
 
 
 def test_the_seed_resume_of_approve_with_edits_fails_the_email_format() -> None:
@@ -371,10 +358,7 @@ def test_the_seed_resume_of_approve_with_edits_fails_the_email_format() -> None:
 def test_parallel_interrupts_one_cancelled() -> None:
     machine, steps = run_script("thread-3", parallel_interrupts()[:4])
     start20, calls, paused, start21 = steps
-    assert (
-        trace(calls + paused)
-        == ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END"] * 3 + INTERRUPT_END
-    )
+    assert trace(calls + paused) == ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END"] * 3 + INTERRUPT_END
     run20 = wire(start20 + calls + paused)
     assert run20[-1] == SEED_RUN_FINISHED["parallel-interrupts"]
     assert run20[-2] == {
@@ -384,26 +368,19 @@ def test_parallel_interrupts_one_cancelled() -> None:
             {
                 "id": "msg-2",
                 "role": "assistant",
-                "toolCalls": [
-                    assistant_call(call, "sendEmail", args) for call, args in PARALLEL_ARGS.items()
-                ],
+                "toolCalls": [assistant_call(call, "sendEmail", args) for call, args in PARALLEL_ARGS.items()],
             },
         ],
     }
 
     agent = start21[-1]
     assert isinstance(agent, StartAgent)
-    assert [
-        (a.interrupt.id, a.interrupt.tool_call_id, a.entry.status, a.approved)
-        for a in agent.answers
-    ] == [
+    assert [(a.interrupt.id, a.interrupt.tool_call_id, a.entry.status, a.approved) for a in agent.answers] == [
         ("i-1", "tc-a", "resolved", True),
         ("i-2", "tc-b", "resolved", True),
         ("i-3", "tc-c", "cancelled", None),
     ]
-    results = machine.emit(tool_result("msg-3", "tc-a", "sent")) + machine.emit(
-        tool_result("msg-4", "tc-b", "sent")
-    )
+    results = machine.emit(tool_result("msg-3", "tc-a", "sent")) + machine.emit(tool_result("msg-4", "tc-b", "sent"))
 
     # A cancelled tool-bound interrupt: its tool call is not executed, so it has no result.
     before = machine.record()
@@ -456,9 +433,7 @@ def test_quarterly_form_answered_in_time() -> None:
             "type": "STATE_DELTA",
             "delta": [{"op": "add", "path": "/filings/-", "value": FORM_PAYLOAD}],
         },
-        run_finished(
-            "thread-4", "run-31", result={"filed": "Q1-2026"}, outcome={"type": "success"}
-        ),
+        run_finished("thread-4", "run-31", result={"filed": "Q1-2026"}, outcome={"type": "success"}),
     ]
     assert machine.agent_state == {"filings": [FORM_PAYLOAD]}
     (line,) = machine.resolved
@@ -484,9 +459,7 @@ def test_quarterly_form_at_the_expiry_instant_is_late() -> None:
 def test_quarterly_form_with_a_year_below_the_minimum() -> None:
     doc = seed_resume("non-tool-input-request")
     doc["resume"][0]["payload"]["year"] = 1999
-    message = assert_rejected(
-        form_machine(), doc, RunErrorCode.INVALID_PAYLOAD, "int-form", "payload.year"
-    )
+    message = assert_rejected(form_machine(), doc, RunErrorCode.INVALID_PAYLOAD, "int-form", "payload.year")
     assert "2000" in message
 
 
@@ -549,27 +522,19 @@ def assert_rejected(
     return error.message
 
 
-def interrupted(
-    *interrupts: dict[str, Any], thread_id: str = "t", run_id: str = "run-1"
-) -> ThreadMachine:
+def interrupted(*interrupts: dict[str, Any], thread_id: str = "t", run_id: str = "run-1") -> ThreadMachine:
     """A machine whose run ``run_id`` ended on ``interrupts`` (tool calls made for bound ones)."""
     machine = ThreadMachine(thread_id)
     acts: list[Act] = [
-        receive(
-            make_input(thread_id, run_id, messages=[{"id": "u-1", "role": "user", "content": "go"}])
-        )
+        receive(make_input(thread_id, run_id, messages=[{"id": "u-1", "role": "user", "content": "go"}]))
     ]
     for item in interrupts:
         if "toolCallId" in item:
-            acts.append(
-                emit(*tool_call(item["toolCallId"], "act", "{}", parent=f"m-{item['toolCallId']}"))
-            )
+            acts.append(emit(*tool_call(item["toolCallId"], "act", "{}", parent=f"m-{item['toolCallId']}")))
     acts.append(interrupt(*interrupts))
     drive(machine, acts)
     assert machine.state is ThreadState.INTERRUPTED
     return machine
-
-
 
 
 def approval(iid: str, call: str | None = None, **rest: Any) -> dict[str, Any]:
@@ -614,19 +579,13 @@ def test_pending_interrupts() -> None:
     )
     assert "resume" in message
     # An empty resume answers nothing either.
-    assert_rejected(
-        machine, make_input("t", "run-2", resume=[]), RunErrorCode.PENDING_INTERRUPTS, "'int-1'"
-    )
+    assert_rejected(machine, make_input("t", "run-2", resume=[]), RunErrorCode.PENDING_INTERRUPTS, "'int-1'")
     assert_still_answerable(machine, yes("int-1"), yes("int-2"))
 
 
 def test_partial_resume() -> None:
-    machine = interrupted(
-        approval("int-1", "tc-1"), approval("int-2", "tc-2"), approval("int-3", "tc-3")
-    )
-    message = assert_rejected(
-        machine, resume("run-2", yes("int-2")), RunErrorCode.PARTIAL_RESUME, "'int-1'", "'int-3'"
-    )
+    machine = interrupted(approval("int-1", "tc-1"), approval("int-2", "tc-2"), approval("int-3", "tc-3"))
+    message = assert_rejected(machine, resume("run-2", yes("int-2")), RunErrorCode.PARTIAL_RESUME, "'int-1'", "'int-3'")
     assert "'int-2'" not in message
     assert_still_answerable(machine, yes("int-1"), yes("int-2"), no("int-3"))
 
@@ -640,14 +599,10 @@ def test_unknown_interrupt_id() -> None:
         "'int-9'",
         "'t'",
     )
-    assert_rejected(
-        machine, resume("run-2", yes("int-9")), RunErrorCode.UNKNOWN_INTERRUPT_ID, "'int-9'"
-    )
+    assert_rejected(machine, resume("run-2", yes("int-9")), RunErrorCode.UNKNOWN_INTERRUPT_ID, "'int-9'")
     # On a thread with nothing open, any resume names an unknown interrupt.
     idle = ThreadMachine("t")
-    assert_rejected(
-        idle, resume("run-1", yes("int-1")), RunErrorCode.UNKNOWN_INTERRUPT_ID, "'int-1'"
-    )
+    assert_rejected(idle, resume("run-1", yes("int-1")), RunErrorCode.UNKNOWN_INTERRUPT_ID, "'int-1'")
     assert_still_answerable(machine, yes("int-1"))
 
 
@@ -711,11 +666,7 @@ def test_invalid_resume() -> None:
     )
     assert_rejected(
         machine,
-        by_hand(
-            ResumeEntry(
-                interrupt_id="int-1", status="resolved", payload={"approved": True}, metadata=["x"]
-            )
-        ),  # type: ignore[arg-type]
+        by_hand(ResumeEntry(interrupt_id="int-1", status="resolved", payload={"approved": True}, metadata=["x"])),  # type: ignore[arg-type]
         RunErrorCode.INVALID_RESUME,
         "'int-1'",
         "metadata",
@@ -727,9 +678,7 @@ def test_invalid_payload_names_the_path() -> None:
     machine = interrupted(approval("int-1", "tc-1"))
     assert_rejected(
         machine,
-        resume(
-            "run-2", {"interruptId": "int-1", "status": "resolved", "payload": {"approved": "yes"}}
-        ),
+        resume("run-2", {"interruptId": "int-1", "status": "resolved", "payload": {"approved": "yes"}}),
         RunErrorCode.INVALID_PAYLOAD,
         "'int-1'",
         "payload.approved",
@@ -746,24 +695,18 @@ def test_invalid_payload_names_the_path() -> None:
 
 def test_confirmation_without_schema_needs_a_boolean() -> None:
     machine = interrupted({"id": "int-ok", "reason": "confirmation", "message": "Proceed?"})
-    assert_rejected(
-        machine, resume("run-2", yes("int-ok")), RunErrorCode.INVALID_PAYLOAD, "'int-ok'"
-    )
+    assert_rejected(machine, resume("run-2", yes("int-ok")), RunErrorCode.INVALID_PAYLOAD, "'int-ok'")
     assert_rejected(
         machine,
         resume("run-2", {"interruptId": "int-ok", "status": "resolved"}),
         RunErrorCode.INVALID_PAYLOAD,
         "'int-ok'",
     )
-    assert_still_answerable(
-        machine, {"interruptId": "int-ok", "status": "resolved", "payload": True}
-    )
+    assert_still_answerable(machine, {"interruptId": "int-ok", "status": "resolved", "payload": True})
 
 
 def test_reasons_without_a_schema_accept_any_payload() -> None:
-    machine = interrupted(
-        {"id": "int-x", "reason": "acme:review"}, {"id": "int-y", "reason": "input_required"}
-    )
+    machine = interrupted({"id": "int-x", "reason": "acme:review"}, {"id": "int-y", "reason": "input_required"})
     assert_still_answerable(
         machine,
         {"interruptId": "int-x", "status": "resolved", "payload": [1, "two", None]},
@@ -871,9 +814,7 @@ def test_invalid_input_is_the_codecs(data: bytes) -> None:
 def test_a_broken_resume_on_the_wire_is_the_codecs_invalid_resume(entry: dict[str, Any]) -> None:
     # The codec catches what it can before the machine sees it, with the resume's own code.
     with pytest.raises(InvalidInputError) as info:
-        decode_input(
-            orjson.dumps({"threadId": "t", "runId": "r", "messages": [], "resume": [entry]})
-        )
+        decode_input(orjson.dumps({"threadId": "t", "runId": "r", "messages": [], "resume": [entry]}))
     assert info.value.code is RunErrorCode.INVALID_RESUME
     assert info.value.path[:2] == ("resume", 0)
 
@@ -883,9 +824,7 @@ def test_agent_error_is_the_default_code_of_fail() -> None:
     machine.receive_input(make_input("t", "run-1"), now=NOW)
     effects = machine.fail("the model provider timed out")
     assert trace(effects) == ["Persist", "RUN_ERROR"]
-    assert wire(effects) == [
-        {"type": "RUN_ERROR", "message": "the model provider timed out", "code": "AGENT_ERROR"}
-    ]
+    assert wire(effects) == [{"type": "RUN_ERROR", "message": "the model provider timed out", "code": "AGENT_ERROR"}]
     assert machine.state is ThreadState.IDLE
     machine.receive_input(make_input("t", "run-2"), now=NOW)
     assert wire(machine.fail("quota", code=RunErrorCode.RATE_LIMITED)) == [
@@ -957,9 +896,7 @@ def test_replay_runs_nothing_and_resends_the_outcome() -> None:
     machine, first = finished_minimal()
     before = machine.record()
     effects = machine.receive_input(
-        make_input(
-            "thread-1", "run-2b", resume=SEED_RESUME_INPUTS["minimal-tool-approval"]["resume"]
-        ),
+        make_input("thread-1", "run-2b", resume=SEED_RESUME_INPUTS["minimal-tool-approval"]["resume"]),
         now=NOW,
     )
     assert all(isinstance(e, Emit) for e in effects)  # no StartAgent, no Persist
@@ -978,9 +915,7 @@ def test_replay_runs_nothing_and_resends_the_outcome() -> None:
     # Replays are idempotent themselves.
     assert (
         machine.receive_input(
-            make_input(
-                "thread-1", "run-2b", resume=SEED_RESUME_INPUTS["minimal-tool-approval"]["resume"]
-            ),
+            make_input("thread-1", "run-2b", resume=SEED_RESUME_INPUTS["minimal-tool-approval"]["resume"]),
             now=NOW,
         )
         == effects
@@ -1002,9 +937,7 @@ def test_replay_ignores_metadata_and_keeps_the_recorded_result() -> None:
     doc["runId"] = "run-12"
     doc["resume"][0]["metadata"] = {"signature": "abc"}
     effects = machine.receive_input(make_input("thread-2", "run-12", resume=doc["resume"]), now=NOW)
-    assert wire(effects)[-1] == run_finished(
-        "thread-2", "run-12", result={"sent": True}, outcome={"type": "success"}
-    )
+    assert wire(effects)[-1] == run_finished("thread-2", "run-12", result={"sent": True}, outcome={"type": "success"})
 
 
 def test_replay_after_expiry_is_still_a_replay() -> None:
@@ -1024,9 +957,7 @@ def seed_resume_input(example: str, run_id: str) -> RunAgentInput:
 def chain_acts() -> list[Act]:
     """run-1 interrupts A; resume A -> run-2 interrupts B; resume B -> run-3 succeeds."""
     return [
-        receive(
-            make_input("t", "run-1", messages=[{"id": "u-1", "role": "user", "content": "plan"}])
-        ),
+        receive(make_input("t", "run-1", messages=[{"id": "u-1", "role": "user", "content": "plan"}])),
         emit(*tool_call("tc-A", "book", "{}", parent="m-1")),
         interrupt(approval("A", "tc-A")),
         receive(resume("run-2", yes("A"))),
@@ -1087,9 +1018,7 @@ def test_replay_works_for_every_past_interrupt_of_the_thread() -> None:
     assert machine.record() == before
 
     # Answering a past interrupt differently is not a replay.
-    assert_rejected(
-        machine, resume("run-4", no("A")), RunErrorCode.INTERRUPT_ALREADY_RESOLVED, "'A'", "'run-2'"
-    )
+    assert_rejected(machine, resume("run-4", no("A")), RunErrorCode.INTERRUPT_ALREADY_RESOLVED, "'A'", "'run-2'")
 
 
 def test_replay_while_a_later_interrupt_is_open() -> None:
@@ -1152,9 +1081,7 @@ def test_replay_payload_equality_is_json_equality() -> None:
 
 
 def test_replay_of_a_resume_that_also_cancelled_expired_interrupts() -> None:
-    machine = interrupted(
-        approval("int-1", "tc-1", expiresAt="2026-04-20T12:00:00Z"), approval("int-2", "tc-2")
-    )
+    machine = interrupted(approval("int-1", "tc-1", expiresAt="2026-04-20T12:00:00Z"), approval("int-2", "tc-2"))
     entries = ({"interruptId": "int-1", "status": "cancelled"}, yes("int-2"))
     drive(
         machine,
@@ -1166,9 +1093,7 @@ def test_replay_of_a_resume_that_also_cancelled_expired_interrupts() -> None:
     assert trace(effects) == ["RUN_STARTED", "TOOL_CALL_RESULT", "RUN_FINISHED"]
     assert machine.record() == before
     # So is the part of it that bound an answer.
-    assert (
-        trace(machine.receive_input(resume("run-4", yes("int-2")), now=NOW))[-1] == "RUN_FINISHED"
-    )
+    assert trace(machine.receive_input(resume("run-4", yes("int-2")), now=NOW))[-1] == "RUN_FINISHED"
     # Answering the expired interrupt is still late, not a replay.
     assert_rejected(
         machine,
@@ -1205,9 +1130,7 @@ def running(*events: ev.Event) -> ThreadMachine:
     drive(
         machine,
         [
-            receive(
-                make_input("t", "run-1", messages=[{"id": "u-1", "role": "user", "content": "go"}])
-            ),
+            receive(make_input("t", "run-1", messages=[{"id": "u-1", "role": "user", "content": "go"}])),
             emit(*events),
         ],
     )
@@ -1246,9 +1169,7 @@ def test_tool_call_id_must_name_a_closed_tool_call_of_this_run() -> None:
     )
     refused(earlier, interrupt(approval("int-1", "tc-1")), "'tc-1'", "'run-2'")
     # Any reason may name a closed tool call of this run.
-    effects = never.interrupt(
-        [make_interrupt({"id": "int-2", "reason": "acme:audit", "toolCallId": "tc-1"})], now=NOW
-    )
+    effects = never.interrupt([make_interrupt({"id": "int-2", "reason": "acme:audit", "toolCallId": "tc-1"})], now=NOW)
     assert trace(effects)[-1] == "RUN_FINISHED"
 
 
@@ -1263,17 +1184,13 @@ def test_reasons() -> None:
     effects = running().interrupt(
         [make_interrupt({"id": "int-1", "reason": "acme:thing", "message": "Look?"})], now=NOW
     )
-    assert wire(effects)[-1]["outcome"]["interrupts"] == [
-        {"id": "int-1", "reason": "acme:thing", "message": "Look?"}
-    ]
+    assert wire(effects)[-1]["outcome"]["interrupts"] == [{"id": "int-1", "reason": "acme:thing", "message": "Look?"}]
 
 
 def test_interrupt_ids_are_unique_on_the_thread() -> None:
     refused(
         running(),
-        interrupt(
-            {"id": "int-1", "reason": "confirmation"}, {"id": "int-1", "reason": "confirmation"}
-        ),
+        interrupt({"id": "int-1", "reason": "confirmation"}, {"id": "int-1", "reason": "confirmation"}),
         "'int-1'",
         "unique",
     )
@@ -1302,11 +1219,7 @@ def test_expires_at_needs_a_time_zone() -> None:
         "next friday",
     )
     effects = running().interrupt(
-        [
-            make_interrupt(
-                {"id": "int-1", "reason": "confirmation", "expiresAt": "2026-04-20T17:00:00+09:00"}
-            )
-        ], now=NOW
+        [make_interrupt({"id": "int-1", "reason": "confirmation", "expiresAt": "2026-04-20T17:00:00+09:00"})], now=NOW
     )
     assert trace(effects)[-1] == "RUN_FINISHED"
 
@@ -1324,7 +1237,8 @@ def test_a_broken_response_schema_is_the_agents_error() -> None:
                         "responseSchema": {"type": "no-such-type"},
                     }
                 )
-            ], now=NOW
+            ],
+            now=NOW,
         )
     assert machine.record() == before
 
@@ -1333,9 +1247,7 @@ def test_no_interrupt_or_finish_with_a_text_message_open() -> None:
     machine = running(ev.TextMessageStartEvent(message_id="m-1", role="assistant"))
     refused(machine, interrupt({"id": "int-1", "reason": "confirmation"}), "RUNNING", "'m-1'")
     refused(machine, finish(), "RUNNING", "'m-1'")
-    machine = running(
-        ev.StepStartedEvent(step_name="plan"), ev.ReasoningStartEvent(message_id="r-1")
-    )
+    machine = running(ev.StepStartedEvent(step_name="plan"), ev.ReasoningStartEvent(message_id="r-1"))
     refused(machine, finish(), "'plan'", "'r-1'")
 
 
@@ -1378,9 +1290,7 @@ def test_an_ordering_violation_names_the_state_and_the_event() -> None:
     )
     assert error.state is ThreadState.RUNNING
     assert isinstance(error.event, ev.TextMessageContentEvent)
-    error = refused(
-        machine, emit(ev.ToolCallEndEvent(tool_call_id="tc-9")), "TOOL_CALL_END", "'tc-9'"
-    )
+    error = refused(machine, emit(ev.ToolCallEndEvent(tool_call_id="tc-9")), "TOOL_CALL_END", "'tc-9'")
     assert error.state is ThreadState.RUNNING
 
 
@@ -1442,9 +1352,7 @@ def test_fail_after_a_local_error_puts_the_thread_back_where_it_stood() -> None:
         machine.emit(ev.TextMessageContentEvent(message_id="m-9", delta="?"))
     effects = machine.fail("the agent broke a rule")
     assert trace(effects) == ["Persist", "RUN_ERROR"]
-    assert wire(effects) == [
-        {"type": "RUN_ERROR", "message": "the agent broke a rule", "code": "AGENT_ERROR"}
-    ]
+    assert wire(effects) == [{"type": "RUN_ERROR", "message": "the agent broke a rule", "code": "AGENT_ERROR"}]
     assert machine.state is ThreadState.INTERRUPTED
     assert machine.run_id is None
     assert machine.open_interrupts == open_before
@@ -1527,7 +1435,8 @@ def test_a_subagent_with_interrupts_is_suspended_before_run_finished() -> None:
             make_interrupt({"id": "int-2", "reason": "confirmation", "subagentRunId": "sub-1"}),
             make_interrupt({"id": "int-3", "reason": "confirmation", "subagentRunId": "sub-2"}),
             make_interrupt({"id": "int-4", "reason": "confirmation"}),
-        ], now=NOW
+        ],
+        now=NOW,
     )
     assert trace(effects) == ["SUBAGENT_FINISHED", "SUBAGENT_FINISHED", *INTERRUPT_END]
     out = wire(effects)
@@ -1591,15 +1500,11 @@ def test_every_started_subagent_is_closed_before_run_finished(end: Callable[[], 
 
 def test_a_resumed_run_may_continue_a_suspended_subagent() -> None:
     machine = running(ev.SubagentStartedEvent(subagent_run_id="sub-1", name="mailer"))
-    machine.interrupt(
-        [make_interrupt({"id": "int-1", "reason": "confirmation", "subagentRunId": "sub-1"})], now=NOW
-    )
+    machine.interrupt([make_interrupt({"id": "int-1", "reason": "confirmation", "subagentRunId": "sub-1"})], now=NOW)
     effects = drive(
         machine,
         [
-            receive(
-                resume("run-2", {"interruptId": "int-1", "status": "resolved", "payload": True})
-            ),
+            receive(resume("run-2", {"interruptId": "int-1", "status": "resolved", "payload": True})),
             emit(ev.SubagentStartedEvent(subagent_run_id="sub-1", name="mailer")),
             finish(),
         ],
@@ -1667,9 +1572,7 @@ def test_the_messages_snapshot_reflects_what_was_streamed() -> None:
                 ev.TextMessageContentEvent(message_id="a-1", delta="Let me "),
                 ev.TextMessageContentEvent(message_id="a-1", delta="check."),
                 ev.TextMessageEndEvent(message_id="a-1"),
-                ev.ToolCallStartEvent(
-                    tool_call_id="tc-1", tool_call_name="lookup", parent_message_id="a-1"
-                ),
+                ev.ToolCallStartEvent(tool_call_id="tc-1", tool_call_name="lookup", parent_message_id="a-1"),
                 ev.ToolCallArgsEvent(tool_call_id="tc-1", delta='{"q":'),
                 ev.ToolCallArgsEvent(tool_call_id="tc-1", delta='"x"}'),
                 ev.ToolCallEndEvent(tool_call_id="tc-1"),
@@ -1679,9 +1582,7 @@ def test_the_messages_snapshot_reflects_what_was_streamed() -> None:
                 ev.ReasoningMessageStartEvent(message_id="r-1"),
                 ev.ReasoningMessageContentEvent(message_id="r-1", delta="careful"),
                 ev.ReasoningMessageEndEvent(message_id="r-1"),
-                ev.ActivitySnapshotEvent(
-                    message_id="act-1", activity_type="progress", content={"done": 1}
-                ),
+                ev.ActivitySnapshotEvent(message_id="act-1", activity_type="progress", content={"done": 1}),
                 ev.ActivityDeltaEvent(
                     message_id="act-1",
                     activity_type="progress",
@@ -1691,9 +1592,7 @@ def test_the_messages_snapshot_reflects_what_was_streamed() -> None:
             ),
         ],
     )
-    effects = machine.interrupt(
-        [make_interrupt({"id": "int-1", "reason": "tool_call", "toolCallId": "tc-2"})], now=NOW
-    )
+    effects = machine.interrupt([make_interrupt({"id": "int-1", "reason": "tool_call", "toolCallId": "tc-2"})], now=NOW)
     state, messages = wire(effects)[:2]
     assert state == {"type": "STATE_SNAPSHOT", "snapshot": {"items": [1, 2]}}
     assert messages == {
@@ -1843,9 +1742,7 @@ def lockstep_cases() -> list[tuple[str, int]]:
 
 @pytest.mark.parametrize("through_json", [False, True], ids=["record", "json"])
 @pytest.mark.parametrize(("example", "k"), lockstep_cases())
-def test_a_machine_restored_at_any_step_continues_identically(
-    example: str, k: int, through_json: bool
-) -> None:
+def test_a_machine_restored_at_any_step_continues_identically(example: str, k: int, through_json: bool) -> None:
     thread_id, script = SCRIPTS[example]
     acts = script()
     original = ThreadMachine(thread_id)
@@ -1874,9 +1771,7 @@ def test_a_machine_restored_at_any_step_continues_identically(
 def restored_mid_run(acts: Sequence[Act], k: int, thread_id: str) -> ThreadMachine:
     machine = ThreadMachine(thread_id)
     drive(machine, acts[:k])
-    return ThreadMachine.from_record(
-        record_from_dict(orjson.loads(orjson.dumps(record_to_dict(machine.record()))))
-    )
+    return ThreadMachine.from_record(record_from_dict(orjson.loads(orjson.dumps(record_to_dict(machine.record())))))
 
 
 @pytest.mark.parametrize("example", list(SCRIPTS))
@@ -1895,9 +1790,7 @@ def test_a_restored_machine_refuses_what_the_original_refuses(example: str) -> N
             emit(ev.ToolCallStartEvent(tool_call_id=call, tool_call_name="again")),
             repr(call),
         )
-    assert_rejected(
-        machine, make_input(thread_id, "run-x"), RunErrorCode.THREAD_BUSY, repr(thread_id)
-    )
+    assert_rejected(machine, make_input(thread_id, "run-x"), RunErrorCode.THREAD_BUSY, repr(thread_id))
 
 
 def all_records(thread_id: str, acts: Sequence[Act]) -> list[ThreadRecord]:
@@ -1939,9 +1832,7 @@ def test_answers_property_is_the_resume_in_progress() -> None:
     machine.receive_input(resume("run-2", yes("int-1")), now=NOW)
     (answer,) = machine.answers
     assert isinstance(answer, Answer)
-    assert answer.entry == ResumeEntry(
-        interrupt_id="int-1", status="resolved", payload={"approved": True}
-    )
+    assert answer.entry == ResumeEntry(interrupt_id="int-1", status="resolved", payload={"approved": True})
     assert isinstance(answer.interrupt, Interrupt)
 
 
@@ -1978,9 +1869,7 @@ def document_events(depth: int) -> dict[str, list[ev.Event]]:
             ev.ActivitySnapshotEvent(message_id="act-1", activity_type="a", content={"k": nested_lists(depth - 4)})
         ],
         "activity-delta": [
-            ev.ActivitySnapshotEvent(
-                message_id="act-1", activity_type="a", content={"k": nested_lists(depth - 5)}
-            ),
+            ev.ActivitySnapshotEvent(message_id="act-1", activity_type="a", content={"k": nested_lists(depth - 5)}),
             ev.ActivityDeltaEvent(
                 message_id="act-1",
                 activity_type="a",

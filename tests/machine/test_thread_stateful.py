@@ -74,9 +74,7 @@ class ThreadLife(RuleBasedStateMachine):
         self.interrupt_ids: list[str] = []
         # Resumes carried out to the end of their run: entries as sent, the ids they bound,
         # the RUN_FINISHED they ended with (as JSON) and the tool results of their run.
-        self.completed: list[
-            tuple[list[Entry], set[str], dict[str, Any], list[dict[str, Any]]]
-        ] = []
+        self.completed: list[tuple[list[Entry], set[str], dict[str, Any], list[dict[str, Any]]]] = []
         self._reset_run()
 
     def _reset_run(self) -> None:
@@ -108,9 +106,7 @@ class ThreadLife(RuleBasedStateMachine):
             except LocalProtocolError as twin_error:
                 assert twin_error.message == error.message
             else:
-                raise AssertionError(
-                    "the restored twin accepted what the machine refused"
-                ) from None
+                raise AssertionError("the restored twin accepted what the machine refused") from None
             return error
         assert act(twin) == effects
         assert twin.record() == self.machine.record()
@@ -150,11 +146,7 @@ class ThreadLife(RuleBasedStateMachine):
 
     @staticmethod
     def rejection(effects: list[Effect]) -> str | None:
-        if (
-            len(effects) == 1
-            and isinstance(effects[0], Reject)
-            and isinstance(effects[0].event, ev.RunErrorEvent)
-        ):
+        if len(effects) == 1 and isinstance(effects[0], Reject) and isinstance(effects[0].event, ev.RunErrorEvent):
             return effects[0].event.code
         return None
 
@@ -165,19 +157,14 @@ class ThreadLife(RuleBasedStateMachine):
         return self.machine.run_id is not None
 
     def expired(self, interrupt: Interrupt) -> bool:
-        return (
-            interrupt.expires_at is not None
-            and datetime.fromisoformat(interrupt.expires_at) <= self.now
-        )
+        return interrupt.expires_at is not None and datetime.fromisoformat(interrupt.expires_at) <= self.now
 
     def live_only(self) -> bool:
         return self.machine.state is ThreadState.INTERRUPTED and not any(
             self.expired(i) for i in self.machine.open_interrupts
         )
 
-    def answer(
-        self, interrupt: Interrupt, data: st.DataObject, *, cancel: bool | None = None
-    ) -> Entry:
+    def answer(self, interrupt: Interrupt, data: st.DataObject, *, cancel: bool | None = None) -> Entry:
         if cancel is None:
             cancel = data.draw(st.booleans())
         if cancel:
@@ -211,9 +198,7 @@ class ThreadLife(RuleBasedStateMachine):
         if self.resume_entries is not None and self.bound_ids and not failed:
             finished = effects[-1]
             assert isinstance(finished, Emit)
-            self.completed.append(
-                (self.resume_entries, self.bound_ids, event_to_dict(finished.event), self.results)
-            )
+            self.completed.append((self.resume_entries, self.bound_ids, event_to_dict(finished.event), self.results))
         self._reset_run()
 
     # --- client inputs ----------------------------------------------------------------------
@@ -222,9 +207,7 @@ class ThreadLife(RuleBasedStateMachine):
     def new_run(self, with_state: bool) -> None:
         live = [i for i in self.machine.open_interrupts if not self.expired(i)]
         expired = [i.id for i in self.machine.open_interrupts if self.expired(i)]
-        effects = self.client(
-            make_input(THREAD, self.fresh("run"), state={"n": self.counter} if with_state else None)
-        )
+        effects = self.client(make_input(THREAD, self.fresh("run"), state={"n": self.counter} if with_state else None))
         if self.busy and self.rejection(effects):
             assert self.rejection(effects) == RunErrorCode.THREAD_BUSY
         elif live:
@@ -233,9 +216,7 @@ class ThreadLife(RuleBasedStateMachine):
             self.started(effects, None)
             assert self.machine.state is ThreadState.RUNNING
             assert self.machine.open_interrupts == ()
-            assert {r.interrupt.id for r in self.machine.resolved if r.status == "expired"} >= set(
-                expired
-            )
+            assert {r.interrupt.id for r in self.machine.resolved if r.status == "expired"} >= set(expired)
 
     @precondition(lambda self: self.machine.state is ThreadState.INTERRUPTED)
     @rule(data=st.data())
@@ -245,9 +226,7 @@ class ThreadLife(RuleBasedStateMachine):
         entries = data.draw(st.permutations(entries))
         by_id = {i.id: i for i in opened}
         late = [
-            e["interruptId"]
-            for e in entries
-            if e["status"] == "resolved" and self.expired(by_id[e["interruptId"]])
+            e["interruptId"] for e in entries if e["status"] == "resolved" and self.expired(by_id[e["interruptId"]])
         ]
         effects = self.client(make_input(THREAD, self.fresh("run"), resume=entries))
         if late:
@@ -256,9 +235,7 @@ class ThreadLife(RuleBasedStateMachine):
         self.started(effects, entries)
         agent = effects[-1]
         assert isinstance(agent, StartAgent)
-        assert {a.interrupt.id for a in agent.answers} == {
-            i.id for i in opened if not self.expired(i)
-        }
+        assert {a.interrupt.id for a in agent.answers} == {i.id for i in opened if not self.expired(i)}
         expected = ThreadState.RESUMED if agent.answers else ThreadState.RUNNING
         assert self.machine.state is expected
 
@@ -330,9 +307,7 @@ class ThreadLife(RuleBasedStateMachine):
         # The same resume again (in any order): a replay, unless a run is in progress.
         run_id = self.fresh("run")
         before = self.machine.record()
-        effects = self.client(
-            make_input(THREAD, run_id, resume=data.draw(st.permutations(entries)))
-        )
+        effects = self.client(make_input(THREAD, run_id, resume=data.draw(st.permutations(entries))))
         if self.busy:
             assert self.rejection(effects) == RunErrorCode.THREAD_BUSY
         else:
@@ -345,18 +320,14 @@ class ThreadLife(RuleBasedStateMachine):
             assert out[-1] == {**finished, "runId": run_id}
         # One of its interrupts answered differently: refused.
         changed = [dict(e) for e in entries]
-        target = data.draw(
-            st.sampled_from([n for n, e in enumerate(changed) if e["interruptId"] in bound_ids])
-        )
+        target = data.draw(st.sampled_from([n for n, e in enumerate(changed) if e["interruptId"] in bound_ids]))
         changed[target] = {
             "interruptId": changed[target]["interruptId"],
             "status": "resolved",
             "payload": {"other": self.counter},
         }
         effects = self.client(make_input(THREAD, self.fresh("run"), resume=changed))
-        expected = (
-            RunErrorCode.THREAD_BUSY if self.busy else RunErrorCode.INTERRUPT_ALREADY_RESOLVED
-        )
+        expected = RunErrorCode.THREAD_BUSY if self.busy else RunErrorCode.INTERRUPT_ALREADY_RESOLVED
         assert self.rejection(effects) == expected
 
     @rule(seconds=st.sampled_from([0, 1, 59, 600, 3600, 86400]))
@@ -383,15 +354,9 @@ class ThreadLife(RuleBasedStateMachine):
                 self.open_text.append(message_id)
         elif what in ("tool", "open-tool"):
             call_id = self.fresh("tc")
-            owner = (
-                self.open_subagents[-1]
-                if self.open_subagents and data.draw(st.booleans())
-                else None
-            )
+            owner = self.open_subagents[-1] if self.open_subagents and data.draw(st.booleans()) else None
             events += [
-                ev.ToolCallStartEvent(
-                    tool_call_id=call_id, tool_call_name="act", subagent_run_id=owner
-                ),
+                ev.ToolCallStartEvent(tool_call_id=call_id, tool_call_name="act", subagent_run_id=owner),
                 ev.ToolCallArgsEvent(tool_call_id=call_id, delta='{"n":1}'),
             ]
             if what == "tool":

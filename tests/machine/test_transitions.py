@@ -43,9 +43,7 @@ def test_table_pairs_give_their_target(state: ThreadState, event: MachineInput) 
 
 
 @pytest.mark.parametrize(("state", "event"), MISSING_PAIRS)
-def test_every_missing_pair_is_an_error_naming_both(
-    state: ThreadState, event: MachineInput
-) -> None:
+def test_every_missing_pair_is_an_error_naming_both(state: ThreadState, event: MachineInput) -> None:
     with pytest.raises(LocalProtocolError) as info:
         next_state(state, event)
     assert state.name in info.value.message
@@ -93,18 +91,14 @@ def test_the_docs_diagram_is_current() -> None:
 def test_the_diagram_has_one_line_per_transition() -> None:
     lines = mermaid_diagram().splitlines()
     assert lines[:2] == ["stateDiagram-v2", "    [*] --> IDLE"]
-    assert lines[2:] == [
-        f"    {s.name} --> {t.name}: {e.value}" for (s, e), t in TRANSITIONS.items()
-    ]
+    assert lines[2:] == [f"    {s.name} --> {t.name}: {e.value}" for (s, e), t in TRANSITIONS.items()]
 
 
 def rewrite_docs(path: Path = DOCS) -> None:
     """Replace the diagram block of ``path`` with the one the table gives now."""
     text = path.read_text(encoding="utf-8")
     diagram_block(text)
-    path.write_text(
-        _BLOCK.sub(lambda _: f"```mermaid\n{mermaid_diagram()}```", text, count=1), encoding="utf-8"
-    )
+    path.write_text(_BLOCK.sub(lambda _: f"```mermaid\n{mermaid_diagram()}```", text, count=1), encoding="utf-8")
 
 
 # --- The machine asks the table: each (state, input) pair, done for real. -------------------
@@ -158,9 +152,7 @@ OPERATIONS: dict[MachineInput, Operation] = {
     MachineInput.RESUME: lambda m: m.receive_input(
         make_input("t", "run-9", resume=[{"interruptId": "b", "status": "cancelled"}]), now=NOW
     ),
-    MachineInput.REPLAY: lambda m: m.receive_input(
-        make_input("t", "run-9", resume=ANSWER_A), now=NOW
-    ),
+    MachineInput.REPLAY: lambda m: m.receive_input(make_input("t", "run-9", resume=ANSWER_A), now=NOW),
     # After "b" expired, any input closes it first, then starts its own run.
     MachineInput.EXPIRE: lambda m: m.receive_input(make_input("t", "run-9"), now=LATER),
     MachineInput.EMIT: lambda m: m.emit(ev.CustomEvent(name="tick", value=1)),
@@ -178,11 +170,7 @@ CLIENT_INPUTS = {
 
 
 def rejected(effects: list[Effect]) -> bool:
-    return (
-        len(effects) == 1
-        and isinstance(effects[0], Reject)
-        and isinstance(effects[0].event, ev.RunErrorEvent)
-    )
+    return len(effects) == 1 and isinstance(effects[0], Reject) and isinstance(effects[0].event, ev.RunErrorEvent)
 
 
 @pytest.mark.parametrize(("state", "event"), ALL_PAIRS)

@@ -107,9 +107,7 @@ def test_generated_events_round_trip_exactly(doc: dict[str, Any]) -> None:
 @pytest.mark.parametrize("event_type", EVENT_TYPES)
 @settings(_generated, max_examples=15)
 @given(data=st.data())
-def test_each_event_type_decodes_to_its_class_and_round_trips(
-    event_type: str, data: st.DataObject
-) -> None:
+def test_each_event_type_decodes_to_its_class_and_round_trips(event_type: str, data: st.DataObject) -> None:
     doc = data.draw(event_of_type(event_type))
     event = decode_event(orjson.dumps(doc))
     assert type(event) is EVENT_CLASS_BY_TYPE[event_type]
@@ -126,9 +124,7 @@ _DECODERS: dict[str, Callable[[Any], Any]] = {"event": decode_event, "input": de
 _ENCODERS: dict[str, Callable[[Any], bytes]] = {"event": encode_event, "input": encode_input}
 _GENERATORS = {"event": events(), "input": run_agent_inputs()}
 # Kind first, then a document of that kind: a plain one_of would rarely pick the input branch.
-_documents = st.sampled_from(sorted(_GENERATORS)).flatmap(
-    lambda kind: _GENERATORS[kind].map(lambda doc: (kind, doc))
-)
+_documents = st.sampled_from(sorted(_GENERATORS)).flatmap(lambda kind: _GENERATORS[kind].map(lambda doc: (kind, doc)))
 
 
 @_generated
@@ -171,10 +167,7 @@ def test_interrupts_and_resume_entries_round_trip_through_the_converter(
 
 def test_encoding_is_compact_json_in_field_order() -> None:
     event = TextMessageContentEvent(message_id="m-1", delta="hé")
-    assert (
-        encode_event(event)
-        == '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m-1","delta":"hé"}'.encode()
-    )
+    assert encode_event(event) == '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m-1","delta":"hé"}'.encode()
 
 
 # --- absent versus null ----------------------------------------------------------------------
@@ -264,15 +257,9 @@ NULLS_IN_FREE_JSON_EVENTS = [
     pytest.param({"type": "STATE_SNAPSHOT", "snapshot": None}, id="snapshot-null"),
     pytest.param({"type": "RAW", "event": None}, id="raw-event-null"),
     pytest.param({"type": "STATE_SNAPSHOT", "snapshot": {"a": [None]}}, id="snapshot-nested"),
-    pytest.param(
-        {"type": "STEP_STARTED", "stepName": "s", "metadata": {"k": None}}, id="event-metadata"
-    ),
-    pytest.param(
-        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "result": {"r": None}}, id="result"
-    ),
-    pytest.param(
-        {"type": "SUBAGENT_FINISHED", "subagentRunId": "s", "result": [None]}, id="subagent-result"
-    ),
+    pytest.param({"type": "STEP_STARTED", "stepName": "s", "metadata": {"k": None}}, id="event-metadata"),
+    pytest.param({"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "result": {"r": None}}, id="result"),
+    pytest.param({"type": "SUBAGENT_FINISHED", "subagentRunId": "s", "result": [None]}, id="subagent-result"),
     pytest.param(
         {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/a", "value": None}]},
         id="patch-value-null",
@@ -347,9 +334,7 @@ def test_unknown_keys_on_a_run_finished_event_are_kept_at_every_level() -> None:
         "runId": "r",
         "outcome": {
             "type": "interrupt",
-            "interrupts": [
-                {"id": "i", "reason": "tool_call", "toolCallId": "tc", "x-interrupt": 1}
-            ],
+            "interrupts": [{"id": "i", "reason": "tool_call", "toolCallId": "tc", "x-interrupt": 1}],
             "x-outcome": None,
         },
         "usage": [{"inputTokens": 3, "x-usage": "u"}],
@@ -437,9 +422,7 @@ def test_unknown_keys_inside_a_run_started_input_and_a_subagent_outcome_are_kept
 
 
 def test_objects_without_unknown_keys_have_empty_extra() -> None:
-    run_input = decode_input(
-        b'{"threadId":"t","runId":"r","messages":[{"id":"m","role":"system","content":"c"}]}'
-    )
+    run_input = decode_input(b'{"threadId":"t","runId":"r","messages":[{"id":"m","role":"system","content":"c"}]}')
     assert not run_input.extra
     assert not run_input.messages[0].extra
 
@@ -469,9 +452,7 @@ def test_an_unknown_event_is_not_validated_against_any_known_schema() -> None:
     assert orjson.loads(encode_event(event)) == doc
 
 
-@pytest.mark.parametrize(
-    "doc", [{"messageId": "m"}, {"type": None}, {"type": 7}, {"type": ["RUN_STARTED"]}]
-)
+@pytest.mark.parametrize("doc", [{"messageId": "m"}, {"type": None}, {"type": 7}, {"type": ["RUN_STARTED"]}])
 def test_an_event_without_a_string_type_is_invalid_at_type(doc: dict[str, Any]) -> None:
     with pytest.raises(InvalidEventError) as info:
         decode_event(orjson.dumps(doc))
@@ -541,15 +522,11 @@ def test_no_event_class_writes_a_thinking_type() -> None:
 
 INVALID_EVENTS = [
     pytest.param(
-        RunFinishedEvent(
-            thread_id="t", run_id="r", outcome=RunFinishedInterruptOutcome(interrupts=())
-        ),
+        RunFinishedEvent(thread_id="t", run_id="r", outcome=RunFinishedInterruptOutcome(interrupts=())),
         id="empty-interrupts",
     ),
     pytest.param(TextMessageContentEvent(message_id=None, delta="d"), id="null-required-field"),  # type: ignore[arg-type]
-    pytest.param(
-        TextMessageContentEvent(message_id="m", delta="d", timestamp=2**60), id="timestamp-too-big"
-    ),
+    pytest.param(TextMessageContentEvent(message_id="m", delta="d", timestamp=2**60), id="timestamp-too-big"),
     pytest.param(CustomEvent(name="n", value=1, metadata=[1, 2]), id="metadata-not-an-object"),  # type: ignore[arg-type]
     pytest.param(
         RunFinishedEvent(
@@ -641,9 +618,7 @@ def test_a_hand_built_interrupt_encodes_to_camel_case() -> None:
         "subagentRunId": "sa-1",
     }
     assert converter.unstructure(interrupt) == expected_interrupt
-    event = RunFinishedEvent(
-        thread_id="t", run_id="r", outcome=RunFinishedInterruptOutcome(interrupts=(interrupt,))
-    )
+    event = RunFinishedEvent(thread_id="t", run_id="r", outcome=RunFinishedInterruptOutcome(interrupts=(interrupt,)))
     assert orjson.loads(encode_event(event, validate=True)) == {
         "type": "RUN_FINISHED",
         "threadId": "t",
@@ -760,17 +735,13 @@ def test_a_hand_built_resume_input_encodes_to_camel_case() -> None:
 
 
 def test_hand_built_events_with_nested_objects_encode_to_camel_case() -> None:
-    result = ToolCallResultEvent(
-        message_id="m", tool_call_id="tc", content="ok", role="tool", subagent_run_id="s"
-    )
+    result = ToolCallResultEvent(message_id="m", tool_call_id="tc", content="ok", role="tool", subagent_run_id="s")
     error = RunErrorEvent(
         message="boom",
         code="AGENT_ERROR",
         usage=(TokenUsage(input_tokens=1, cached_input_tokens=2, cache_write_input_tokens=3),),
     )
-    snapshot = MessagesSnapshotEvent(
-        messages=(UserMessage(id="u", content="hi", name="ann"),), timestamp=5
-    )
+    snapshot = MessagesSnapshotEvent(messages=(UserMessage(id="u", content="hi", name="ann"),), timestamp=5)
     assert orjson.loads(encode_event(result, validate=True)) == {
         "type": "TOOL_CALL_RESULT",
         "messageId": "m",

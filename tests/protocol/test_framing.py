@@ -36,7 +36,7 @@ def test_sse_reader_reassembles_events_fed_in_pieces(split: int) -> None:
 
 def test_sse_reader_follows_the_standard() -> None:
     reader = SSEReader()
-    text = b": comment\r\nevent: x\r\nid: 1\r\ndata: {\"a\":\r\ndata:1}\r\n\r\ndata: {}\n"
+    text = b': comment\r\nevent: x\r\nid: 1\r\ndata: {"a":\r\ndata:1}\r\n\r\ndata: {}\n'
     assert reader.feed(text) == [b'{"a":\n1}']
     assert reader.close() == [b"{}"]
 

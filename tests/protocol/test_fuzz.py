@@ -79,9 +79,7 @@ def test_arbitrary_text_with_lone_surrogates_decodes_or_is_rejected(kind: str, t
 @both
 @_fuzz
 @given(data=st.data())
-def test_a_lone_surrogate_anywhere_in_a_valid_document_is_rejected(
-    kind: str, data: st.DataObject
-) -> None:
+def test_a_lone_surrogate_anywhere_in_a_valid_document_is_rejected(kind: str, data: st.DataObject) -> None:
     doc = data.draw(run_agent_inputs() if kind == "input" else events())
     text = orjson.dumps(doc).decode()
     at = data.draw(st.integers(min_value=0, max_value=len(text)))
@@ -101,9 +99,7 @@ def test_an_escaped_lone_surrogate_is_rejected(kind: str, escape: str) -> None:
 
 
 @pytest.mark.parametrize("kind", ["input", "event"])
-@pytest.mark.parametrize(
-    "data", [b"", b" ", b"null", b"[]", b"0", b'"x"', b"{", b"{}", b"\xef\xbb\xbf{}", b"\x00"]
-)
+@pytest.mark.parametrize("data", [b"", b" ", b"null", b"[]", b"0", b'"x"', b"{", b"{}", b"\xef\xbb\xbf{}", b"\x00"])
 def test_documents_that_are_not_objects_are_rejected(kind: str, data: bytes) -> None:
     assert _decode_or_reject(kind, data) is None
 
@@ -134,9 +130,7 @@ _known_keys = st.sampled_from(
 @_fuzz
 @given(
     tag=st.sampled_from(EVENT_TYPES),
-    fields=st.dictionaries(
-        st.one_of(_known_keys, texts(max_size=4)), json_values(max_leaves=6), max_size=8
-    ),
+    fields=st.dictionaries(st.one_of(_known_keys, texts(max_size=4)), json_values(max_leaves=6), max_size=8),
 )
 def test_objects_with_known_keys_and_random_values_decode_or_are_rejected(
     kind: str, tag: str, fields: dict[str, Any]
@@ -156,10 +150,7 @@ def test_objects_with_known_keys_and_random_values_decode_or_are_rejected(
         pytest.param(b'{"a":' * 10_000 + b"1" + b"}" * 10_000, id="objects"),
         pytest.param(b"[" * 10_000, id="unclosed"),
         pytest.param(
-            b'{"threadId":"t","runId":"r","messages":[],"state":'
-            + b"[" * 10_000
-            + b"]" * 10_000
-            + b"}",
+            b'{"threadId":"t","runId":"r","messages":[],"state":' + b"[" * 10_000 + b"]" * 10_000 + b"}",
             id="in-state",
         ),
     ],
@@ -180,17 +171,13 @@ DEPTHS = [10, 100, 253, 254, 255, 300, 999, 1000, 1022, 1023, 1024, 1025, 2000]
 
 INPUT_SLOTS = {
     "state": lambda v: b'{"threadId":"t","runId":"r","messages":[],"state":' + v + b"}",
-    "forwardedProps": lambda v: (
-        b'{"threadId":"t","runId":"r","messages":[],"forwardedProps":' + v + b"}"
-    ),
+    "forwardedProps": lambda v: b'{"threadId":"t","runId":"r","messages":[],"forwardedProps":' + v + b"}",
     "payload": lambda v: (
         b'{"threadId":"t","runId":"r","messages":[],'
         b'"resume":[{"interruptId":"i","status":"resolved","payload":' + v + b"}]}"
     ),
     "metadata-value": lambda v: (
-        b'{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":"c","metadata":{"k":'
-        + v
-        + b"}}]}"
+        b'{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":"c","metadata":{"k":' + v + b"}}]}"
     ),
     "unknown-key": lambda v: b'{"threadId":"t","runId":"r","messages":[],"x-vendor":' + v + b"}",
 }
@@ -233,22 +220,16 @@ def test_deep_free_json_decodes_or_is_rejected_and_encodes_or_raises_encode_erro
 @pytest.mark.parametrize(
     "data",
     [
+        pytest.param(b'{"threadId":"t","runId":"r","messages":' + _nested_list(1000) + b"}", id="messages"),
         pytest.param(
-            b'{"threadId":"t","runId":"r","messages":' + _nested_list(1000) + b"}", id="messages"
-        ),
-        pytest.param(
-            b'{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":'
-            + _nested_list(1000)
-            + b"}]}",
+            b'{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":' + _nested_list(1000) + b"}]}",
             id="content",
         ),
         pytest.param(
             b'{"threadId":"t","runId":"r","messages":[],"resume":' + _nested_list(1000) + b"}",
             id="resume",
         ),
-        pytest.param(
-            b'{"threadId":' + _nested_object(1000) + b',"runId":"r","messages":[]}', id="threadId"
-        ),
+        pytest.param(b'{"threadId":' + _nested_object(1000) + b',"runId":"r","messages":[]}', id="threadId"),
     ],
 )
 def test_deep_nesting_where_the_schema_wants_structure_is_rejected(data: bytes) -> None:
@@ -258,20 +239,14 @@ def test_deep_nesting_where_the_schema_wants_structure_is_rejected(data: bytes) 
 @pytest.mark.parametrize(
     "data",
     [
-        pytest.param(
-            b'{"type":"MESSAGES_SNAPSHOT","messages":' + _nested_list(1000) + b"}", id="messages"
-        ),
+        pytest.param(b'{"type":"MESSAGES_SNAPSHOT","messages":' + _nested_list(1000) + b"}", id="messages"),
         pytest.param(b'{"type":"STATE_DELTA","delta":' + _nested_list(1000) + b"}", id="patch"),
         pytest.param(
-            b'{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":'
-            + _nested_object(1000)
-            + b"}",
+            b'{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":' + _nested_object(1000) + b"}",
             id="outcome",
         ),
         pytest.param(
-            b'{"type":"RUN_STARTED","threadId":"t","runId":"r","input":'
-            + _nested_object(1000)
-            + b"}",
+            b'{"type":"RUN_STARTED","threadId":"t","runId":"r","input":' + _nested_object(1000) + b"}",
             id="input",
         ),
     ],
@@ -303,9 +278,7 @@ NUMBER_SLOTS: list[tuple[str, Callable[[bytes], bytes]]] = [
 
 @pytest.mark.parametrize("number", NUMBERS)
 @pytest.mark.parametrize(("kind", "build"), NUMBER_SLOTS)
-def test_extreme_numbers_decode_or_are_rejected(
-    kind: str, build: Callable[[bytes], bytes], number: bytes
-) -> None:
+def test_extreme_numbers_decode_or_are_rejected(kind: str, build: Callable[[bytes], bytes], number: bytes) -> None:
     _accepted_documents_round_trip(kind, build(number))
 
 
@@ -315,9 +288,7 @@ def test_a_number_no_double_can_hold_is_rejected(number: bytes) -> None:
     assert _decode_or_reject("event", EVENT_SLOTS["custom-value"](number)) is None
 
 
-@pytest.mark.parametrize(
-    "number", [b"9007199254740992", str(2**63).encode(), str(2**64).encode(), b"1e300", b"1.5"]
-)
+@pytest.mark.parametrize("number", [b"9007199254740992", str(2**63).encode(), str(2**64).encode(), b"1e300", b"1.5"])
 def test_a_timestamp_that_is_not_a_safe_integer_is_rejected(number: bytes) -> None:
     doc = b'{"type":"STEP_STARTED","stepName":"s","timestamp":' + number + b"}"
     assert _decode_or_reject("event", doc) is None
@@ -330,10 +301,7 @@ def test_a_token_count_that_is_not_a_non_negative_safe_integer_is_rejected(numbe
 
 
 def test_big_numbers_in_free_json_round_trip() -> None:
-    doc = (
-        b'{"threadId":"t","runId":"r","messages":[],'
-        b'"state":[-0,9007199254740993,18446744073709551615,1e308,-0.0]}'
-    )
+    doc = b'{"threadId":"t","runId":"r","messages":[],"state":[-0,9007199254740993,18446744073709551615,1e308,-0.0]}'
     run_input = decode_input(doc)
     assert run_input.state == [0, 9007199254740993, 18446744073709551615, 1e308, -0.0]
     assert decode_input(encode_input(run_input)) == run_input
@@ -346,15 +314,11 @@ TEN_MB = 10 * 1024 * 1024
 
 def test_a_ten_megabyte_string_round_trips() -> None:
     delta = "é" * (TEN_MB // 2)
-    event = decode_event(
-        orjson.dumps({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": delta})
-    )
+    event = decode_event(orjson.dumps({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": delta}))
     assert getattr(event, "delta", None) == delta
     assert orjson.loads(encode_event(event))["delta"] == delta
     state = {"blob": "x" * TEN_MB}
-    run_input = decode_input(
-        orjson.dumps({"threadId": "t", "runId": "r", "messages": [], "state": state})
-    )
+    run_input = decode_input(orjson.dumps({"threadId": "t", "runId": "r", "messages": [], "state": state}))
     assert run_input.state == state
 
 

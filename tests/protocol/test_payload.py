@@ -28,9 +28,7 @@ def failure(schema: Any, payload: Any, interrupt_id: str = "int-1") -> PayloadEr
 # -- the seed's schemas ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "payload", [{"approved": True}, {"approved": False}, {"approved": True, "note": "x"}]
-)
+@pytest.mark.parametrize("payload", [{"approved": True}, {"approved": False}, {"approved": True, "note": "x"}])
 def test_approve_accepts_a_boolean_decision(payload: Any) -> None:
     PayloadValidators().validate("int-abc123", APPROVE_SCHEMA, payload)
 
@@ -45,9 +43,7 @@ def test_approve_accepts_a_boolean_decision(payload: Any) -> None:
         ([True], (), "must be object"),
     ],
 )
-def test_approve_rejects_with_path_and_expectation(
-    payload: Any, path: tuple[Any, ...], expected: str
-) -> None:
+def test_approve_rejects_with_path_and_expectation(payload: Any, path: tuple[Any, ...], expected: str) -> None:
     err = failure(APPROVE_SCHEMA, payload, "int-abc123")
     assert (err.interrupt_id, err.path, err.expected) == ("int-abc123", path, expected)
     assert err.code is RunErrorCode.INVALID_PAYLOAD
@@ -75,9 +71,7 @@ def test_approve_with_edits_accepts_the_seeds_answer_shape() -> None:
         (["to"], ("editedArgs",), "must be object"),
     ],
 )
-def test_approve_with_edits_rejects_bad_edited_args(
-    edited: Any, path: tuple[Any, ...], expected: str
-) -> None:
+def test_approve_with_edits_rejects_bad_edited_args(edited: Any, path: tuple[Any, ...], expected: str) -> None:
     err = failure(APPROVE_WITH_EDITS_SCHEMA, {"approved": True, "editedArgs": edited})
     assert (err.path, err.expected) == (path, expected)
 
@@ -89,15 +83,11 @@ def test_formats_the_compiler_knows_are_asserted() -> None:
     assert err.path == ("editedArgs", "to")
     err = failure({"type": "string", "format": "date-time"}, "next tuesday")
     assert err.expected == "must be date-time"
-    PayloadValidators().validate(
-        "i", {"type": "string", "format": "date-time"}, "2026-04-20T17:00:00Z"
-    )
+    PayloadValidators().validate("i", {"type": "string", "format": "date-time"}, "2026-04-20T17:00:00Z")
 
 
 def test_an_unknown_format_is_only_an_annotation() -> None:
-    PayloadValidators().validate(
-        "i", {"type": "string", "format": "multiline-text"}, "anything\nat all"
-    )
+    PayloadValidators().validate("i", {"type": "string", "format": "multiline-text"}, "anything\nat all")
 
 
 @pytest.mark.parametrize("payload", [None, {"approved": True}, "whatever", [1, 2]])
@@ -108,20 +98,15 @@ def test_no_schema_accepts_any_payload_and_caches_nothing(payload: Any) -> None:
 
 
 def test_quarterly_form_accepts_the_seeds_answer() -> None:
-    PayloadValidators().validate(
-        "int-form", QUARTERLY_SCHEMA, {"quarter": "Q1", "year": 2026, "revenue": 4200000}
-    )
-    PayloadValidators().validate(
-        "int-form", QUARTERLY_SCHEMA, {"quarter": "Q4", "year": 2000, "revenue": 0.5}
-    )
+    PayloadValidators().validate("int-form", QUARTERLY_SCHEMA, {"quarter": "Q1", "year": 2026, "revenue": 4200000})
+    PayloadValidators().validate("int-form", QUARTERLY_SCHEMA, {"quarter": "Q4", "year": 2000, "revenue": 0.5})
 
 
 def test_quarterly_form_message_names_interrupt_and_location() -> None:
     err = failure(QUARTERLY_SCHEMA, {"quarter": "Q1", "year": 1999, "revenue": 1}, "int-form")
     assert err.path == ("year",)
     assert err.message == (
-        "resume payload for interrupt 'int-form' is invalid at payload.year: "
-        "must be bigger than or equal to 2000"
+        "resume payload for interrupt 'int-form' is invalid at payload.year: must be bigger than or equal to 2000"
     )
 
 
@@ -142,9 +127,7 @@ def test_quarterly_form_message_names_interrupt_and_location() -> None:
         (None, (), "must be object"),
     ],
 )
-def test_quarterly_form_rejects_with_exact_path(
-    payload: Any, path: tuple[Any, ...], expected: str
-) -> None:
+def test_quarterly_form_rejects_with_exact_path(payload: Any, path: tuple[Any, ...], expected: str) -> None:
     err = failure(QUARTERLY_SCHEMA, payload, "int-form")
     assert (err.path, err.expected) == (path, expected)
 
@@ -175,9 +158,7 @@ def test_path_is_exact_for_keys_holding_dots_and_brackets() -> None:
 
 def test_path_through_a_reference() -> None:
     schema = {
-        "definitions": {
-            "line": {"type": "object", "properties": {"qty": {"type": "integer", "minimum": 1}}}
-        },
+        "definitions": {"line": {"type": "object", "properties": {"qty": {"type": "integer", "minimum": 1}}}},
         "type": "object",
         "properties": {"lines": {"type": "array", "items": {"$ref": "#/definitions/line"}}},
     }
@@ -281,9 +262,7 @@ def test_a_broken_schema_is_the_agents_error(schema: Any, reason: str) -> None:
     assert err.interrupt_id == "int-broken"
     assert err.code is RunErrorCode.AGENT_ERROR
     assert reason in err.reason
-    assert err.message.startswith(
-        "the responseSchema of interrupt 'int-broken' cannot be compiled: "
-    )
+    assert err.message.startswith("the responseSchema of interrupt 'int-broken' cannot be compiled: ")
     assert len(validators) == 0
     with pytest.raises(ResponseSchemaError):
         validators.validate("int-broken", schema, {"approved": True})
@@ -380,9 +359,7 @@ json_values = st.recursive(
     | st.integers(min_value=-(2**63), max_value=2**63)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=8),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
-    ),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
     max_leaves=12,
 )
 quarterly_like = st.fixed_dictionaries(

@@ -34,17 +34,13 @@ EXAMPLES = [
 
 
 @pytest.mark.parametrize(("event_doc", "resume_doc"), EXAMPLES)
-def test_seed_run_finished_event_round_trips_exactly(
-    event_doc: dict[str, Any], resume_doc: dict[str, Any]
-) -> None:
+def test_seed_run_finished_event_round_trips_exactly(event_doc: dict[str, Any], resume_doc: dict[str, Any]) -> None:
     event = decode_event(orjson.dumps(event_doc))
     assert isinstance(event, RunFinishedEvent)
     assert isinstance(event.outcome, RunFinishedInterruptOutcome)
     assert orjson.loads(encode_event(event, validate=True)) == event_doc
     # The same bytes whatever the layout of the text they came from.
-    assert encode_event(
-        decode_event(orjson.dumps(event_doc, option=orjson.OPT_INDENT_2))
-    ) == encode_event(event)
+    assert encode_event(decode_event(orjson.dumps(event_doc, option=orjson.OPT_INDENT_2))) == encode_event(event)
 
 
 @pytest.mark.parametrize(("event_doc", "resume_doc"), EXAMPLES)
@@ -71,31 +67,21 @@ def test_seed_resume_answers_every_interrupt_of_its_run_on_the_same_thread(
 ) -> None:
     event = decode_event(orjson.dumps(event_doc))
     run_input = decode_input(orjson.dumps({**resume_doc, "messages": []}))
-    assert isinstance(event, RunFinishedEvent) and isinstance(
-        event.outcome, RunFinishedInterruptOutcome
-    )
+    assert isinstance(event, RunFinishedEvent) and isinstance(event.outcome, RunFinishedInterruptOutcome)
     assert run_input.resume is not None
     assert run_input.thread_id == event.thread_id
     assert run_input.run_id != event.run_id
-    assert [entry.interrupt_id for entry in run_input.resume] == [
-        i.id for i in event.outcome.interrupts
-    ]
+    assert [entry.interrupt_id for entry in run_input.resume] == [i.id for i in event.outcome.interrupts]
 
 
 def test_seed_fields_decode_to_their_attributes() -> None:
     edits = decode_event(orjson.dumps(SEED_RUN_FINISHED["approve-with-edits"]))
     form = decode_event(orjson.dumps(SEED_RUN_FINISHED["non-tool-input-request"]))
-    assert isinstance(edits, RunFinishedEvent) and isinstance(
-        edits.outcome, RunFinishedInterruptOutcome
-    )
-    assert isinstance(form, RunFinishedEvent) and isinstance(
-        form.outcome, RunFinishedInterruptOutcome
-    )
+    assert isinstance(edits, RunFinishedEvent) and isinstance(edits.outcome, RunFinishedInterruptOutcome)
+    assert isinstance(form, RunFinishedEvent) and isinstance(form.outcome, RunFinishedInterruptOutcome)
     (edit_interrupt,) = edits.outcome.interrupts
     assert edit_interrupt.tool_call_id == "tc-42"
-    assert edit_interrupt.metadata == {
-        "langgraph": {"checkpointId": "ckpt-xyz", "nodeId": "tool_executor"}
-    }
+    assert edit_interrupt.metadata == {"langgraph": {"checkpointId": "ckpt-xyz", "nodeId": "tool_executor"}}
     (form_interrupt,) = form.outcome.interrupts
     assert form_interrupt.reason == "input_required"
     assert form_interrupt.tool_call_id is None

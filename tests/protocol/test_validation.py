@@ -243,12 +243,7 @@ def test_a_missing_required_field_is_named(event_type: str, field: str) -> None:
 
 @pytest.mark.parametrize(
     ("event_type", "field"),
-    [
-        (t, f)
-        for t, example in sorted(MINIMAL_EVENTS.items())
-        for f in example
-        if (t, f) not in ANY_JSON_FIELDS
-    ],
+    [(t, f) for t, example in sorted(MINIMAL_EVENTS.items()) for f in example if (t, f) not in ANY_JSON_FIELDS],
 )
 def test_a_required_field_of_the_wrong_type_is_named(event_type: str, field: str) -> None:
     err = event_error(event(event_type, **{field: 12345}))
@@ -268,9 +263,7 @@ def test_an_optional_event_field_rejects_null(event_type: str, field: str) -> No
 
 @pytest.mark.parametrize("event_type", sorted(MINIMAL_EVENTS))
 def test_the_base_fields_are_on_every_event(event_type: str) -> None:
-    validate_event(
-        event(event_type, timestamp=1_700_000_000_000, rawEvent={"x": 1}, metadata={"k": None})
-    )
+    validate_event(event(event_type, timestamp=1_700_000_000_000, rawEvent={"x": 1}, metadata={"k": None}))
     if event_type in NOT_ATTRIBUTABLE:
         assert "subagentRunId" not in _event_definition(event_type)["properties"]
     else:
@@ -429,9 +422,7 @@ def test_messages_snapshot_checks_each_message_by_role() -> None:
 
 
 def test_run_started_input_is_a_run_agent_input() -> None:
-    validate_event(
-        event("RUN_STARTED", input=run_input(state=None, messages=[MESSAGES["assistant"]]))
-    )
+    validate_event(event("RUN_STARTED", input=run_input(state=None, messages=[MESSAGES["assistant"]])))
     err = event_error(event("RUN_STARTED", input=run_input(messages=[{"id": "m", "role": "user"}])))
     assert (err.path, err.expected) == (
         ("input", "messages", 0, "content"),
@@ -465,9 +456,7 @@ def test_run_finished_outcomes_of_every_kind_pass() -> None:
         {"type": "cancelled"},
     ):
         validate_event(event("RUN_FINISHED", outcome=outcome, result={"r": None}))
-    usage = [
-        {"provider": "openai", "model": "m", "inputTokens": 3, "outputTokens": 0, "totalTokens": 3}
-    ]
+    usage = [{"provider": "openai", "model": "m", "inputTokens": 3, "outputTokens": 0, "totalTokens": 3}]
     validate_event(event("RUN_FINISHED", usage=usage))
     validate_event(event("RUN_ERROR", usage=[{}], code="AGENT_ERROR"))
 
@@ -524,9 +513,7 @@ def test_subagent_finished_outcomes() -> None:
         validate_event(event("SUBAGENT_FINISHED", outcome=outcome))
     err = event_error(event("SUBAGENT_FINISHED", outcome={"type": "interrupt"}))
     assert (err.path, err.expected) == (("outcome", "type"), "one of 'success', 'suspended'")
-    err = event_error(
-        event("SUBAGENT_FINISHED", outcome={"type": "suspended", "interruptIds": "i1"})
-    )
+    err = event_error(event("SUBAGENT_FINISHED", outcome={"type": "suspended", "interruptIds": "i1"}))
     assert (err.path, err.expected) == (("outcome", "interruptIds"), "an array, not a string")
 
 
@@ -550,9 +537,7 @@ def test_a_full_input_passes() -> None:
             parentRunId="r1",
             state={"todo": [None]},
             messages=list(MESSAGES.values()),
-            tools=[
-                {"name": "f", "description": "d", "parameters": {"type": "object"}, "metadata": {}}
-            ],
+            tools=[{"name": "f", "description": "d", "parameters": {"type": "object"}, "metadata": {}}],
             context=[{"description": "locale", "value": "fr"}],
             forwardedProps={"x": None},
             resume=[
@@ -610,9 +595,7 @@ def test_the_three_required_input_fields(field: str) -> None:
 
 def test_the_input_error_message_reads_well() -> None:
     err = input_error(run_input(resume=[{"interruptId": "i1", "status": "approved"}]))
-    assert (
-        err.message == "invalid RunAgentInput at $.resume[0].status: one of 'resolved', 'cancelled'"
-    )
+    assert err.message == "invalid RunAgentInput at $.resume[0].status: one of 'resolved', 'cancelled'"
 
 
 # --- messages and content ------------------------------------------------------------------
@@ -625,12 +608,7 @@ def test_a_minimal_message_of_each_role_passes(role: str) -> None:
 
 @pytest.mark.parametrize(
     ("role", "field"),
-    [
-        (role, field)
-        for role, example in sorted(MESSAGES.items())
-        for field in example
-        if field != "role"
-    ],
+    [(role, field) for role, example in sorted(MESSAGES.items()) for field in example if field != "role"],
 )
 def test_a_message_without_a_required_field_is_named(role: str, field: str) -> None:
     message = dict(MESSAGES[role])
@@ -676,11 +654,7 @@ def test_content_parts_of_every_kind_pass_in_user_and_tool_messages() -> None:
 def test_text_part_metadata_is_any_value_but_null() -> None:
     # Unlike every other metadata, a part's is z.any() in the reference schema.
     validate_input(
-        run_input(
-            messages=[
-                {**MESSAGES["user"], "content": [{"type": "text", "text": "t", "metadata": [1]}]}
-            ]
-        )
+        run_input(messages=[{**MESSAGES["user"], "content": [{"type": "text", "text": "t", "metadata": [1]}]}])
     )
     message = {**MESSAGES["user"], "content": [{"type": "text", "text": "t", "metadata": None}]}
     err = input_error(run_input(messages=[message]))
@@ -751,9 +725,7 @@ def test_assistant_tool_calls() -> None:
         "function": {"name": "f", "arguments": "{}"},
         "metadata": {},
     }
-    validate_input(
-        run_input(messages=[{**MESSAGES["assistant"], "toolCalls": [call], "content": "ok"}])
-    )
+    validate_input(run_input(messages=[{**MESSAGES["assistant"], "toolCalls": [call], "content": "ok"}]))
     bad = {**call, "type": "tool"}
     err = input_error(run_input(messages=[{**MESSAGES["assistant"], "toolCalls": [bad]}]))
     assert (err.path, err.expected) == (("messages", 0, "toolCalls", 0, "type"), "'function'")
@@ -845,12 +817,8 @@ def test_a_fault_outside_resume_keeps_invalid_input() -> None:
 
 
 def test_a_denial_is_a_resolved_payload() -> None:
-    validate_resume_entry(
-        {"interruptId": "i1", "status": "resolved", "payload": {"approved": False}}
-    )
-    validate_resume_entry(
-        {"interruptId": "i1", "status": "cancelled", "metadata": {"reason": None}}
-    )
+    validate_resume_entry({"interruptId": "i1", "status": "resolved", "payload": {"approved": False}})
+    validate_resume_entry({"interruptId": "i1", "status": "cancelled", "metadata": {"reason": None}})
 
 
 def test_validate_interrupt() -> None:
@@ -991,9 +959,7 @@ def test_deep_nesting_in_free_json_is_not_walked() -> None:
             run_input(
                 state=deep,
                 forwardedProps=deep,
-                messages=[
-                    {**MESSAGES["activity"], "content": {"deep": deep}, "metadata": {"k": deep}}
-                ],
+                messages=[{**MESSAGES["activity"], "content": {"deep": deep}, "metadata": {"k": deep}}],
                 tools=[{"name": "f", "description": "d", "parameters": deep}],
                 resume=[
                     {
@@ -1047,9 +1013,7 @@ def test_deep_nesting_where_a_shape_is_expected_is_refused_without_recursion() -
 def test_values_json_cannot_hold_become_our_error() -> None:
     err = input_error(run_input(threadId=object()))
     assert (err.path, err.expected) == (("threadId",), "a string, not a Python object")
-    err = input_error(
-        run_input(messages=[{1: "x", "id": "m", "role": "user", "content": "c"}, {"id": ("m",)}])
-    )
+    err = input_error(run_input(messages=[{1: "x", "id": "m", "role": "user", "content": "c"}, {"id": ("m",)}]))
     assert err.path == ("messages", 1, "role")
 
 

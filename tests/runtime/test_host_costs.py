@@ -34,9 +34,7 @@ from tests.runtime.conversation import Clock, counter, make_input
 
 pytestmark = pytest.mark.anyio
 
-CONVERSATION = [
-    {"id": f"u-{n}", "role": "user", "content": f"part {n}: " + "lorem ipsum " * 8_500} for n in range(6)
-]
+CONVERSATION = [{"id": f"u-{n}", "role": "user", "content": f"part {n}: " + "lorem ipsum " * 8_500} for n in range(6)]
 """About 600 KB of conversation, sent with every input as the reference client does."""
 
 WINDOW = 10

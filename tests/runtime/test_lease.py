@@ -145,9 +145,7 @@ async def test_a_host_whose_run_another_host_closed_stops_it(store: ThreadStore)
         # lease the first host keeps renewing to NOW + LEASE ran out long ago.
         ahead = Clock(NOW + timedelta(minutes=30))
         async with Host(two_interrupts(), store=store, tools=[mail_tool(sent)], clock=ahead) as second:
-            answered = await Conversation(second, "t", ahead).send(
-                {"runId": "run-3", "resume": [APPROVE, ARCHIVE_YES]}
-            )
+            answered = await Conversation(second, "t", ahead).send({"runId": "run-3", "resume": [APPROVE, ARCHIVE_YES]})
         assert answered[-1]["result"] == {"mail": "executed"}
         # The first host's next renewal is refused: it stops its run, which ends with RUN_ERROR.
         await eventually(lambda: _true(stuck.cancelled and bool(stream) and stream[-1].type == "RUN_ERROR"))

@@ -81,14 +81,10 @@ def after_approval(machine: ThreadMachine, thread_id: str) -> list[ThreadRecord]
     """The resumed run-2 from its start on: run the tool, then ask for a confirmation (v4 to v6)."""
     call = f"{thread_id}-call"
     records = persisted(machine.tool_started(call, now=ANSWERED))
-    result = ev.ToolCallResultEvent(
-        message_id=f"{thread_id}-t1", tool_call_id=call, content='{"delivered":true}'
-    )
+    result = ev.ToolCallResultEvent(message_id=f"{thread_id}-t1", tool_call_id=call, content='{"delivered":true}')
     records += persisted(machine.emit(result))
     machine.emit(ev.StateDeltaEvent(delta=[{"op": "replace", "path": "/sent", "value": 1}]))
-    confirm = make_interrupt(
-        {"id": f"{thread_id}-confirm", "reason": "confirmation", "message": "Archive?"}
-    )
+    confirm = make_interrupt({"id": f"{thread_id}-confirm", "reason": "confirmation", "message": "Archive?"})
     records += persisted(machine.interrupt([confirm], now=ANSWERED))
     return records
 
@@ -101,17 +97,13 @@ def scenario_records(thread_id: str) -> list[ThreadRecord]:
     machine = ThreadMachine(thread_id)
     call = f"{thread_id}-call"
     user = {"id": f"{thread_id}-u1", "role": "user", "content": "Mail the report to ops, ünïcode ✓"}
-    first = make_input(
-        thread_id, f"{thread_id}-run-1", messages=[user], state={"drafts": [], "sent": 0}
-    )
+    first = make_input(thread_id, f"{thread_id}-run-1", messages=[user], state={"drafts": [], "sent": 0})
     records = persisted(machine.receive_input(first, now=RAISED))
     for event in (
         ev.TextMessageStartEvent(message_id=f"{thread_id}-a1", role="assistant"),
         ev.TextMessageContentEvent(message_id=f"{thread_id}-a1", delta="I will send it."),
         ev.TextMessageEndEvent(message_id=f"{thread_id}-a1"),
-        ev.ToolCallStartEvent(
-            tool_call_id=call, tool_call_name="sendEmail", parent_message_id=f"{thread_id}-a1"
-        ),
+        ev.ToolCallStartEvent(tool_call_id=call, tool_call_name="sendEmail", parent_message_id=f"{thread_id}-a1"),
         ev.ToolCallArgsEvent(tool_call_id=call, delta='{"to":"ops@example.com"}'),
         ev.ToolCallEndEvent(tool_call_id=call),
     ):

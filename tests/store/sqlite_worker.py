@@ -55,9 +55,7 @@ async def race(db: str, directory: str, name: str, other: str, rounds: int) -> N
             loaded = await store.load(thread_id)
             assert loaded is not None
             machine = ThreadMachine.from_record(loaded)
-            (record,) = persisted(
-                machine.receive_input(approval_resume(thread_id, f"{name}-run-{round_}"), now=NOW)
-            )
+            (record,) = persisted(machine.receive_input(approval_resume(thread_id, f"{name}-run-{round_}"), now=NOW))
             _barrier(Path(directory), name, other, round_)
             try:
                 await store.save(record)

@@ -328,9 +328,7 @@ async def test_the_inbox_query_reads_the_partial_index_of_waiting_threads(postgr
                 # A table this small is read whole by choice; forbid that to see the path it can take.
                 await admin.execute("SET LOCAL enable_seqscan = off")
                 await admin.execute(f"SET LOCAL search_path = {schema_of(postgres_url)}")
-                plan = "\n".join(
-                    row[0] for row in await admin.fetch("EXPLAIN " + store._waiting_sql, "dana", 100)
-                )
+                plan = "\n".join(row[0] for row in await admin.fetch("EXPLAIN " + store._waiting_sql, "dana", 100))
         finally:
             await admin.close()
     assert "threads_waiting" in plan, plan

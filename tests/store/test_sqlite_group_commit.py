@@ -144,9 +144,7 @@ async def test_in_a_batch_a_save_that_fails_is_rolled_back_alone(tmp_path: Path)
     db.close()
     unwritable = attrs.evolve(RECORDS["t3"][1], agent_state={"seen": {1, 2}})  # a set: no JSON form
     async with SqliteThreadStore(path, busy_timeout=30) as store:
-        outcomes = await in_one_batch(
-            store, path, [RECORDS["t0"][1], RECORDS["t1"][1], unwritable, RECORDS["t2"][1]]
-        )
+        outcomes = await in_one_batch(store, path, [RECORDS["t0"][1], RECORDS["t1"][1], unwritable, RECORDS["t2"][1]])
         assert outcomes[0] is None and outcomes[3] is None
         assert isinstance(outcomes[1], StoreError) and not isinstance(outcomes[1], VersionConflict)
         assert "cannot save thread 't1' version 2: refused by the operator" in str(outcomes[1])

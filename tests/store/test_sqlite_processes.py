@@ -73,9 +73,7 @@ async def test_two_processes_racing_on_one_resume_let_exactly_one_through(tmp_pa
     # Interrupted (the save before RUN_FINISHED announces it), a tool about to run, idle.
     [(2, ThreadState.INTERRUPTED), (4, ThreadState.RESUMED), (8, ThreadState.IDLE)],
 )
-async def test_a_save_that_returned_survives_a_sigkill(
-    tmp_path: Path, upto: int, state: ThreadState
-) -> None:
+async def test_a_save_that_returned_survives_a_sigkill(tmp_path: Path, upto: int, state: ThreadState) -> None:
     db = tmp_path / "threads.db"
     process = start("save-and-hang", str(db), "thread-1", str(upto))
     try:

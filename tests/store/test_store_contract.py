@@ -66,9 +66,7 @@ def as_json(record: ThreadRecord) -> bytes:
     return orjson.dumps(record_to_dict(record))
 
 
-async def save_up_to(
-    store: ThreadStore, version: int, records: list[ThreadRecord] = RECORDS
-) -> None:
+async def save_up_to(store: ThreadStore, version: int, records: list[ThreadRecord] = RECORDS) -> None:
     for record in records[:version]:
         await store.save(record)
 
@@ -237,9 +235,7 @@ async def test_saves_of_one_version_at_once_let_exactly_one_through(store: Threa
     contenders = []
     for n in range(8):
         machine = ThreadMachine.from_record(RECORDS[1])
-        (record,) = persisted(
-            machine.receive_input(approval_resume("thread-1", f"run-{n}"), now=NOW)
-        )
+        (record,) = persisted(machine.receive_input(approval_resume("thread-1", f"run-{n}"), now=NOW))
         contenders.append(record)
     won: list[str] = []
     lost: list[VersionConflict] = []
@@ -285,18 +281,14 @@ _example = itertools.count()
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(attempts=st.lists(st.tuples(st.integers(0, 2), st.integers(1, 5)), max_size=20))
-async def test_saves_follow_the_compare_and_set_model(
-    store: ThreadStore, attempts: list[tuple[int, int]]
-) -> None:
+async def test_saves_follow_the_compare_and_set_model(store: ThreadStore, attempts: list[tuple[int, int]]) -> None:
     # The model: a save of version v succeeds exactly when the stored version is v - 1.
     prefix = f"ex{next(_example)}"
     template = RECORDS[1]
     model: dict[str, int] = {}
     for thread, version in attempts:
         thread_id = f"{prefix}-{thread}"
-        record = attrs.evolve(
-            template, thread_id=thread_id, version=version, agent_state={"v": version}
-        )
+        record = attrs.evolve(template, thread_id=thread_id, version=version, agent_state={"v": version})
         expected_ok = model.get(thread_id, 0) == version - 1
         try:
             await store.save(record)
@@ -548,8 +540,11 @@ async def test_a_save_that_comes_after_its_thread_was_purged_loses_and_the_id_st
 async def test_a_purge_keeps_audit_trails_apart_until_they_are_past_audit_before(store: ThreadStore) -> None:
     await save_all(store, saved(RECORDS, NOW - timedelta(days=40)))  # a trail of two entries
     await save_all(store, saved(scenario_records("no-trail")[:1], NOW - timedelta(days=40)))
-    await store.save(attrs.evolve(saved(RECORDS[:1], NOW - timedelta(days=40))[0], thread_id="quiet",
-                                  state=RECORDS[-1].state, active_run=None))  # at rest, never interrupted
+    await store.save(
+        attrs.evolve(
+            saved(RECORDS[:1], NOW - timedelta(days=40))[0], thread_id="quiet", state=RECORDS[-1].state, active_run=None
+        )
+    )  # at rest, never interrupted
     kept = await store.purge(idle_before=NOW - timedelta(days=30), audit_before=NOW - timedelta(days=365))
     assert (kept.threads, kept.audit_trails) == (2, 0)
     assert await store.load("thread-1") is None and list(await store.audit("thread-1")) == []  # not served
