@@ -189,6 +189,7 @@ class LangGraphAgent:
             resume.update({i.id: EXPIRED for i in snapshot.interrupts if i.id not in resume and _expired(i, now)})
             _refuse_uncancellable(ctx, snapshot.interrupts)
             await self._refuse_changed_answers(ctx, config, snapshot, resume)
+            await ctx.act_on_answers()  # the graph takes them now: a retry must carry the same
             stream_input: Any = Command(resume=resume)
             config = _remembering(config, _digests(resume))
         elif pending:
@@ -427,11 +428,13 @@ class AnswerConflict(AguiError):
 
     It happens when a run that resumed the graph did not end well (its host died after the
     graph's checkpoint, or a node after the answer failed) and the retry changes the answer.
-    The run ends with ``RUN_ERROR`` ``INVALID_RESUME`` carrying this message, and the
-    interrupts stay open.
+    The thread machine refuses most such retries itself, before the run starts (the adapter
+    says it acts on the answers before the graph takes them); this is the graph's own check,
+    for what the machine could not see (a graph resumed by other code). Either way the code is
+    ``INTERRUPT_ALREADY_RESOLVED``, as for every agent, and the interrupts stay open.
     """
 
-    code = RunErrorCode.INVALID_RESUME
+    code = RunErrorCode.INTERRUPT_ALREADY_RESOLVED
 
 
 _CONSUMED = "agui_resume"

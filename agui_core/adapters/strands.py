@@ -45,8 +45,10 @@ soon as it returns. If that run then fails (the model fails on the next turn, th
 the run times out), the retried resume gives Strands the recorded result instead of running
 the tool again (a tool cut short, with no result, gets an ``unknown`` error result), and the
 recorded ``TOOL_CALL_RESULT`` is sent again. Only the decision that ran the tool can resume
-it: a retry that cancels it, denies it or approves other edits is refused with
-``INTERRUPT_ALREADY_RESOLVED``, and the interrupt stays open. Limits: a retried answer to a
+it: a retry that cancels it, denies it or approves other edits is refused by the thread machine
+with ``INTERRUPT_ALREADY_RESOLVED`` before the run starts, as for every agent, and the interrupt
+stays open; whether a call runs or has its recorded result given back is the machine's decision
+(:meth:`RunContext.tool_decision`). Limits: a retried answer to a
 question asked inside a tool is not compared (the tool's recorded result stands whatever it
 says); a tool that asked a question is journaled from its first start, so if its host dies
 while it runs on after the answer, the retry runs it again; a replayed result reaches Strands
@@ -72,8 +74,8 @@ from strands.hooks.registry import HookOrder
 from strands.interrupt import Interrupt as StrandsInterrupt
 from strands.types.tools import ToolResult
 
-from agui_core.errors import LocalProtocolError, RunErrorCode
-from agui_core.machine.effects import Answer
+from agui_core.errors import LocalProtocolError
+from agui_core.machine.effects import Answer, RunTool
 from agui_core.machine.record import ToolJournalEntry
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import (
@@ -339,10 +341,6 @@ class _Run:
             cancelled_ids = set(_strings(held.get("cancelledInterrupts")))
             cancelled_calls = set(_strings(held.get("cancelledCalls")))
             self.resumable = set(_strings(held.get("interruptedCalls")))
-            refused = self._contradiction()
-            if refused is not None:
-                await ctx.refuse(RunErrorCode.INTERRUPT_ALREADY_RESOLVED, refused)
-                return None
             snapshot = copy.deepcopy(held["snapshot"])
             prompt = self._responses(snapshot, cancelled_ids, cancelled_calls)
             _restore_cancelled(snapshot, cancelled_ids)
@@ -401,39 +399,6 @@ class _Run:
             responses.append({"interruptResponse": {"interruptId": interrupt_id, "response": response}})
         return responses
 
-    def _contradiction(self) -> str | None:
-        """Why the answers cannot be carried out, if one contradicts a tool that already ran.
-
-        An earlier attempt at this resume ran the tool of an approved call, then failed. The
-        tool is not run again (its recorded result is given back to Strands), so only the
-        decision that ran it can resume the thread: a cancellation, a denial or other edits
-        would be recorded as deciding what had already happened.
-        """
-        journal = self.ctx.tool_journal
-        for answer in self.ctx.answers:
-            call = _answered_call(answer)
-            entry = journal.get(call) if call is not None else None
-            if call is None or entry is None or (entry.result is None and call in self.resumable):
-                continue
-            ran = entry.ran.args if entry.ran is not None else None
-            if answer.entry.status == "cancelled":
-                differs = "cancels it"
-            elif answer.approved is False:
-                differs = "denies it"
-            elif answer.approved is not True or ran is None:
-                continue  # an answer to a question, not a decision to run: the tool's result stands
-            elif answer.edited_args is not None and answer.edited_args != ran:
-                differs = "approves other edits"
-            elif answer.edited_args is None and answer.proposal is not None and answer.proposal.args != ran:
-                differs = "approves it without the edits it ran with"
-            else:
-                continue
-            return (
-                f"interrupt {answer.interrupt.id!r}: tool call {call!r} already ran (in run {entry.run_id!r}, "
-                f"which failed after it); this answer {differs}. Only the approval it ran with can resume it"
-            )
-        return None
-
     async def before_tool_call(self, event: BeforeToolCallEvent) -> None:
         """Last of the hooks: what becomes of a tool call before Strands runs its tool."""
         call = event.tool_use["toolUseId"]
@@ -442,12 +407,15 @@ class _Run:
             return
         if event.cancel_tool or call not in self.answered_calls:
             return
+        # What becomes of the call is the thread machine's decision, as for the host's own tools.
+        # (A call no approval binds, one whose tool asked a question, goes by the journal alone.)
+        decision = self.ctx.tool_decision(call)
         entry = self.ctx.tool_journal.get(call)
-        if entry is None:
+        if isinstance(decision, RunTool) or (decision is None and entry is None):
             async with self.acting:
                 await self.ctx.tool_started(call, event.tool_use["name"], _args(event.tool_use.get("input")))
             self.journaled.add(call)
-        elif entry.result is None and call in self.resumable:
+        elif entry is None or (entry.result is None and call in self.resumable):
             self.journaled.add(call)  # its tool asked a question, now answered: it runs on
         else:
             # An earlier attempt at this resume ran it (or was cut short while it ran): never twice.

@@ -15,10 +15,22 @@ import attrs
 
 from agui_core.errors import RemoteProtocolError, RunErrorCode
 from agui_core.machine.record import Proposal, ThreadRecord
-from agui_core.protocol.events import Event, RunErrorEvent
+from agui_core.protocol.events import Event, RunErrorEvent, ToolCallResultEvent
 from agui_core.protocol.types import JSON, Interrupt, ResumeEntry, RunAgentInput
 
-__all__ = ["Answer", "Effect", "Emit", "Persist", "Reject", "StartAgent"]
+__all__ = [
+    "Answer",
+    "Effect",
+    "Emit",
+    "LeaveUnrun",
+    "Persist",
+    "Reject",
+    "ReportDenied",
+    "RunTool",
+    "SendRecorded",
+    "StartAgent",
+    "ToolDecision",
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -118,3 +130,54 @@ class Reject:
 
 
 Effect: TypeAlias = Emit | Persist | Reject | StartAgent
+
+
+@attrs.frozen(kw_only=True)
+class RunTool:
+    """Run the tool ``name`` of ``call_id`` with ``args``: what was proposed, or the approved edits."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    edited: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class SendRecorded:
+    """The tool of ``call_id`` was started by an earlier attempt at this run: never run it again.
+
+    Send its recorded ``result`` again; ``None``: it never finished, so what it did is unknown.
+    ``args`` is what it ran with. ``cancelled``: this answer cancels the call, so nothing is sent.
+    """
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    result: ToolCallResultEvent | None
+    value: JSON = None
+    edited: bool = False
+    cancelled: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class ReportDenied:
+    """A person said no to ``call_id``: its tool does not run, and its result says so."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class LeaveUnrun:
+    """Nobody decided ``call_id`` (``cancelled``, or ``expired``): its tool does not run, no result is sent."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    status: str
+
+
+ToolDecision: TypeAlias = RunTool | SendRecorded | ReportDenied | LeaveUnrun
+"""What becomes of one gated tool call the run in progress answers (see
+:meth:`~agui_core.machine.thread.ThreadMachine.tool_decisions`)."""

@@ -72,7 +72,19 @@ from agui_core.machine.admission import (
     partition_open,
     raised_elsewhere,
 )
-from agui_core.machine.effects import Answer, Effect, Emit, Persist, Reject, StartAgent
+from agui_core.machine.effects import (
+    Answer,
+    Effect,
+    Emit,
+    LeaveUnrun,
+    Persist,
+    Reject,
+    ReportDenied,
+    RunTool,
+    SendRecorded,
+    StartAgent,
+    ToolDecision,
+)
 from agui_core.machine.facts import InterruptHome
 from agui_core.machine.history import HistoryUpdate, check_input_depth, check_input_ids, merge_history
 from agui_core.machine.interrupts import (
@@ -675,8 +687,8 @@ class ThreadMachine:
         if changed:
             raise RemoteProtocolError(
                 RunErrorCode.INTERRUPT_ALREADY_RESOLVED,
-                f"interrupt {format_ids(changed)} was answered otherwise by an attempt at this resume that already "
-                "acted on that answer (a tool already ran on it); send that answer again",
+                f"interrupt {format_ids(changed)} was already answered otherwise, by an attempt at this resume that "
+                "acted on that answer (a tool already ran, or the agent's framework took it); send that answer again",
                 interrupt_ids=changed,
             )
 
@@ -949,6 +961,65 @@ class ThreadMachine:
         """The run acts on its answers (a side effect starts): a retry of it must carry the same."""
         if run.answers and not self._acted_on:
             self._acted_on = fingerprint(a.entry for a in run.answers)
+
+    def tool_decisions(self) -> tuple[ToolDecision, ...]:
+        """What becomes of each gated tool call the run in progress answers, in the answers' order.
+
+        The one place that decides it, for the host's own tools and for an adapter running a
+        framework's: a call whose tool an earlier attempt at this run started is never run again
+        (:class:`~agui_core.machine.effects.SendRecorded`); otherwise an approval runs what was
+        proposed, or the approved edits (:class:`~agui_core.machine.effects.RunTool`), a denial
+        is reported (:class:`~agui_core.machine.effects.ReportDenied`) and a cancel leaves the
+        tool unrun (:class:`~agui_core.machine.effects.LeaveUnrun`). A retry that answers
+        otherwise than an attempt whose tool already ran never gets here: admission refuses it
+        (``INTERRUPT_ALREADY_RESOLVED``). Answers to anything but a bound tool call decide no tool.
+        """
+        decisions: list[ToolDecision] = []
+        for answer in self.answers:
+            proposal = answer.proposal
+            if proposal is None or answer.interrupt.reason != "tool_call":
+                continue
+            call_id, name = proposal.tool_call_id, proposal.name
+            args = answer.tool_args or {}
+            edited = answer.edited_args is not None
+            started = self._journal.get(call_id)
+            if started is not None:
+                ran = started.ran.args if started.ran is not None else args
+                decisions.append(
+                    SendRecorded(
+                        call_id=call_id,
+                        name=name,
+                        args=ran,
+                        result=started.result,
+                        value=started.value,
+                        edited=edited,
+                        cancelled=answer.entry.status == "cancelled",
+                    )
+                )
+            elif answer.entry.status == "cancelled":
+                decisions.append(LeaveUnrun(call_id=call_id, name=name, args=args, status="cancelled"))
+            elif answer.approved is True:
+                decisions.append(RunTool(call_id=call_id, name=name, args=args, edited=edited))
+            else:
+                decisions.append(ReportDenied(call_id=call_id, name=name, args=args))
+        return tuple(decisions)
+
+    def bound_proposal(self, tool_call_id: str) -> Proposal | None:
+        """The proposal the run in progress's answers bind to ``tool_call_id``, if any."""
+        return None if self._run is None else self._run.proposals.get(tool_call_id)
+
+    def act_on_answers(self) -> list[Effect]:
+        """Say the agent is about to act on the run's answers (a framework's graph takes them).
+
+        Returns the ``Persist`` that must be durable before it does: from then on a retry of
+        this resume must carry the same answers (``INTERRUPT_ALREADY_RESOLVED`` otherwise), as
+        once a tool of it started.
+        """
+        run = self._live_run(MachineInput.EMIT)
+        if not run.answers or self._acted_on:
+            return []
+        self._pin_answers(run)
+        return [self._persist()]
 
     def tool_value(self, tool_call_id: str, value: JSON) -> None:
         """Keep what the tool of ``tool_call_id`` returned (as JSON) with its journal entry.

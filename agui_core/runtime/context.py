@@ -60,7 +60,7 @@ import attrs
 import orjson
 
 from agui_core.errors import LocalProtocolError, RunErrorCode
-from agui_core.machine.effects import Answer, Effect, Emit
+from agui_core.machine.effects import Answer, Effect, Emit, ToolDecision
 from agui_core.machine.journal import Replay, Step, step_key
 from agui_core.machine.record import Proposal, ResolvedInterrupt, ToolJournalEntry
 from agui_core.machine.thread import ThreadMachine
@@ -347,6 +347,28 @@ class RunContext:
         self._check_open()
         ran = Proposal(tool_call_id=tool_call_id, name=name, arguments=orjson.dumps(dict(args)).decode())
         await self._carry(self._machine.tool_started(tool_call_id, now=self._now(), ran=ran))
+
+    def tool_decision(self, tool_call_id: str) -> ToolDecision | None:
+        """What the thread machine decided for the gated call ``tool_call_id`` this run answers
+        (run it, give back its recorded result, report it denied, leave it unrun), if any.
+
+        For an agent that runs answered calls' tools itself (a framework's executor): it carries
+        the decision out, as the host does for its own tools.
+        """
+        return next((d for d in self._machine.tool_decisions() if d.call_id == tool_call_id), None)
+
+    def act_on_answers(self) -> Awaitable[None]:
+        """Say, durably, that the agent is about to act on this run's answers.
+
+        For an agent whose framework takes the answers in (a graph resumed with them): a
+        retry of this resume must then carry the same answers (``INTERRUPT_ALREADY_RESOLVED``
+        otherwise), as once one of its tools has started.
+        """
+        return self._call("ctx.act_on_answers", self._act_on_answers)
+
+    async def _act_on_answers(self) -> None:
+        self._check_open()
+        await self._carry(self._machine.act_on_answers())
 
     def answer(self, interrupt_id: str) -> Answer | None:
         """The answer this run carries for ``interrupt_id``, if any."""

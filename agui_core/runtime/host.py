@@ -89,7 +89,18 @@ import orjson
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from agui_core.errors import AguiError, LocalProtocolError, PayloadError, RemoteProtocolError, RunErrorCode
-from agui_core.machine.effects import Answer, Effect, Emit, Persist, Reject, StartAgent
+from agui_core.machine.effects import (
+    Answer,
+    Effect,
+    Emit,
+    LeaveUnrun,
+    Persist,
+    Reject,
+    ReportDenied,
+    RunTool,
+    SendRecorded,
+    StartAgent,
+)
 from agui_core.machine.facts import InterruptHome
 from agui_core.machine.record import ANONYMOUS, OpenInterrupt, Proposal, ResolvedInterrupt, ThreadRecord
 from agui_core.machine.thread import (
@@ -560,7 +571,7 @@ class Host:
         try:
             try:
                 with deadline, lost:
-                    outcomes = await self._carry_out_decisions(machine, answers, carry)
+                    outcomes = await self._carry_out_decisions(machine, carry)
                     ctx = RunContext(
                         machine=machine,
                         run_input=run_input,
@@ -643,81 +654,73 @@ class Host:
             await out(_run_error(message))
 
     async def _carry_out_decisions(
-        self, machine: ThreadMachine, answers: tuple[Answer, ...], carry: Callable[[list[Effect]], Awaitable[None]]
+        self, machine: ThreadMachine, carry: Callable[[list[Effect]], Awaitable[None]]
     ) -> dict[str, ToolOutcome]:
-        """Run, skip or report each gated tool call the answers decide, before the agent runs."""
+        """Carry out what the machine decided for each gated tool call of the host's own tools,
+        before the agent runs (:meth:`ThreadMachine.tool_decisions`); the outcomes, by call id."""
         outcomes: dict[str, ToolOutcome] = {}
-        for answer in answers:
-            proposal = answer.proposal
-            if proposal is None or answer.interrupt.reason != "tool_call" or proposal.name not in self.tools:
-                continue  # not one of the host's gated tools: the agent decides what to do
-            # What runs is the proposal the record bound when the run interrupted, or the
-            # approval's edits (accepted by the machine only where the interrupt offered them).
-            call_id, name = proposal.tool_call_id, proposal.name
-            registered = self.tools[name]
-            args = answer.tool_args or {}
-            cancelled = answer.entry.status == "cancelled"
-            edited = answer.edited_args is not None
-            if edited and proposal.parameters is None and not self._edits_fit(registered, args):
-                # A proposal bound before parameters were (a record from an older host): the edits
-                # are checked against the tool as registered now, and never run unchecked.
-                outcomes[call_id] = ToolOutcome(
-                    tool_call_id=call_id, name=name, status="failed", args=args, error="invalid edits", edited=True
-                )
-                await carry(machine.emit(self._result(machine, call_id, "the edits do not fit the tool's parameters")))
-                continue
-            journal = machine.tool_journal.get(call_id)
-            if journal is not None:
-                if journal.ran is not None:
-                    args = journal.ran.args  # what ran, whatever this answer says
-                # The tool was started by an earlier attempt at this run, which failed or whose
-                # host died: it is never run twice, and what became of it is reported as it
-                # is, even when this answer says something else now.
-                if answer.approved is not True:
-                    log.warning("tool call %r was answered again differently after its tool had started", call_id)
-                status: Literal["executed", "unknown"] = "executed" if journal.result is not None else "unknown"
-                # What the tool returned, as it returned it (the text sent for it, from older records).
-                content = journal.value if journal.value is not None else (journal.result and journal.result.content)
-                outcomes[call_id] = ToolOutcome(
-                    tool_call_id=call_id, name=name, status=status, args=args, result=content, edited=edited
-                )
-                if not cancelled:  # a cancelled call gets no result on the wire (SPEC section 5)
-                    if journal.result is not None:
-                        await carry(machine.emit(journal.result))
-                    else:
-                        await carry(machine.emit(self._result(machine, call_id, NOT_RUN_AGAIN)))
-                continue
-            if cancelled:
+        for decision in machine.tool_decisions():
+            call_id, name, args = decision.call_id, decision.name, decision.args
+            registered = self.tools.get(name)
+            if registered is None:
+                continue  # not one of the host's tools: the agent carries it out (an adapter's framework)
+            if isinstance(decision, LeaveUnrun):  # a cancelled call gets no result on the wire (SPEC section 5)
                 outcomes[call_id] = ToolOutcome(tool_call_id=call_id, name=name, status="cancelled", args=args)
-                continue
-            if answer.approved is not True:
+            elif isinstance(decision, ReportDenied):
                 outcomes[call_id] = ToolOutcome(tool_call_id=call_id, name=name, status="denied", args=args)
                 await carry(machine.emit(self._result(machine, call_id, "the user denied this call")))
-                continue
-            ran = Proposal(tool_call_id=call_id, name=name, arguments=orjson.dumps(args).decode())
-            await carry(machine.tool_started(call_id, now=self.clock(), ran=ran))
-            try:
-                value = await registered.invoke(args)
-            except Exception as exc:
-                log.exception("tool %r failed for tool call %r", name, call_id)
+            elif isinstance(decision, SendRecorded):
+                # Started by an earlier attempt at this run, which failed or whose host died:
+                # never run twice; what became of it is reported as it is.
+                recorded = decision.result
+                value = decision.value if decision.value is not None else (recorded and recorded.content)
+                status: Literal["executed", "unknown"] = "executed" if recorded is not None else "unknown"
                 outcomes[call_id] = ToolOutcome(
-                    tool_call_id=call_id,
-                    name=name,
-                    status="failed",
-                    args=args,
-                    error=f"{type(exc).__name__}: {exc}",
-                    edited=edited,
+                    tool_call_id=call_id, name=name, status=status, args=args, result=value, edited=decision.edited
                 )
-                await carry(machine.emit(self._result(machine, call_id, f"the tool failed ({type(exc).__name__})")))
-                continue
-            value = orjson.loads(orjson.dumps(value))  # as JSON gives it back: what a retry hands the agent
-            content = value if isinstance(value, str) else orjson.dumps(value).decode()
-            machine.tool_value(call_id, value)  # saved with the result: a retry hands the agent this very value
-            await carry(machine.emit(self._result(machine, call_id, content)))
-            outcomes[call_id] = ToolOutcome(
-                tool_call_id=call_id, name=name, status="executed", args=args, result=value, edited=edited
-            )
+                if not decision.cancelled:
+                    await carry(machine.emit(recorded or self._result(machine, call_id, NOT_RUN_AGAIN)))
+            else:
+                outcomes[call_id] = await self._run_tool(machine, decision, registered, carry)
         return outcomes
+
+    async def _run_tool(
+        self,
+        machine: ThreadMachine,
+        decision: RunTool,
+        registered: Tool,
+        carry: Callable[[list[Effect]], Awaitable[None]],
+    ) -> ToolOutcome:
+        """Run the host's tool as ``decision`` says: journaled before it runs, its result after."""
+        call_id, name, args, edited = decision.call_id, decision.name, decision.args, decision.edited
+        proposal = machine.bound_proposal(call_id)
+        if edited and proposal is not None and proposal.parameters is None and not self._edits_fit(registered, args):
+            # A proposal bound before parameters were (a record from an older host): the edits
+            # are checked against the tool as registered now, and never run unchecked.
+            await carry(machine.emit(self._result(machine, call_id, "the edits do not fit the tool's parameters")))
+            return ToolOutcome(
+                tool_call_id=call_id, name=name, status="failed", args=args, error="invalid edits", edited=True
+            )
+        ran = Proposal(tool_call_id=call_id, name=name, arguments=orjson.dumps(args).decode())
+        await carry(machine.tool_started(call_id, now=self.clock(), ran=ran))
+        try:
+            value = await registered.invoke(args)
+        except Exception as exc:
+            log.exception("tool %r failed for tool call %r", name, call_id)
+            await carry(machine.emit(self._result(machine, call_id, f"the tool failed ({type(exc).__name__})")))
+            return ToolOutcome(
+                tool_call_id=call_id,
+                name=name,
+                status="failed",
+                args=args,
+                error=f"{type(exc).__name__}: {exc}",
+                edited=edited,
+            )
+        value = orjson.loads(orjson.dumps(value))  # as JSON gives it back: what a retry hands the agent
+        content = value if isinstance(value, str) else orjson.dumps(value).decode()
+        machine.tool_value(call_id, value)  # saved with the result: a retry hands the agent this very value
+        await carry(machine.emit(self._result(machine, call_id, content)))
+        return ToolOutcome(tool_call_id=call_id, name=name, status="executed", args=args, result=value, edited=edited)
 
     def _edits_fit(self, registered: Tool, args: Mapping[str, JSON]) -> bool:
         try:

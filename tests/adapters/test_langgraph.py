@@ -512,8 +512,10 @@ async def test_a_node_failing_after_the_approval_a_retry_cannot_change_the_answe
         assert RAN == [("send_email", {"to": "bob@example.com", "subject": "hi"})]
         # The graph took the approval and sent the email: a cancel now is refused, not recorded.
         changed = await exchange(ws, frame("t", "r3", resume=[cancel(approval["id"])]))
-        assert [f["type"] for f in changed] == ["RUN_STARTED", "RUN_ERROR"]
-        assert "already answered" in changed[-1]["message"] and changed[-1]["code"] == "INVALID_RESUME"
+        # Refused at the door by the thread machine, as for every agent: no run starts.
+        assert [f["type"] for f in changed] == ["RUN_ERROR"]
+        assert "already answered" in changed[-1]["message"]
+        assert changed[-1]["code"] == "INTERRUPT_ALREADY_RESOLVED"
         # The same approval again: the graph goes on from where it failed; nothing runs twice.
         done = await exchange(ws, frame("t", "r4", resume=[resolve(approval["id"], {"approved": True})]))
         assert finished(done)["outcome"] == {"type": "success"}
@@ -534,8 +536,10 @@ async def test_a_node_failing_after_its_interrupt_returned_keeps_the_answer_it_t
         assert (failed[-1]["type"], failed[-1].get("code")) == ("RUN_ERROR", "AGENT_ERROR")
         # LangGraph would give the node {"go": True} again whatever the retry says: refused.
         changed = await exchange(ws, frame("t", "r3", resume=[cancel(question["id"])]))
-        assert [f["type"] for f in changed] == ["RUN_STARTED", "RUN_ERROR"]
-        assert "already answered" in changed[-1]["message"] and changed[-1]["code"] == "INVALID_RESUME"
+        # Refused at the door by the thread machine, as for every agent: no run starts.
+        assert [f["type"] for f in changed] == ["RUN_ERROR"]
+        assert "already answered" in changed[-1]["message"]
+        assert changed[-1]["code"] == "INTERRUPT_ALREADY_RESOLVED"
         done = await exchange(ws, frame("t", "r4", resume=[resolve(question["id"], {"go": True})]))
         assert texts(done) == ["Went on with {'go': True}."]
     # The node itself runs again on the retry (LangGraph's own rule: no checkpoint inside a node).

@@ -166,7 +166,7 @@ async def test_killed_after_the_graph_finished_a_retry_with_another_answer_is_re
     code, events = host_process(paths, second, "--skew", str(SKEW))
     kinds = [type(e).__name__ for e in events]
     assert code == 0 and kinds[-1] == "RunErrorEvent", kinds
-    assert "already answered" in events[-1].message and events[-1].code == "INVALID_RESUME"
+    assert "already answered" in events[-1].message and events[-1].code == "INTERRUPT_ALREADY_RESOLVED"
     assert not [e for e in events if isinstance(e, ev.ToolCallResultEvent)]
     after, audit = await load(paths[0])
     assert [o.interrupt.id for o in after.open_interrupts] == [approval["id"]]
