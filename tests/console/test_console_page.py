@@ -253,9 +253,10 @@ def test_an_expired_request_is_dismissed_and_a_late_answer_is_refused_in_plain_w
     expect(card).to_have_class(re.compile(r"\bexpired\b"), timeout=15_000)  # counted down on the page
     expect(card).to_contain_text("it can no longer be answered")
     expect(card.get_by_label("year (required)")).to_be_disabled()
+    dismissed = card.get_attribute("data-interrupt")  # read now: the card goes once the thread waits no more
     page.get_by_role("button", name="Send answer").click()
     expect(ann.run_log).to_contain_text("Nothing is waiting any more.")
-    assert ann.posts[0]["resume"] == [{"interruptId": card.get_attribute("data-interrupt"), "status": "cancelled"}]
+    assert ann.posts[0]["resume"] == [{"interruptId": dismissed, "status": "cancelled"}]
     expect(page.locator('button.thread[data-thread="expiring-1"]')).to_have_count(0)
 
     # A page whose clock is behind the host's still offers the form; the host refuses the answer.
