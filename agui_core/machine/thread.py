@@ -96,6 +96,7 @@ from agui_core.machine.interrupts import (
 from agui_core.machine.journal import MAX_STEPS, Replay, StepJournal, execution_id
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
 from agui_core.machine.ordering import StreamVerifier
+from agui_core.machine.ownership import forbidden, may_write
 from agui_core.machine.record import (
     ANONYMOUS,
     ActiveRun,
@@ -363,6 +364,10 @@ class ThreadMachine:
         """The principal the thread belongs to (``None`` until its first accepted input)."""
         return self._owner
 
+    def admits(self, principal: str) -> bool:
+        """Whether ``principal``'s input may touch this thread (see :mod:`~agui_core.machine.ownership`)."""
+        return may_write(self._owner, principal)
+
     @property
     def continuation(self) -> JSON:
         """The run in progress's continuation: the one its answers came with, or what it set since."""
@@ -601,9 +606,9 @@ class ThreadMachine:
                 RunErrorCode.THREAD_MISMATCH,
                 f"input for thread {run_input.thread_id!r} reached thread {self._thread_id!r}",
             )
-        if self._owner is not None and principal != self._owner:
+        if not may_write(self._owner, principal):
             # Before every other rule, and naming nothing: a stranger learns nothing of the thread.
-            raise RemoteProtocolError(RunErrorCode.FORBIDDEN, "this thread belongs to another principal")
+            raise forbidden()
         if self._run is not None or busy:
             running = f" with run {self._run.run_id!r}" if self._run is not None else ""
             raise RemoteProtocolError(RunErrorCode.THREAD_BUSY, f"thread {self._thread_id!r} is busy{running}")

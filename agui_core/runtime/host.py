@@ -102,6 +102,7 @@ from agui_core.machine.effects import (
     StartAgent,
 )
 from agui_core.machine.facts import InterruptHome
+from agui_core.machine.ownership import may_read
 from agui_core.machine.record import ANONYMOUS, OpenInterrupt, Proposal, ResolvedInterrupt, ThreadRecord
 from agui_core.machine.thread import (
     DEFAULT_MAX_THREAD_BYTES,
@@ -306,11 +307,11 @@ class Host:
     async def _owned(self, thread_id: str, principal: str) -> ThreadRecord | None:
         """The record of ``thread_id`` if ``principal`` owns it; ``None`` otherwise, having read
         only the owner (as little as for a thread that does not exist)."""
-        if await self.store.owner_of(thread_id) != principal:
+        if not may_read(await self.store.owner_of(thread_id), principal):
             return None
         record = await self.store.load(thread_id)
         # Checked again: the thread may have been purged, and begun again by anyone, meanwhile.
-        return record if record is not None and record.owner == principal else None
+        return record if record is not None and may_read(record.owner, principal) else None
 
     async def sweep(self) -> Purged:
         """Purge what retention says is due now (what the periodic sweep does): the threads at
@@ -435,7 +436,7 @@ class Host:
         try:
             machine = await self._load(thread_id)
             now = self.clock()
-            if machine.owner in (None, principal):  # a stranger's input touches nothing of the thread
+            if machine.admits(principal):  # a stranger's input touches nothing of the thread
                 await self._recover_abandoned(machine, now)
                 if self.translate_input is not None:
                     try:
@@ -534,7 +535,7 @@ class Host:
         such id and that thread's owner. The machine, not the host, decides what they mean.
         """
         entries = run_input.resume or ()
-        if len(entries) > MAX_INTERRUPTS or (machine.owner is not None and machine.owner != principal):
+        if len(entries) > MAX_INTERRUPTS or not machine.admits(principal):
             return {}  # refused anyway: no lookups for it
         homes: dict[str, InterruptHome] = {}
         owners: dict[str, str | None] = {}
