@@ -111,7 +111,7 @@ import socket
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, MutableMapping
 from contextlib import aclosing
 from importlib import resources
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
 import orjson
@@ -764,7 +764,7 @@ def _guarded_protocol(gate: ConnectionGate, header_timeout: float) -> type[async
         def _hand_ticket(self) -> None:
             """Put the connection's ticket in the scope of a request just read (its task has not
             started yet), so that the application can say the request was authenticated."""
-            scope = self.scope
+            scope = cast(Scope | None, self.scope)
             if scope is not None and scope is not self._scoped:
                 self._scoped = scope
                 scope.setdefault("extensions", {})[_TICKET] = self._ticket
@@ -845,8 +845,9 @@ class HttpTransport:
             lifespan="off",
             log_config=None,
             access_log=False,
-            timeout_keep_alive=options.keepalive_timeout,
-            timeout_graceful_shutdown=options.grace,
+            # uvicorn annotates these as int; it takes them as seconds (call_later), fractions too.
+            timeout_keep_alive=options.keepalive_timeout,  # type: ignore[arg-type]
+            timeout_graceful_shutdown=options.grace,  # type: ignore[arg-type]
             # The gate caps connections as they are accepted, before uvicorn reads a byte.
             http=_guarded_protocol(
                 ConnectionGate(
