@@ -171,10 +171,12 @@ def _for_compiler(node: Any) -> Any:
 # fastjsonschema copies every object's keys into a set and takes each known key out of it
 # (for additionalProperties, which these schemas never use), and builds the set of required
 # keys even when none is missing. Those allocations are most of its cost on the small objects
-# of AG-UI, so the generated code is rewritten to test the object itself. Should the generated
-# code ever change shape, the rewrite is abandoned whole and the code runs as generated; that
-# is recorded in LEAN_SKIPPED, and tests/protocol/test_validation_fences.py fails on it (and on
-# any fastjsonschema whose generated code differs from the version the rewrite was written for).
+# of AG-UI, so the generated code is rewritten to test the object itself: only under a
+# fastjsonschema whose generated code the rewrite was checked against (LEAN_VERIFIED), since
+# pyproject.toml allows a range of them; under any other the code runs as generated (correct,
+# slower). Should the generated code ever change shape, the rewrite is abandoned whole and the
+# code runs as generated; that is recorded in LEAN_SKIPPED, and
+# tests/protocol/test_validation_fences.py fails on it.
 _KEY_SET: Final = re.compile(r"^[ ]*(\w+)_keys = set\(\1\.keys\(\)\)\n", re.MULTILINE)
 _KEY_REMOVE: Final = re.compile(r'^[ ]*\w+_keys\.remove\("[^"\\]+"\)\n', re.MULTILINE)
 _KEY_TEST: Final = re.compile(r'if "([^"\\]+)" in (\w+)_keys:')
@@ -187,6 +189,10 @@ def _all_present(match: re.Match[str]) -> str:
     present = " and ".join(f"{name!r} in {obj}" for name in ast.literal_eval(names))
     return f"{indent}{target}__missing_keys = not ({present}) and set({names}) - {obj}.keys()"
 
+
+LEAN_VERIFIED: Final = frozenset({"2.22.3"})
+"""The fastjsonschema versions whose generated code the lean rewrite was checked against
+(tests/protocol/test_validation_fences.py pins each one's code)."""
 
 LEAN_SKIPPED: Final[list[str]] = []
 """Generated code the lean rewrite could not be applied to (it then runs as generated)."""
@@ -248,6 +254,7 @@ def _compile(schema: Mapping[str, Any], *, lean: bool = True) -> Callable[[Any],
         raise RuntimeError("the lean rewrite of the generated code assumes open objects")
     code = _generate(schema)
     namespace: dict[str, Any] = {}
+    lean = lean and fastjsonschema.VERSION in LEAN_VERIFIED
     exec(compile(_lean(code) if lean else code, _VALIDATOR_FILE, "exec"), namespace)
     validate: Callable[[Any], Any] = namespace["validate"]
     return validate
