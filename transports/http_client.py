@@ -29,7 +29,7 @@ from agui_transports.client import Client
 from agui_core.protocol import types as t
 from agui_core.protocol.codec import converter
 from agui_core.protocol.framing import SSE_CONTENT_TYPE, SSEReader
-from agui_core.runtime.host import ThreadView
+from agui_core.runtime.views import ThreadView
 
 __all__ = ["HttpClient", "HttpConnection", "HttpError", "connect_http"]
 

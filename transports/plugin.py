@@ -92,7 +92,8 @@ import attrs
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import MAX_DEPTH, decode_input
 from agui_core.protocol.types import RunAgentInput
-from agui_core.runtime.host import Host, RunEvents
+from agui_core.runtime.host import Host
+from agui_core.runtime.streams import RunEvents
 
 if TYPE_CHECKING:
     from agui_transports.connections import InputBudget  # which imports this module

@@ -138,7 +138,7 @@ class _Replay:
     def run(self, run_input: Any, *, principal: str = "anonymous") -> Any:
         import anyio
 
-        from agui_core.runtime.host import RunEvents
+        from agui_core.runtime.streams import RunEvents
 
         async def feed(send: Any) -> None:
             with send:

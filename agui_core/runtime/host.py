@@ -75,12 +75,11 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
-from typing import Any, Literal
+from typing import Literal
 
 import anyio
 import anyio.abc
@@ -112,18 +111,21 @@ from agui_core.machine.thread import (
     ThreadMachine,
 )
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import converter
 from agui_core.protocol.payload import PayloadValidators
-from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
+from agui_core.protocol.types import JSON, Interrupt, RunAgentInput
 from agui_core.runtime.auth import AuthenticationError, Authenticator, Credentials
 from agui_core.runtime.clock import Clock, SystemClock, as_clock
 from agui_core.runtime.context import RunContext, run_agent
 from agui_core.runtime.lease import LeaseKeeper
+from agui_core.runtime.streams import Outlet, Pace, RunEvents
 from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome
+from agui_core.runtime.views import ThreadView
 from agui_core.runtime.watch import ThreadChanges
 from agui_core.store.base import Purged, StoreError, ThreadStore, VersionConflict, WaitingThread
 from agui_core.store.memory import MemoryThreadStore
 
+# RunEvents and ThreadView live in agui_core.runtime.streams and .views; named here too, as what
+# Host.run and Host.view return, for those who import them from the host.
 __all__ = ["PURGE_BATCH", "Agent", "Host", "InputTranslator", "RunEvents", "ThreadView", "refusal"]
 
 log = logging.getLogger("agui_core.host")
@@ -142,34 +144,6 @@ def refusal(error: AguiError) -> ev.RunErrorEvent:
     Every transport refuses through this, so a refusal's code is the same on every transport.
     """
     return ev.RunErrorEvent(message=error.message, code=error.code.value)
-
-
-@attrs.frozen(kw_only=True)
-class ThreadView:
-    """What a thread's owner needs to answer its open interrupts again (after a reload, say)."""
-
-    thread_id: str
-    state: str
-    """The thread machine's state: ``idle``, ``running``, ``interrupted`` or ``resumed``."""
-    interrupts: tuple[Interrupt, ...]
-    """The interrupts waiting for an answer, as they were announced."""
-    messages: tuple[Message, ...]
-    agent_state: JSON
-    run_id: str | None
-    """The run that raised the open interrupts, or the run in progress."""
-
-    def to_wire(self) -> dict[str, Any]:
-        """The view as JSON, in wire camelCase (``runId`` left out when there is none)."""
-        document: dict[str, Any] = {
-            "threadId": self.thread_id,
-            "state": self.state,
-            "interrupts": [converter.unstructure(i, Interrupt) for i in self.interrupts],
-            "messages": [converter.unstructure(m, Message) for m in self.messages],
-            "agentState": self.agent_state,
-        }
-        if self.run_id is not None:
-            document["runId"] = self.run_id
-        return document
 
 
 InputTranslator = Callable[[RunAgentInput, Sequence[Interrupt], Sequence[Interrupt]], RunAgentInput]
@@ -377,9 +351,7 @@ class Host:
         """
         return RunEvents(self._start, run_input, principal)
 
-    async def _start(
-        self, run_input: RunAgentInput, principal: str, pace: _Pace
-    ) -> MemoryObjectReceiveStream[ev.Event]:
+    async def _start(self, run_input: RunAgentInput, principal: str, pace: Pace) -> MemoryObjectReceiveStream[ev.Event]:
         """Start carrying out ``run_input``; the stream its caller's events come in (``pace``:
         where the caller says it is writing them out)."""
         if self._group is None:
@@ -398,9 +370,9 @@ class Host:
         return receive
 
     async def _carry_run(
-        self, run_input: RunAgentInput, principal: str, send: MemoryObjectSendStream[ev.Event], pace: _Pace
+        self, run_input: RunAgentInput, principal: str, send: MemoryObjectSendStream[ev.Event], pace: Pace
     ) -> None:
-        out = _Outlet(send, self.send_timeout, run_input.run_id, pace)
+        out = Outlet(send, self.send_timeout, run_input.run_id, pace)
         try:
             async with send:
                 try:
@@ -431,7 +403,7 @@ class Host:
         await self.store.save(record)
         self.changes.saved(record)
 
-    async def _handle(self, run_input: RunAgentInput, principal: str, out: _Outlet) -> None:
+    async def _handle(self, run_input: RunAgentInput, principal: str, out: Outlet) -> None:
         thread_id = run_input.thread_id
         try:
             machine = await self._load(thread_id)
@@ -469,14 +441,14 @@ class Host:
                 for event in await self._refuse_busy(run_input, principal):
                     await out(event)
 
-    async def _carry(self, effects: Sequence[Effect], out: _Outlet) -> None:
+    async def _carry(self, effects: Sequence[Effect], out: Outlet) -> None:
         """Carry out one step of a machine: its saves and events, in order.
 
         A step that saves is carried out whole, shielded from the run's deadline and from the
         host shutting down: stopped half-way, it would leave the machine ahead of the store
         (the next save a version conflict) or a run that ended without its last event sent.
         The price: a caller that stops reading, without closing its stream, holds the step up,
-        for ``send_timeout`` seconds at most (then it is dropped; see :class:`_Outlet`).
+        for ``send_timeout`` seconds at most (then it is dropped; see :class:`Outlet`).
         """
         if len(effects) == 1 and effects[0].__class__ in _LONE_EVENTS:  # most steps: one event, nothing saved
             await out(effects[0].event)
@@ -487,7 +459,7 @@ class Host:
         else:
             await self._carry_in_order(effects, out)
 
-    async def _carry_in_order(self, effects: Sequence[Effect], out: _Outlet) -> None:
+    async def _carry_in_order(self, effects: Sequence[Effect], out: Outlet) -> None:
         for effect in effects:
             if isinstance(effect, Persist):
                 await self._save(effect)
@@ -556,7 +528,7 @@ class Host:
         machine: ThreadMachine,
         run_input: RunAgentInput,
         answers: tuple[Answer, ...],
-        out: _Outlet,
+        out: Outlet,
     ) -> None:
         run = (machine.run_id, machine.run_received_at)
 
@@ -640,7 +612,7 @@ class Host:
         self._group.start_soon(wait)
         return timer
 
-    async def _fail(self, thread_id: str, run: tuple[str | None, datetime | None], message: str, out: _Outlet) -> None:
+    async def _fail(self, thread_id: str, run: tuple[str | None, datetime | None], message: str, out: Outlet) -> None:
         """End the run ``run`` (its id and when it was received) with ``RUN_ERROR``.
 
         The run is failed from the stored record, not from the machine in memory: a save that
@@ -741,124 +713,6 @@ class Host:
         return ev.ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content)
 
 
-class RunEvents:
-    """The events of one run for its caller, in order (what :meth:`Host.run` returns).
-
-    ``async for event in events`` takes them one by one; :meth:`next_batch` takes every event
-    that is ready at once, for a transport that encodes and writes a burst in one go (and says
-    :meth:`sent` as it writes it). Close it (``aclosing``, or :meth:`aclose`) to stop listening
-    before the run ends; the run goes on.
-    """
-
-    __slots__ = ("__weakref__", "_args", "_pace", "_receive", "_start", "_thread", "_waiting")
-
-    def __init__(
-        self,
-        start: Callable[[RunAgentInput, str, _Pace], Awaitable[MemoryObjectReceiveStream[ev.Event]]],
-        run_input: RunAgentInput,
-        principal: str,
-    ) -> None:
-        self._start: Callable[[RunAgentInput, str, _Pace], Awaitable[MemoryObjectReceiveStream[ev.Event]]] | None = (
-            start
-        )
-        self._args = (run_input, principal)
-        self._receive: MemoryObjectReceiveStream[ev.Event] | None = None
-        self._pace = _Pace()
-        self._waiting = False
-        self._thread = threading.get_ident()  # the event loop's
-
-    def __aiter__(self) -> RunEvents:
-        return self
-
-    async def _stream(self) -> MemoryObjectReceiveStream[ev.Event] | None:
-        """The run's stream, started on the first call; ``None`` once closed."""
-        if self._start is not None:
-            start, self._start = self._start, None
-            self._receive = await start(*self._args, self._pace)
-        return self._receive
-
-    def sent(self) -> None:
-        """Say that the caller is still writing out the events it took (a frame of a batch went out).
-
-        The host drops a caller that takes nothing for its ``send_timeout`` while the run waits
-        on it; a transport writing a long batch frame by frame takes nothing meanwhile, and
-        this is how it shows it still reads. Cheap, but a call a frame is not needed: once in
-        a while during a slow write is enough.
-        """
-        self._pace.count += 1
-
-    async def __anext__(self) -> ev.Event:
-        if self._waiting:
-            # As an async generator says it: two tasks taking one stream would each miss events.
-            raise RuntimeError("another task is already waiting for this run's next event")
-        if self._start is None:
-            receive = self._receive
-        else:
-            self._waiting = True
-            try:
-                receive = await self._stream()
-            finally:
-                self._waiting = False
-        if receive is None:
-            raise StopAsyncIteration
-        # Take what is already buffered without a trip through the event loop: a run streams
-        # in bursts, and a loop turn per event cost more than the event.
-        try:
-            return receive.receive_nowait()
-        except anyio.WouldBlock:
-            pass
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            self._close()
-            raise StopAsyncIteration from None
-        self._waiting = True
-        try:
-            return await receive.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            self._close()
-            raise StopAsyncIteration from None
-        finally:
-            self._waiting = False
-
-    async def next_batch(self) -> list[ev.Event]:
-        """Every event ready now, in order: waits for the first; ``[]`` once the stream has ended."""
-        try:
-            batch = [await self.__anext__()]
-        except StopAsyncIteration:
-            return []
-        receive = self._receive
-        assert receive is not None
-        take = receive.receive_nowait
-        try:
-            while True:
-                batch.append(take())
-        except anyio.WouldBlock:
-            pass
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            self._close()  # the end: the next call returns []
-        return batch
-
-    def _close(self) -> None:
-        self._start = None
-        receive, self._receive = self._receive, None
-        if receive is not None:
-            receive.close()  # a run still sending finds nobody listening, and goes on
-
-    async def aclose(self) -> None:
-        """Stop listening (the run goes on); what was not taken is dropped."""
-        self._close()
-
-    def __del__(self) -> None:
-        # A caller that dropped the stream unclosed is a caller that left, as for a generator.
-        # Only in the event loop's thread: closing wakes the run, which is no business of
-        # another thread's garbage collection (the run then waits send_timeout at most).
-        if threading.get_ident() != self._thread:
-            return
-        try:
-            self._close()
-        except RuntimeError:
-            pass  # the event loop is gone, and the run with it
-
-
 _LONE_EVENTS = (Emit, Reject)
 """Effects that only send an event: a step of one of them needs no shield and no save."""
 
@@ -873,70 +727,3 @@ def _cancelled(exc: BaseException) -> bool:
 
 def _run_error(message: str) -> ev.RunErrorEvent:
     return ev.RunErrorEvent(message=message, code=RunErrorCode.AGENT_ERROR.value)
-
-
-class _Pace:
-    """How often the caller of a run said it was writing out what it took (:meth:`RunEvents.sent`)."""
-
-    __slots__ = ("count",)
-
-    def __init__(self) -> None:
-        self.count = 0
-
-
-class _Outlet:
-    """Where a run's events go: its caller's stream, for as long as the caller listens.
-
-    A caller that has taken no event for ``timeout`` seconds while its stream was full, and
-    said nothing of writing out events it took before (:meth:`RunEvents.sent`), is dropped: its
-    stream is closed, so it sees the end after what it already has. (Said at any time during a
-    wait, the caller gets another ``timeout`` from the wait's end: twice that at most in all.)
-    """
-
-    def __init__(
-        self, send: MemoryObjectSendStream[ev.Event], timeout: float, run_id: str, pace: _Pace | None = None
-    ) -> None:
-        self._send = send
-        self._timeout = timeout
-        self._run_id = run_id
-        self._pace = pace if pace is not None else _Pace()
-        self.listening = True
-        self.ended = False
-        """Whether the run's last event (``RUN_FINISHED`` or ``RUN_ERROR``) has gone out."""
-
-    def offer(self, event: ev.Event) -> bool:
-        """Put ``event`` in the caller's stream if there is room; ``False``: await the outlet instead
-        (for the rest: a full stream, a caller gone, a run's last event)."""
-        if not self.listening or event.__class__ in ev.RUN_END_CLASSES:
-            return False
-        try:
-            self._send.send_nowait(event)
-        except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            return False
-        return True
-
-    async def __call__(self, event: ev.Event) -> None:
-        if event.__class__ in ev.RUN_END_CLASSES:
-            self.ended = True
-        if not self.listening:
-            return
-        try:
-            try:
-                self._send.send_nowait(event)
-                return
-            except anyio.WouldBlock:  # a full buffer: wait for the caller (backpressure), within limits
-                pass
-            while True:
-                said = self._pace.count
-                with anyio.move_on_after(self._timeout):
-                    await self._send.send(event)
-                    return
-                if self._pace.count == said:
-                    break  # nothing taken, nothing written: stuck
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self.listening = False  # the caller left; the run goes on and is saved
-            return
-        # The caller is stuck: drop it as if it had left, or this may be the shielded last step of a run.
-        log.warning("run %r: its caller took no event for %g s; no longer sending to it", self._run_id, self._timeout)
-        self.listening = False
-        self._send.close()
