@@ -53,8 +53,13 @@ bytes is refused. A secret file (``--auth-tokens``, ``--auth-jwt-key``, ``--stor
 ``--tls-key``) that its group or others may read or write is refused (``chmod 600 FILE``),
 unless ``--insecure``.
 
-Limits (the ``limits`` group of ``agui serve --help``) bound what one client may take of the
-server. Among them: ``--max-feeds-per-principal N`` (default 4; 0: no cap), how many live
+Limits (the ``limits`` group of ``agui serve --help``; the README's table lists every one)
+bound what one client may take of the server: connections (``--max-connections``, and
+``--max-connections-per-client`` per client address), how long a request head or an idle
+connection may take (``--header-timeout``, ``--keepalive-timeout``), what one input may carry
+(``--max-input-messages``) and one principal send (``--input-budget``), what clients may make
+one thread hold (``--max-thread-messages``, ``--max-thread-bytes``). Among them too:
+``--max-feeds-per-principal N`` (default 4; 0: no cap), how many live
 inbox feeds one principal may hold open over HTTP (one more ends its oldest); ``--retain
 DURATION`` (``30d``, ``12h``, ``90m``, ``45s``; default: keep every thread), which purges the
 threads at rest (no open interrupt, no run in progress) that nobody has used for that long,
