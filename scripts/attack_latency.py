@@ -210,7 +210,7 @@ async def start_server(args: argparse.Namespace, folder: Path) -> tuple[subproce
     tokens.write_text("\n".join(lines) + "\n")
     os.chmod(tokens, 0o600)
     command = [
-        args.python, "-m", "agui_core.cli", "serve", "agui_core.examples.mail:email_agent",
+        args.python, "-m", "agui_core.app.cli", "serve", "agui_core.examples.mail:email_agent",
         f"--{args.transport}", "127.0.0.1:0", "--store", f"sqlite:{folder / 'threads.sqlite3'}",
         "--auth-tokens", str(tokens), *args.serve_flag,
     ]  # fmt: skip

@@ -320,7 +320,7 @@ class AguiServe:
 
     def __enter__(self) -> AguiServe:
         agui = Path(sys.executable).with_name("agui")
-        command = [str(agui)] if agui.exists() else [sys.executable, "-m", "agui_core.cli"]
+        command = [str(agui)] if agui.exists() else [sys.executable, "-m", "agui_core.app.cli"]
         self.process = subprocess.Popen(
             [
                 *command,

@@ -60,7 +60,7 @@ async def measure(args: argparse.Namespace) -> None:
     folder = Path(tempfile.mkdtemp(prefix="agui-retention-"))
     store, log_path = folder / "threads.sqlite3", folder / "serve.log"
     command = [
-        args.python, "-m", "agui_core.cli", "serve", "tests.transports.agents:approval_agent",
+        args.python, "-m", "agui_core.app.cli", "serve", "tests.transports.agents:approval_agent",
         "--ws", "127.0.0.1:0", "--store", f"sqlite:{store}", "--rate-limit", "0",
     ]  # fmt: skip
     if args.retain:

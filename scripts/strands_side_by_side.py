@@ -251,7 +251,7 @@ class Server:
             command = [sys.executable, __file__, "serve-reference", self.name, str(self.port)]
         else:
             command = [
-                sys.executable, "-m", "agui_core.cli", "serve", f"scripts.strands_side_by_side:{self.name}_agent",
+                sys.executable, "-m", "agui_core.app.cli", "serve", f"scripts.strands_side_by_side:{self.name}_agent",
                 "--http", f"127.0.0.1:{self.port}", "--store", f"sqlite:{self.workdir / 'threads.sqlite3'}",
                 "--log-level", "ERROR",
             ]  # fmt: skip

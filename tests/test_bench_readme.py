@@ -1,6 +1,6 @@
 """The README's benchmark tables are the committed results file of a full run, rendered.
 
-``docs/benchmark-results.json`` is what ``agui bench`` wrote; ``python -m agui_bench.readme``
+``docs/benchmark-results.json`` is what ``python -m benchmarks`` wrote; ``python -m benchmarks.readme``
 renders it into the README between two markers. These tests keep the two from drifting apart
 and the file from losing what makes its figures traceable.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import orjson
 
-from agui_bench.readme import BEGIN, END, README, RESULTS, main, render, replace_section
+from benchmarks.readme import BEGIN, END, README, RESULTS, main, render, replace_section
 
 
 def test_the_readme_tables_are_the_committed_results_rendered() -> None:
@@ -32,7 +32,7 @@ def test_the_committed_results_are_a_full_run_that_says_where_and_when_it_ran() 
     for name in ("agui-core", "ag-ui-protocol", "orjson", "fastjsonschema", "pydantic", "jsonschema"):
         assert env["packages"][name]
     # Every scenario of the suite is in it (a run of some would not be "the full run").
-    from agui_bench.scenarios import SCENARIOS
+    from benchmarks.scenarios import SCENARIOS
 
     assert [s["name"] for s in document["scenarios"]] == [s.name for s in SCENARIOS]
 

@@ -1,4 +1,4 @@
-"""Smoke test of the benchmark harness (``python -m agui_bench``), so it never rots.
+"""Smoke test of the benchmark harness (``python -m benchmarks``), so it never rots.
 
 It runs every scenario for a couple of operations and checks the report and the JSON; it
 asserts nothing about speed.
@@ -11,8 +11,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from agui_bench.__main__ import main
-from agui_bench.scenarios import SCENARIOS
+from benchmarks.__main__ import main
+from benchmarks.scenarios import SCENARIOS
 
 
 def test_a_quick_run_reports_every_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agui_core.demo import Check, TerminalPrompter, describe_event, run_demo
+from agui_core.app.demo import Check, TerminalPrompter, describe_event, run_demo
 from agui_core.errors import LocalProtocolError
 from agui_core.examples import TOOLS, assistant
 from agui_core.machine.client import ClientMachine, Reply, cancel
@@ -37,7 +37,7 @@ TIMEOUT = 60
 
 def agui_demo(*args: str, answers: str | None = None, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "agui_core.cli", "demo", *args],
+        [sys.executable, "-m", "agui_core.app.cli", "demo", *args],
         input=answers,
         stdin=subprocess.DEVNULL if answers is None else None,
         capture_output=True,

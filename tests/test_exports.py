@@ -20,6 +20,7 @@ PACKAGES = [
     "agui_core.runtime",
     "agui_core.examples",
     "agui_core.conformance",
+    "agui_core.app",
 ]
 
 

@@ -9,7 +9,7 @@ immutable (and the JSON values inside it are never mutated in place), so handing
 safe, and a run's saves and loads cost no copy. A thread that drops out of that set is kept as
 its record's JSON (:func:`~agui_core.machine.record.record_to_dict`, as ``bytes``), about a
 third of the objects' size, and decoded again when it is next loaded. The benchmarks report
-bytes per suspended thread (``agui bench --only store_scale``).
+bytes per suspended thread (``python -m benchmarks --only store_scale``).
 
 A record that cannot be written as JSON (a value in its state that JSON has no form for) stays
 an object: it costs more memory, but nothing is lost and loading it gives it back as saved.

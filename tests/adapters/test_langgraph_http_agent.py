@@ -30,7 +30,7 @@ APPROVE = {"status": "resolved", "payload": {"approved": True}}
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_the_stock_http_agent_runs_the_interrupt_journey_on_a_served_graph(anyio_backend: str) -> None:
     command = [
-        sys.executable, "-m", "agui_core.cli", "serve", "tests.adapters.served:graph",
+        sys.executable, "-m", "agui_core.app.cli", "serve", "tests.adapters.served:graph",
         "--http", "127.0.0.1:0", "--store", "memory",
     ]  # fmt: skip
     with anyio.fail_after(120):

@@ -22,7 +22,7 @@ import pytest
 from websockets.asyncio.client import connect
 
 from agui_core.adapters.langgraph import LangGraphAgent
-from agui_core.cli import load_agent
+from agui_core.app.cli import load_agent
 from tests.adapters.test_langgraph import USER, frame, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +37,7 @@ def test_load_agent_wraps_a_compiled_graph() -> None:
 
 def test_loading_a_plain_agent_imports_no_langgraph() -> None:
     probe = (
-        "import sys; from agui_core.cli import load_agent; load_agent('agui_core.examples:assistant'); "
+        "import sys; from agui_core.app.cli import load_agent; load_agent('agui_core.examples:assistant'); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('langgraph', 'langchain_core')))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, cwd=ROOT, timeout=60, check=True)
@@ -53,7 +53,7 @@ def _check(first: list[dict[str, Any]], second: list[dict[str, Any]]) -> None:
 
 @asynccontextmanager
 async def serving(transport: str, *options: str) -> AsyncIterator[str]:
-    command = [sys.executable, "-m", "agui_core.cli", "serve", TARGET, f"--{transport}", "127.0.0.1:0"]
+    command = [sys.executable, "-m", "agui_core.app.cli", "serve", TARGET, f"--{transport}", "127.0.0.1:0"]
     command += ["--store", "memory", *options]
     process = await anyio.open_process(command, cwd=str(ROOT), stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
     async with process:
@@ -130,7 +130,7 @@ async def test_legacy_resume_is_taken_over_http_only_with_the_option(anyio_backe
 
 
 def test_served_over_stdio() -> None:
-    command = [sys.executable, "-m", "agui_core.cli", "serve", TARGET, "--stdio", "--store", "memory"]
+    command = [sys.executable, "-m", "agui_core.app.cli", "serve", TARGET, "--stdio", "--store", "memory"]
     with subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE) as process:
         assert process.stdin is not None and process.stdout is not None
 

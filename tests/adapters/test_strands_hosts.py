@@ -24,7 +24,7 @@ import httpx
 import orjson
 import pytest
 
-from agui_core.cli import load_agent
+from agui_core.app.cli import load_agent
 from agui_core.machine.client import approve, resolve
 from tests.adapters.strands_agents import EXECUTIONS_ENV
 from tests.adapters.talk import Talk, outcome, refusal
@@ -45,7 +45,7 @@ def anyio_backend() -> str:
 async def agui_serve(target: str, store: Path, executions: Path) -> AsyncIterator[str]:
     """``agui serve TARGET --http`` on a free port over the SQLite file ``store``; yields its URL."""
     command = [
-        sys.executable, "-m", "agui_core.cli", "serve", target,
+        sys.executable, "-m", "agui_core.app.cli", "serve", target,
         "--http", "127.0.0.1:0", "--store", f"sqlite:{store}",
     ]  # fmt: skip
     env = {**os.environ, EXECUTIONS_ENV: str(executions), "OTEL_SDK_DISABLED": "true"}
@@ -170,7 +170,7 @@ def test_a_zero_argument_factory_is_still_called_once_to_see_what_it_builds() ->
 
 def test_serving_a_plain_agent_does_not_import_strands() -> None:
     code = (
-        "import sys; from agui_core.cli import load_agent; "
+        "import sys; from agui_core.app.cli import load_agent; "
         "load_agent('agui_core.examples.assistant:assistant'); print(sorted(m for m in sys.modules if 'strands' in m))"
     )
     done = subprocess.run(
@@ -181,7 +181,7 @@ def test_serving_a_plain_agent_does_not_import_strands() -> None:
 
 def test_a_factory_that_imports_strands_itself_is_recognised() -> None:
     code = (
-        "import sys; from agui_core.cli import load_agent; "
+        "import sys; from agui_core.app.cli import load_agent; "
         "assert 'strands' not in sys.modules; "
         "agent, _ = load_agent('scripts.reference_conformance:strands_agent'); print(type(agent).__name__)"
     )

@@ -11,7 +11,7 @@ import anyio
 import orjson
 import pytest
 
-from agui_core.cli import main
+from agui_core.app.cli import main
 from agui_core.conformance import CATALOGUE
 from agui_core.runtime import Host
 from tests.conformance import broken

@@ -73,7 +73,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     tokens.write_text("".join(f"{who} {token}\n" for who, token in TOKENS.items()))
     tokens.chmod(0o600)
     command = [
-        sys.executable, "-m", "agui_core.cli", "serve", "tests.console.agents:agent",
+        sys.executable, "-m", "agui_core.app.cli", "serve", "tests.console.agents:agent",
         "--http", "127.0.0.1:0", "--store", f"sqlite:{folder / 'threads.sqlite3'}", "--auth-tokens", str(tokens),
     ]  # fmt: skip
     process = subprocess.Popen(

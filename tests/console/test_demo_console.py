@@ -20,7 +20,7 @@ def test_the_demo_serves_the_console_with_a_thread_of_each_scenario_waiting(tmp_
         [
             sys.executable,
             "-m",
-            "agui_core.cli",
+            "agui_core.app.cli",
             "demo",
             "--console",
             "--port",
@@ -61,12 +61,12 @@ def test_the_demo_serves_the_console_with_a_thread_of_each_scenario_waiting(tmp_
 
 
 def test_the_console_is_served_at_the_address_the_main_job_names(monkeypatch: pytest.MonkeyPatch) -> None:
-    import agui_core.demo
-    from agui_core.cli import main
+    import agui_core.app.demo
+    from agui_core.app.cli import main
 
     ports: list[int] = []
-    monkeypatch.setattr(agui_core.demo, "run_console", lambda *, store, port: ports.append(port) or 0)
+    monkeypatch.setattr(agui_core.app.demo, "run_console", lambda *, store, port: ports.append(port) or 0)
     assert main(["demo", "--console"]) == 0
     assert main(["demo", "--console", "--port", "0"]) == 0
     assert main(["demo", "--console", "--port", "9001"]) == 0
-    assert ports == [agui_core.demo.CONSOLE_PORT, 0, 9001] and agui_core.demo.CONSOLE_PORT == 8770
+    assert ports == [agui_core.app.demo.CONSOLE_PORT, 0, 9001] and agui_core.app.demo.CONSOLE_PORT == 8770

@@ -45,7 +45,7 @@ def anyio_backend() -> str:
 async def test_the_stock_http_agent_runs_the_whole_interrupt_journey(tmp_path: Path) -> None:
     executions = tmp_path / "executions.jsonl"
     command = [
-        sys.executable, "-m", "agui_core.cli", "serve", "tests.e2e.http_agent:approval_agent",
+        sys.executable, "-m", "agui_core.app.cli", "serve", "tests.e2e.http_agent:approval_agent",
         "--http", "127.0.0.1:0", "--store", f"sqlite:{tmp_path / 'threads.sqlite3'}",
     ]  # fmt: skip
     env = {**os.environ, EXECUTIONS_ENV: str(executions)}

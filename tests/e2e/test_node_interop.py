@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 60.0  # seconds any one test may take: a hang fails instead of blocking the suite
 TRANSPORTS = ("ws", "stdio")
 STDIO_COMMAND = [
-    sys.executable, "-m", "agui_core.cli", "serve", "tests.e2e.agents:seed_agent", "--stdio", "--store", "memory",
+    sys.executable, "-m", "agui_core.app.cli", "serve", "tests.e2e.agents:seed_agent", "--stdio", "--store", "memory",
 ]  # fmt: skip
 
 APPROVE = {"status": "resolved", "payload": {"approved": True}}

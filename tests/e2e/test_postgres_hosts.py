@@ -56,7 +56,7 @@ async def fleet_host(store: str, effects: Path) -> AsyncIterator[tuple[str, anyi
             log.extend(chunk)
 
     command = [
-        sys.executable, "-m", "agui_core.cli", "serve", "tests.e2e.fleet_agent:agent",
+        sys.executable, "-m", "agui_core.app.cli", "serve", "tests.e2e.fleet_agent:agent",
         "--ws", "127.0.0.1:0", "--store", store, "--grace", "2",
     ]  # fmt: skip
     env = {**os.environ, "AGUI_FLEET_LOG": str(effects)}

@@ -39,7 +39,7 @@ CONNECTIONS = 1_000
 BATCH = 100  # handshakes in flight at once: within the listen backlog websockets asks for
 LIMIT = 90.0  # seconds for the whole test: a hang fails instead of blocking the suite
 COMMAND = [
-    sys.executable, "-m", "agui_core.cli", "serve", "tests.e2e.agents:seed_agent",
+    sys.executable, "-m", "agui_core.app.cli", "serve", "tests.e2e.agents:seed_agent",
     "--ws", "127.0.0.1:0", "--store", "memory",
     # Every client here has the one address 127.0.0.1, as behind a proxy: no cap per address.
     "--max-connections-per-client", "0",

@@ -87,7 +87,7 @@ class Fleet:
 
     def start(self) -> None:
         command = [
-            sys.executable, "-m", "agui_core.cli", "serve", "tests.e2e.fleet_agent:agent",
+            sys.executable, "-m", "agui_core.app.cli", "serve", "tests.e2e.fleet_agent:agent",
             "--ws", f"127.0.0.1:{self.port}", "--store", f"sqlite:{self.store}",
             "--lease", str(LEASE), "--lease-renew", str(LEASE / 5), "--log-level", "WARNING",
         ]  # fmt: skip

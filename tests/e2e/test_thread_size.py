@@ -99,7 +99,7 @@ async def served(store: str, *flags: str) -> AsyncIterator[tuple[str, anyio.abc.
             log.extend(chunk)
 
     command = [
-        sys.executable, "-m", "agui_core.cli", "serve", "tests.e2e.size_agent:agent",
+        sys.executable, "-m", "agui_core.app.cli", "serve", "tests.e2e.size_agent:agent",
         "--ws", "127.0.0.1:0", "--store", store, "--grace", "2", "--rate-limit", "0", *flags,
     ]  # fmt: skip
     process = await anyio.open_process(command, cwd=str(ROOT), stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -230,7 +230,7 @@ async def test_a_full_thread_refuses_messages_and_still_takes_its_resume(tmp_pat
 def test_a_thread_limit_that_is_not_a_number_of_one_or_more_is_refused_at_start(tmp_path: Path) -> None:
     for flag in ("--max-thread-messages", "--max-thread-bytes"):
         done = subprocess.run(
-            [sys.executable, "-m", "agui_core.cli", "serve", "tests.e2e.size_agent:agent", "--ws", "127.0.0.1:0",
+            [sys.executable, "-m", "agui_core.app.cli", "serve", "tests.e2e.size_agent:agent", "--ws", "127.0.0.1:0",
              "--store", f"sqlite:{tmp_path / 'never.sqlite3'}", flag, "-5"],
             cwd=ROOT, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
         )  # fmt: skip

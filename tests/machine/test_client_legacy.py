@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agui_core.cli import _frames, main, run_endings
+from agui_core.app.cli import _frames, main, run_endings
 from agui_core.machine.client import LEGACY_INTERRUPT_EVENT, ClientMachine, check_stream, legacy_interrupt
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import decode_event

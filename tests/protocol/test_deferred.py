@@ -16,11 +16,11 @@ import attrs
 import orjson
 import pytest
 
-from agui_bench.scenarios.decode_input import run_input
 from agui_core.errors import InvalidInputError, RunErrorCode
 from agui_core.protocol import codec
 from agui_core.protocol.codec import converter, decode_input, encode_input, input_from_dict
 from agui_core.protocol.types import RunAgentInput, UserMessage
+from benchmarks.scenarios.decode_input import run_input
 from tests.interop.corpus import CASES
 
 DEFERRED = sorted(codec._DEFERRED_INPUT_FIELDS)

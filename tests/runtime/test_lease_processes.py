@@ -62,7 +62,7 @@ class Server:
 @asynccontextmanager
 async def serving(group: anyio.abc.TaskGroup, store: str, effects: Path, *, hang: bool) -> AsyncIterator[Server]:
     command = [
-        sys.executable, "-m", "agui_core.cli", "serve", "tests.runtime.lease_agent:served",
+        sys.executable, "-m", "agui_core.app.cli", "serve", "tests.runtime.lease_agent:served",
         "--ws", "127.0.0.1:0", "--store", store,
         "--lease", str(LEASE), "--lease-renew", str(RENEW), "--run-timeout", "120",
     ]  # fmt: skip

@@ -52,7 +52,7 @@ async def agui_serve(
 ) -> AsyncIterator[Served]:
     """Start ``agui serve TARGET OPTIONS`` (in ``cwd``) and yield it once it listens; stop it by its PID."""
     log = tmp / f"serve-{os.urandom(4).hex()}.log"
-    command = [sys.executable, "-m", "agui_core.cli", "serve", target, *options]
+    command = [sys.executable, "-m", "agui_core.app.cli", "serve", target, *options]
     with log.open("wb") as sink:
         process = subprocess.Popen(
             command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, env=env or os.environ.copy()

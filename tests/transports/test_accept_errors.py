@@ -31,7 +31,7 @@ HAMMER = 3.5  # seconds of exhaustion: asyncio retries every second, so several 
 SERVE = f"""
 import resource, sys
 resource.setrlimit(resource.RLIMIT_NOFILE, ({DESCRIPTORS}, {DESCRIPTORS}))
-from agui_core.cli import main
+from agui_core.app.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 

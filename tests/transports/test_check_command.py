@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agui_core.cli import check_recording, main
+from agui_core.app.cli import check_recording, main
 from agui_core.protocol.codec import encode_event
 from agui_core.protocol.framing import jsonl_frame, sse_frame
 from agui_core.protocol.types import ResumeEntry, RunAgentInput
@@ -80,7 +80,7 @@ def test_sse_violations_name_the_line_each_event_starts_on(recording: list[bytes
 
 def test_standard_input_is_read_for_a_dash(recording: list[bytes]) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "agui_core.cli", "check", "-"],
+        [sys.executable, "-m", "agui_core.app.cli", "check", "-"],
         input=b"".join(jsonl_frame(body) for body in recording[2:]),
         capture_output=True,
         cwd=ROOT,

@@ -435,7 +435,7 @@ def test_one_check_of_the_host_header(header: str, loopback: bool) -> None:
 
 
 def test_the_edge_flags_out_of_range_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
-    from agui_core.cli import main
+    from agui_core.app.cli import main
 
     for flags in (
         ["--header-timeout", "0"], ["--keepalive-timeout", "-1"], ["--max-connections-per-client", "-3"],

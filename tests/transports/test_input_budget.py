@@ -322,7 +322,7 @@ async def _agui_serve(transport: str, flags: list[str], tmp_path: Path) -> Async
     """``agui serve`` in a process of its own, and a function that sends it one input as a
     principal and returns the answer; the process is stopped by its PID."""
     command = [
-        sys.executable, "-m", "agui_core.cli", "serve", "tests.transports.agents:slow_agent",
+        sys.executable, "-m", "agui_core.app.cli", "serve", "tests.transports.agents:slow_agent",
         f"--{transport}", "127.0.0.1:0", "--store", f"sqlite:{tmp_path / 'threads.sqlite3'}", *flags,
     ]  # fmt: skip
     with anyio.fail_after(LIMIT):

@@ -243,7 +243,7 @@ async def _serve_one(transport: str, flags: list[str], data: bytes, tmp_path: Pa
     is stopped by its PID."""
     where = {"ws": ["--ws", "127.0.0.1:0"], "http": ["--http", "127.0.0.1:0"], "stdio": ["--stdio"]}[transport]
     command = [
-        sys.executable, "-m", "agui_core.cli", "serve", "tests.transports.agents:slow_agent", *where,
+        sys.executable, "-m", "agui_core.app.cli", "serve", "tests.transports.agents:slow_agent", *where,
         "--store", f"sqlite:{tmp_path / 'threads.sqlite3'}", *flags,
     ]  # fmt: skip
     with anyio.fail_after(LIMIT):

@@ -23,7 +23,7 @@ from agui_transports.websocket import WebSocketServer
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from agui_core.cli import main
+from agui_core.app.cli import main
 from agui_core.protocol.codec import encode_input
 from agui_core.protocol.types import RunAgentInput
 from agui_core.runtime import Host

@@ -20,7 +20,7 @@ from agui_transports.plugin import (
 from agui_transports.stdio import StdioTransport
 from agui_transports.websocket import WebSocketTransport
 
-from agui_core.cli import main
+from agui_core.app.cli import main
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import RunAgentInput
 from agui_core.runtime import Host, RunContext

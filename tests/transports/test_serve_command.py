@@ -15,7 +15,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from agui_core.cli import load_agent, main
+from agui_core.app.cli import load_agent, main
 from agui_core.protocol.codec import encode_input
 from agui_core.protocol.types import RunAgentInput
 from tests.transports import agents
@@ -67,7 +67,7 @@ def test_a_bad_command_line_exits_2_with_a_message(argv: list[str], capsys: pyte
 @pytest.mark.anyio
 async def test_sigterm_lets_the_websocket_run_in_flight_finish_and_exits_0(tmp_path: Path) -> None:
     command = [
-        sys.executable, "-m", "agui_core.cli", "serve", "tests.transports.agents:slow_agent",
+        sys.executable, "-m", "agui_core.app.cli", "serve", "tests.transports.agents:slow_agent",
         "--ws", "127.0.0.1:0", "--store", f"sqlite:{tmp_path / 'threads.sqlite3'}",
     ]  # fmt: skip
     with anyio.fail_after(LIMIT):
@@ -97,7 +97,7 @@ async def test_sigterm_lets_the_websocket_run_in_flight_finish_and_exits_0(tmp_p
 @pytest.mark.anyio
 async def test_a_second_sigterm_stops_without_waiting_for_the_run() -> None:
     command = [
-        sys.executable, "-m", "agui_core.cli", "serve", "tests.transports.agents:slow_agent",
+        sys.executable, "-m", "agui_core.app.cli", "serve", "tests.transports.agents:slow_agent",
         "--ws", "127.0.0.1:0", "--store", "memory", "--grace", "60",
     ]  # fmt: skip
     with anyio.fail_after(LIMIT):

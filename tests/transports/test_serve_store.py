@@ -75,7 +75,7 @@ async def password_taker() -> AsyncIterator[tuple[int, list[str]]]:
 
 def refused_at_start(*options: str, env: dict[str, str] | None = None) -> str:
     """The one line ``agui serve`` says when it refuses to start (exit status 2), within ``LIMIT``."""
-    command = [sys.executable, "-m", "agui_core.cli", "serve", TARGET, "--ws", "127.0.0.1:0", *options]
+    command = [sys.executable, "-m", "agui_core.app.cli", "serve", TARGET, "--ws", "127.0.0.1:0", *options]
     done = subprocess.run(command, capture_output=True, cwd=ROOT, timeout=LIMIT, env=env or clean_env())
     lines = done.stderr.decode().splitlines()
     assert done.returncode == 2, done.stderr.decode()

@@ -21,7 +21,7 @@ from agui_transports.websocket import WebSocketTransport
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from agui_core.cli import main
+from agui_core.app.cli import main
 from agui_core.machine.client import approve
 from agui_core.protocol.codec import encode_input
 from agui_core.runtime import Host
@@ -39,7 +39,7 @@ LIMIT = 15.0  # seconds any one test may take: a hang fails instead of blocking 
 
 def command(*options: str) -> list[str]:
     return [
-        sys.executable, "-m", "agui_core.cli", "serve", "tests.transports.agents:approval_agent",
+        sys.executable, "-m", "agui_core.app.cli", "serve", "tests.transports.agents:approval_agent",
         "--store", "memory", *options,
     ]  # fmt: skip
 

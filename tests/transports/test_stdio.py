@@ -33,7 +33,7 @@ def serve_command(target: str, *extra: str, store: str = "memory") -> list[str]:
     return [
         sys.executable,
         "-m",
-        "agui_core.cli",
+        "agui_core.app.cli",
         "serve",
         f"tests.transports.agents:{target}",
         "--stdio",

@@ -27,8 +27,8 @@ import uuid
 import weakref
 from typing import Any
 
-from agui_bench.harness import Case, Comparison, Contender, Scenario
-from agui_bench.scenarios.transports import _LoopThread
+from benchmarks.harness import Case, Comparison, Contender, Scenario
+from benchmarks.scenarios.transports import _LoopThread
 
 __all__ = ["SCENARIO"]
 

@@ -351,7 +351,7 @@ def to_json(
         "format": 1,
         "started": started,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join(["python -m agui_bench", *argv]),
+        "command": " ".join(["python -m benchmarks", *argv]),
         "note": note,
         "load_average_at_start": load_at_start,
         "settings": {

@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from agui_bench.harness import Case, Comparison, Contender, Scenario
+from benchmarks.harness import Case, Comparison, Contender, Scenario
 
 __all__ = ["SCENARIO"]
 

@@ -3,7 +3,7 @@
 The server is the tests' (``$AGUI_TEST_POSTGRES``, else ``postgresql://postgres@127.0.0.1:5432/test``);
 every measurement works in a schema of its own, dropped afterwards.
 
-Each host process runs this module (``python -m agui_bench.postgres_hosts URL FIRST COUNT
+Each host process runs this module (``python -m benchmarks.postgres_hosts URL FIRST COUNT
 SECONDS SYNC``): a :class:`PostgresThreadStore` (``synchronous_commit=SYNC``) with ``TASKS`` connections, and ``TASKS``
 tasks each resuming its own share of threads ``FIRST .. FIRST + COUNT`` over and over (load,
 save ``RESUMED``, save ``IDLE``: the store's share of a resumed run, as for SQLite). It prints
@@ -129,7 +129,7 @@ def resumes_per_second(url: str, hosts: int, threads: int, seconds: float, sync:
     share = threads // hosts
     processes = [
         subprocess.Popen(
-            [sys.executable, "-m", "agui_bench.postgres_hosts", url, str(h * share), str(share), str(seconds), sync],
+            [sys.executable, "-m", "benchmarks.postgres_hosts", url, str(h * share), str(share), str(seconds), sync],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -161,8 +161,8 @@ def resumes_per_second(url: str, hosts: int, threads: int, seconds: float, sync:
 
 
 async def _host(url: str, first: int, count: int, seconds: float, sync: Literal["on", "off"]) -> None:
-    from agui_bench.scenarios.store_scale import templates
     from agui_core.store.postgres import PostgresThreadStore
+    from benchmarks.scenarios.store_scale import templates
 
     _, resumed, idle = templates()
     async with PostgresThreadStore(url, min_size=TASKS, max_size=TASKS, synchronous_commit=sync) as store:

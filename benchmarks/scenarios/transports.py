@@ -39,7 +39,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
-from agui_bench.harness import Case, Comparison, Contender, Scenario
+from benchmarks.harness import Case, Comparison, Contender, Scenario
 
 __all__ = ["EVENTS_PER_OP", "SCENARIO"]
 

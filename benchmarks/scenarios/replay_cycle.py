@@ -22,8 +22,8 @@ import time
 import weakref
 from typing import Any
 
-from agui_bench.harness import Case, Comparison, Contender, Measurement, Scenario, Settings
-from agui_bench.scenarios.transports import _LoopThread
+from benchmarks.harness import Case, Comparison, Contender, Measurement, Scenario, Settings
+from benchmarks.scenarios.transports import _LoopThread
 
 __all__ = ["SCENARIO"]
 

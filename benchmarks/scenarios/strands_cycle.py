@@ -29,8 +29,8 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from agui_bench.harness import Case, Comparison, Contender, Scenario
-from agui_bench.scenarios.transports import _LoopThread
+from benchmarks.harness import Case, Comparison, Contender, Scenario
+from benchmarks.scenarios.transports import _LoopThread
 
 __all__ = ["SCENARIO"]
 

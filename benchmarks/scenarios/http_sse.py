@@ -1,6 +1,6 @@
 """http_sse: events per second over HTTP + SSE under uvicorn, ours against a bare endpoint and the reference SDK.
 
-One operation is one run of :data:`~agui_bench.scenarios.transports.EVENTS_PER_OP` text
+One operation is one run of :data:`~benchmarks.scenarios.transports.EVENTS_PER_OP` text
 deltas (plus ``RUN_STARTED``, the message's start and end, and ``RUN_FINISHED``): a client
 on a kept-alive connection posts the input and reads the chunked ``text/event-stream``
 response to its end. Every server is uvicorn (same version, same options) on 127.0.0.1:
@@ -33,8 +33,8 @@ from typing import Any
 
 import orjson
 
-from agui_bench.harness import Case, Comparison, Contender, Scenario
-from agui_bench.scenarios.transports import CAPTURED_RUN, EVENTS_PER_OP, THREAD, _capture, _host, _LoopThread
+from benchmarks.harness import Case, Comparison, Contender, Scenario
+from benchmarks.scenarios.transports import CAPTURED_RUN, EVENTS_PER_OP, THREAD, _capture, _host, _LoopThread
 
 __all__ = ["SCENARIO"]
 
@@ -125,7 +125,7 @@ def _reference_app(message_id: str) -> Any:
     from fastapi import FastAPI
     from fastapi.responses import StreamingResponse
 
-    from agui_bench.scenarios.transports import DELTA
+    from benchmarks.scenarios.transports import DELTA
 
     app = FastAPI()
 

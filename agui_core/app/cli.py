@@ -1,4 +1,4 @@
-"""The ``agui`` command: ``serve`` an agent, play the ``demo``, ``bench``, ``check`` a recorded stream.
+"""The ``agui`` command: ``serve`` an agent, play the ``demo``, ``check`` a recorded stream, run ``conformance``.
 
 ``agui serve MODULE:NAME [--ws HOST:PORT | --http HOST:PORT | --stdio | --transport NAME]
 [--store sqlite:PATH | postgresql://... | memory | --store-dsn-file FILE] [-o KEY=VALUE ...]
@@ -69,13 +69,9 @@ them unless ``--retain-audit DURATION`` (not less than ``--retain``) keeps those
 ``agui demo [--auto] [--store PATH] [--port PORT] [--transport ws|http]`` plays the main job: a
 WebSocket (or HTTP) host on localhost over a SQLite file (default ``agui-demo.sqlite3``) serving the example agents, and
 a terminal client that answers their interrupts (you, or the demo itself with ``--auto``);
-see :mod:`agui_core.demo`. It exits with 0 when every scenario ended as expected. ``agui demo
+see :mod:`agui_core.app.demo`. It exits with 0 when every scenario ended as expected. ``agui demo
 --console`` serves the approval console instead (at ``http://127.0.0.1:8770/console/`` unless
 ``--port`` says otherwise), with a thread of each scenario waiting there.
-
-``agui bench [--quick] [--out PATH] [--only NAME]`` runs the benchmark suite (the
-``agui_bench`` package, as ``python -m agui_bench`` does) against the reference SDK, which
-comes with the ``bench`` extra: ``pip install 'agui-core[bench]'``.
 
 ``agui check FILE`` reads a recorded stream (JSON lines or Server-Sent Events, told apart by
 their first line; ``-`` reads standard input), checks it as a client would with
@@ -96,7 +92,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import inspect
 import logging
 import math
@@ -599,37 +594,6 @@ def _check(path: str) -> int:
     return 1 if violations else 0
 
 
-def _bench(args: argparse.Namespace) -> int:
-    """``agui bench``: the benchmark suite, if the reference SDK it compares with is installed."""
-    missing = [name for name in ("ag_ui", "jsonschema", "agui_bench") if importlib.util.find_spec(name) is None]
-    if missing:
-        print(
-            f"agui bench: the benchmarks need what the bench extra brings ({', '.join(missing)} missing); "
-            "install agui-core[bench]: pip install 'agui-core[bench]'",
-            file=sys.stderr,
-        )
-        return 2
-    known = [scenario.name for scenario in importlib.import_module("agui_bench.scenarios").SCENARIOS]
-    unknown = [name for name in args.only if name not in known]
-    if unknown:
-        print(f"agui bench: no scenario {', '.join(unknown)} (known: {', '.join(known)})", file=sys.stderr)
-        return 2
-    run_benchmarks = importlib.import_module("agui_bench.__main__").main
-    argv = ["--out", args.out]
-    if args.quick:
-        argv.append("--quick")
-    for name in args.only:
-        argv += ["--only", name]
-    if args.repeats is not None:
-        argv += ["--repeats", str(args.repeats)]
-    if args.iterations is not None:
-        argv += ["--iterations", str(args.iterations)]
-    if args.note is not None:
-        argv += ["--note", args.note]
-    status: int = run_benchmarks(argv)
-    return status
-
-
 def _conformance(args: argparse.Namespace) -> int:
     """``agui conformance``: the kit against the server at ``args.url``."""
     import anyio
@@ -719,21 +683,6 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="serve the approval console (a web page) with a thread of each scenario waiting, until Ctrl-C",
     )
-
-    bench = commands.add_parser("bench", help="run the benchmarks against the reference SDK (needs agui-core[bench])")
-    bench.add_argument("--quick", action="store_true", help="a run of seconds, for CI; ratios are indicative only")
-    bench.add_argument(
-        "--out",
-        default="agui-bench.json",
-        metavar="PATH",
-        help="where the JSON results go (default: agui-bench.json)",
-    )
-    bench.add_argument(
-        "--only", action="append", default=[], metavar="NAME", help="run only this scenario (repeatable)"
-    )
-    bench.add_argument("--repeats", type=int, help="timed batches per contender")
-    bench.add_argument("--iterations", type=int, help="operations per batch instead of calibrating (smoke tests)")
-    bench.add_argument("--note", help="a remark kept with the results (say, what else ran on the machine)")
 
     serve = commands.add_parser("serve", help="host an agent over a transport")
     serve.add_argument("target", metavar="MODULE:AGENT", help="an agent function, or an object with .agent and .tools")
@@ -973,17 +922,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "demo":
-        from agui_core.demo import run_demo
+        from agui_core.app.demo import run_demo
 
         if args.port is not None and not 0 <= args.port <= 65535:
             parser.error(f"--port {args.port} is outside 0-65535")
         if args.console:
-            from agui_core.demo import CONSOLE_PORT, run_console
+            from agui_core.app.demo import CONSOLE_PORT, run_console
 
             return run_console(store=args.store, port=CONSOLE_PORT if args.port is None else args.port)
         return run_demo(auto=args.auto, store=args.store, port=args.port or 0, transport=args.transport)
-    if args.command == "bench":
-        return _bench(args)
     if args.command == "check":
         return _check(args.file)
     if args.command == "conformance":

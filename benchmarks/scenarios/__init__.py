@@ -1,13 +1,13 @@
 """The registry of benchmark scenarios: the harness runs :data:`SCENARIOS`, in this order.
 
-A new scenario is a module in this package exposing a :class:`agui_bench.harness.Scenario`
+A new scenario is a module in this package exposing a :class:`benchmarks.harness.Scenario`
 named ``SCENARIO``, added to the list below.
 """
 
 from __future__ import annotations
 
-from agui_bench.harness import Scenario
-from agui_bench.scenarios import (
+from benchmarks.harness import Scenario
+from benchmarks.scenarios import (
     decode_input,
     encode_stream,
     http_sse,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agui_bench.harness import Case, Comparison, Contender, Scenario
+from benchmarks.harness import Case, Comparison, Contender, Scenario
 
 __all__ = ["PAYLOAD", "SCENARIO", "SCHEMA"]
 

@@ -19,7 +19,7 @@ Measured (no reference implementation has a counterpart, so these are reported a
   at once (different threads, ``FULL``), as a busy host has them: the case the store's group
   commit is for (the saves waiting together share one transaction, so one fsync).
 
-- PostgreSQL store (:mod:`agui_bench.postgres_hosts`, on the tests' server): bytes per
+- PostgreSQL store (:mod:`benchmarks.postgres_hosts`, on the tests' server): bytes per
   suspended thread on disk with 10,000 threads, and resumes per second with 1, 2 and 4 host
   processes, each with 8 resumes in flight, for ``synchronous_commit`` on (the default) and
   off (skipped, saying so, when no server answers).
@@ -52,7 +52,7 @@ import anyio
 import attrs
 import orjson
 
-from agui_bench.harness import Case, Comparison, Contender, Measurement, Scenario, Settings
+from benchmarks.harness import Case, Comparison, Contender, Measurement, Scenario, Settings
 
 __all__ = ["SCENARIO", "TEMPLATE_ID", "templates"]
 
@@ -303,12 +303,12 @@ def _measure(settings: Settings) -> list[Measurement]:
 
 def _measure_postgres(text: str, quick: bool) -> list[Measurement]:
     """Bytes per suspended thread, and resumes per second with 1, 2 and 4 host processes."""
-    from agui_bench import postgres_hosts as pg
+    from benchmarks import postgres_hosts as pg
 
     dsn = pg.server_dsn()
     why = pg.reachable(dsn)
     if why is not None:
-        # Not a failure: `agui bench` on a machine without PostgreSQL reports the rest.
+        # Not a failure: a benchmark run on a machine without PostgreSQL reports the rest.
         print(f"store_scale: no PostgreSQL at {dsn} ({why}); set {pg.DSN_VARIABLE} to measure it")
         return []
     count = 1_000 if quick else 10_000

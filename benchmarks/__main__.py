@@ -1,4 +1,4 @@
-"""``python -m agui_bench``: run the scenarios, print a table, write the results as JSON.
+"""``python -m benchmarks``: run the scenarios, print a table, write the results as JSON.
 
 A missed speed target is printed as ``MISSED (target ...)`` and does not change the exit
 status; only a broken benchmark (contenders that disagree, a failing import) does.
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import orjson
 
-from agui_bench.harness import Settings, format_report, load_average, run_scenarios, to_json
-from agui_bench.scenarios import SCENARIOS
+from benchmarks.harness import Settings, format_report, load_average, run_scenarios, to_json
+from benchmarks.scenarios import SCENARIOS
 
 __all__ = ["DEFAULT_OUT", "main"]
 
@@ -25,7 +25,7 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "latest.json"
 def _parser() -> argparse.ArgumentParser:
     names = [scenario.name for scenario in SCENARIOS]
     parser = argparse.ArgumentParser(
-        prog="python -m agui_bench",
+        prog="python -m benchmarks",
         description="Time agui-core against the reference AG-UI Python SDK, side by side.",
     )
     parser.add_argument(
