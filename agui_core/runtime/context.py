@@ -829,12 +829,21 @@ class RunContext:
         """An interrupt asking to approve ``tool_call_id`` (closed in this run)."""
         from agui_core.runtime.tools import APPROVE_SCHEMA, APPROVE_WITH_EDITS_SCHEMA
 
+        # A call of a tool the host runs offers the edits its parameters allow, the schema they are held to.
+        proposed = self._machine.proposed_tool_call(tool_call_id)
+        registered = self._tools.get(proposed[0]) if proposed is not None else None
+        if not allow_edits:
+            schema = APPROVE_SCHEMA
+        elif registered is not None:
+            schema = registered.approval_schema
+        else:
+            schema = APPROVE_WITH_EDITS_SCHEMA
         return Interrupt(
             id=self.new_id("approval"),
             reason="tool_call",
             message=message,
             tool_call_id=tool_call_id,
-            response_schema=APPROVE_WITH_EDITS_SCHEMA if allow_edits else APPROVE_SCHEMA,
+            response_schema=schema,
         )
 
     def interrupt(self, *interrupts: Interrupt | Awaitable[Any]) -> Awaitable[None]:
