@@ -66,7 +66,7 @@ from agui_core.machine.record import Proposal, ResolvedInterrupt, ToolJournalEnt
 from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
-from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome
+from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome, approval_message, failed_result
 
 __all__ = ["Reply", "RunContext", "Suspend", "TextStream", "run_agent"]
 
@@ -583,7 +583,7 @@ class RunContext:
             approval = Interrupt(
                 id=approval_id,
                 reason="tool_call",
-                message=message if message is not None else f"Run {name} with {orjson.dumps(args).decode()}?",
+                message=message if message is not None else approval_message(name, args),
                 tool_call_id=call_id,
                 response_schema=registered.approval_schema,
                 metadata=metadata,
@@ -600,18 +600,21 @@ class RunContext:
             )
         else:
             await self._tool_started(call_id, name, args)
+            failure: Mapping[str, JSON] | None = None
             try:
                 returned = await registered.invoke(args)
             except Exception as exc:  # the tool's failure is the agent's to handle, not the run's
                 outcome = ToolOutcome(tool_call_id=call_id, name=name, status="failed", args=args, error=repr(exc))
-                content = f"error: {type(exc).__name__}"
+                content, failure = failed_result(exc)
             else:
                 value = _as_json(returned, f"tool {name!r}")  # not JSON: the run fails, the tool is not run again
                 self._machine.tool_value(call_id, value)
                 outcome = ToolOutcome(tool_call_id=call_id, name=name, status="executed", args=args, result=value)
                 content = value if isinstance(value, str) else orjson.dumps(value).decode()
             result_id = self._free(f"result-{call_id}")
-            await self.emit(ev.ToolCallResultEvent(message_id=result_id, tool_call_id=call_id, content=content))
+            await self.emit(
+                ev.ToolCallResultEvent(message_id=result_id, tool_call_id=call_id, content=content, metadata=failure)
+            )
         self.tool_outcomes[call_id] = outcome
         self._replay.settle(index, _outcome_to_json(outcome))
         return outcome

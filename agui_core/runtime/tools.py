@@ -34,6 +34,8 @@ __all__ = [
     "NO_EDITS",
     "Tool",
     "ToolOutcome",
+    "approval_message",
+    "failed_result",
     "tool",
 ]
 
@@ -57,6 +59,47 @@ APPROVE_WITH_EDITS_SCHEMA: Mapping[str, JSON] = {
     "required": ["approved"],
 }
 """The approve-with-edits pattern of SPEC section 5: ``editedArgs`` replaces the arguments whole."""
+
+MAIN_ARGUMENT_SHOWN = 80
+"""How much of a tool call's main argument its default approval message shows (characters)."""
+
+
+def approval_message(name: str, args: Mapping[str, JSON] | object) -> str:
+    """The question an approval asks when its agent wrote none, in a person's words.
+
+    ``Run deleteFile on "c.txt"?``: the tool and its main argument (the first whose value is
+    text, a number or yes/no), never the arguments' JSON; ``Run cleanUp?`` when it has none.
+    """
+    if isinstance(args, Mapping):
+        for value in args.values():
+            if isinstance(value, str) and value.strip():
+                shown = " ".join(value.split())
+                if len(shown) > MAIN_ARGUMENT_SHOWN:
+                    shown = shown[:MAIN_ARGUMENT_SHOWN] + "…"
+                return f'Run {name} on "{shown}"?'
+            if isinstance(value, bool | int | float):
+                return f"Run {name} on {str(value).lower() if isinstance(value, bool) else value}?"
+    return f"Run {name}?"
+
+
+FAILURE_SHOWN = 500
+"""How much of a tool's exception message its failed result carries (characters)."""
+
+
+def failed_result(exc: BaseException) -> tuple[str, Mapping[str, JSON]]:
+    """The content and metadata of the ``TOOL_CALL_RESULT`` of a tool that raised ``exc``.
+
+    The content says it failed and why, in the tool's own words (its exception's message, cut
+    to :data:`FAILURE_SHOWN` characters): what the model and the person are told. The metadata
+    ``{"agui-core": {"status": "failed", "error": ...}}`` says the same to a program, so a
+    client shows a failure as one.
+    """
+    said = str(exc).strip()
+    if len(said) > FAILURE_SHOWN:
+        said = said[:FAILURE_SHOWN] + "…"
+    error = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+    return f"the tool failed ({error})", {"agui-core": {"status": "failed", "error": error}}
+
 
 NO_EDITS: Mapping[str, JSON] = {"not": {}, "description": "this tool takes no edits"}
 """The parameter schema of a tool that allows no edits: no ``editedArgs`` passes it."""
