@@ -81,9 +81,10 @@ def anonymous(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     yield from serve(tmp_path_factory.mktemp("anonymous"))
 
 
-def serve(folder: Path, *options: str) -> Iterator[Served]:
+def serve(folder: Path, *options: str, target: str = "tests.console.agents:agent") -> Iterator[Served]:
+    """``agui serve TARGET --http`` on a free port over a SQLite file in ``folder``, until the end."""
     command = [
-        sys.executable, "-m", "agui_core.app.cli", "serve", "tests.console.agents:agent",
+        sys.executable, "-m", "agui_core.app.cli", "serve", target,
         "--http", "127.0.0.1:0", "--store", f"sqlite:{folder / 'threads.sqlite3'}", *options,
     ]  # fmt: skip
     process = subprocess.Popen(
