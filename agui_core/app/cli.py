@@ -53,7 +53,7 @@ bytes is refused. A secret file (``--auth-tokens``, ``--auth-jwt-key``, ``--stor
 ``--tls-key``) that its group or others may read or write is refused (``chmod 600 FILE``),
 unless ``--insecure``.
 
-Limits (the ``limits`` group of ``agui serve --help``; the README's table lists every one)
+Limits (the ``limits`` group of ``agui serve --help``; the table in docs/security.md lists every one)
 bound what one client may take of the server: connections (``--max-connections``, and
 ``--max-connections-per-client`` per client address), how long a request head or an idle
 connection may take (``--header-timeout``, ``--keepalive-timeout``), what one input may carry
