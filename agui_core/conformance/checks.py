@@ -282,6 +282,16 @@ class Report:
     seconds: float
     server: Mapping[str, Any] = attrs.field(factory=dict)
     """What the kit learnt of the server: its capabilities, when it serves them."""
+    approve: bool = False
+    """Whether the kit was let approve (``--approve``): without it, it denied or cancelled every gate."""
+    answers: tuple[str, ...] = ()
+    """How the kit answered each interrupt of the main run (approved, denied, cancelled, a form's answer)."""
+    skipped: tuple[str, ...] = ()
+    """The checks not run because they need a tool to run, which only ``--approve`` allows."""
+    cleanup: tuple[Mapping[str, Any], ...] = ()
+    """What the kit did at its end to leave no interrupt open: ``{"threadId", "did", "result"}`` each."""
+    left_open: Mapping[str, Sequence[Any]] = attrs.field(factory=dict)
+    """Threads the kit opened that still have interrupts open after its cleanup (thread id -> ids)."""
 
     @property
     def failed(self) -> tuple[CheckResult, ...]:
@@ -314,12 +324,23 @@ class Report:
             "ok": self.ok,
             "counts": self.counts(),
             "server": dict(self.server),
+            "approve": self.approve,
+            "answers": list(self.answers),
+            "skippedWithoutApprove": list(self.skipped),
+            "cleanup": [dict(c) for c in self.cleanup],
+            "leftOpen": {thread: list(ids) for thread, ids in self.left_open.items()},
             "checks": [r.to_json() for r in self.results],
         }
 
     def table(self, *, width: int = 120) -> str:
         """The report as a person reads it: one line per check, then what failed, with the events seen."""
-        lines = [f"agui conformance {self.target} ({self.transport}), {self.seconds:.1f} s", ""]
+        lines = [f"agui conformance {self.target} ({self.transport}), {self.seconds:.1f} s"]
+        if self.approve:
+            lines.append("--approve: the kit approved the tool calls and confirmations the server asked about")
+        else:
+            lines.append("without --approve: the kit denied or cancelled every approval; it ran no gated tool")
+        lines += [f"  {answer}" for answer in self.answers]
+        lines.append("")
         id_width = max(len(r.spec.id) for r in self.results) if self.results else 10
         rule_width = max(len(r.spec.rule) for r in self.results) if self.results else 5
         header = f"{'status':<6}  {'rule':<{rule_width}}  {'check':<{id_width}}  detail"
@@ -335,6 +356,15 @@ class Report:
         if skipped:
             lines += ["", "Not applicable:"]
             lines += [f"  {r.spec.id}: {r.detail}" for r in skipped]
+        if self.skipped:
+            lines += ["", f"Skipped without --approve (they need a tool to run): {', '.join(self.skipped)}"]
+        closed = [c for c in self.cleanup if c.get("threadId") is not None]
+        lines += ["", f"Cleanup: {len(closed)} exchange(s) to leave no interrupt open"]
+        if self.left_open:
+            lines.append("LEFT OPEN (cancel these by hand):")
+            lines += [f"  thread {t}: {', '.join(map(str, ids))}" for t, ids in self.left_open.items()]
+        else:
+            lines.append("  every thread the kit opened is left with no open interrupt")
         for result in self.results:
             if result.status is not Status.FAIL and not result.notes:
                 continue
