@@ -80,15 +80,17 @@ exits with 1 when there is one (0 otherwise). A frame that is not an event is a 
 On standard error it then says how each run ended (:func:`run_endings`), listing the ids of the
 interrupts it leaves pending, legacy LangGraph ones (``on_interrupt``) included.
 
-``agui conformance URL [--prompt TEXT | --input FILE] [--answers FILE] [--approve] [--header K:V ...]
-[--json FILE] [--expiry-wait SECONDS] [--timeout SECONDS]`` drives a live AG-UI server
+``agui conformance URL [--prompt TEXT | --input FILE] [--answers FILE] [--approve] [--profile spec|seed]
+[--header K:V ...] [--json FILE] [--expiry-wait SECONDS] [--timeout SECONDS]`` drives a live AG-UI server
 (``http(s)://``: HTTP + SSE; ``ws(s)://``: WebSocket) through the interrupt contract and prints
 each check as pass, fail (with the events seen) or n/a (with why); see
 :mod:`agui_core.conformance`. Without ``--approve`` it approves nothing: it denies or cancels
 every approval, so no gated tool runs, and skips the checks that need one to run. At its end,
-also after a failure or Ctrl-C, it cancels every interrupt it left open. It exits with 1 when
-a check fails, 2 when the server cannot be tested (unreachable, bad options), 130 when
-interrupted, 0 otherwise.
+also after a failure or Ctrl-C, it cancels every interrupt it left open. Each check names its
+force (spec MUST, spec SHOULD, seed profile) and source; the summary separates what breaks the
+published spec from what misses only the seed's stricter profile. It exits with 1 when a check
+fails that the profile counts (``spec``, the default: a spec MUST; ``seed``: any), 2 when the
+server cannot be tested (unreachable, bad options), 130 when interrupted, 0 otherwise.
 """
 
 from __future__ import annotations
@@ -650,7 +652,8 @@ def _conformance(args: argparse.Namespace) -> int:
     print(report.table(), end="")
     if args.json:
         Path(args.json).write_bytes(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
-    return 0 if report.ok else 1
+    failed = report.breaks_spec if args.profile == "spec" else not report.ok
+    return 1 if failed else 0
 
 
 def _usage_error(exc: BaseException) -> BaseException | None:
@@ -923,6 +926,13 @@ def _parser() -> argparse.ArgumentParser:
         help="let the kit approve tool calls and confirmations, so the server RUNS its gated tools: needed by "
         "the checks that judge a tool's execution (resume.tool-results, r5.concurrent; r8.missing-payload "
         "when only approvals declare a schema); off by default",
+    )
+    conformance.add_argument(
+        "--profile",
+        choices=("spec", "seed"),
+        default="spec",
+        help="what fails the command (exit 1): spec (default) a broken MUST of the published AG-UI 1.1 spec; "
+        "seed also a miss of the seed's stricter profile, which agui-core's own host keeps",
     )
     conformance.add_argument("--json", metavar="FILE", help="also write the report as JSON")
     conformance.add_argument(

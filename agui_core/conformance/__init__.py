@@ -6,7 +6,7 @@ fail (with the events seen) or not applicable (with why). See :mod:`.suite` for 
 and :mod:`.checks` for what it checks.
 """
 
-from agui_core.conformance.checks import CATALOGUE, CheckResult, CheckSpec, Report, Status, check_spec
+from agui_core.conformance.checks import CATALOGUE, CheckResult, CheckSpec, Force, Report, Status, check_spec
 from agui_core.conformance.exchange import (
     Exchange,
     Frame,
@@ -25,6 +25,7 @@ __all__ = [
     "CheckResult",
     "CheckSpec",
     "Exchange",
+    "Force",
     "Frame",
     "HttpProbeTransport",
     "Options",

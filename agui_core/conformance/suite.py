@@ -52,7 +52,7 @@ import anyio
 import attrs
 import orjson
 
-from agui_core.conformance.checks import CATALOGUE, CheckResult, Report, Status, check_spec
+from agui_core.conformance.checks import CATALOGUE, CheckResult, Force, Report, Status, check_spec
 from agui_core.conformance.exchange import Exchange, ProbeError, ProbeTransport, exchange
 from agui_core.conformance.payloads import PayloadGenerationError, valid_payload, violating_payloads
 from agui_core.errors import OrderingError, PayloadError, ResponseSchemaError
@@ -192,6 +192,15 @@ def _code(ex: Exchange) -> str | None:
     return code if isinstance(code, str) else None
 
 
+def _admitted_after_close(ex: Exchange) -> bool:
+    """Whether what followed ``ex``'s terminal event is what the 1.1 lifecycle admits after a
+    closed run: a RUN_ERROR straight after RUN_FINISHED, or a RUN_STARTED opening a new run."""
+    first = ex.after_terminal[0].type if ex.after_terminal else None
+    if first == "RUN_STARTED":
+        return True
+    return first == "RUN_ERROR" and ex.frames[-1].type == "RUN_FINISHED" and len(ex.after_terminal) == 1
+
+
 def ran_at_once(early: Exchange, late: Exchange) -> bool:
     """Whether two runs of one resume were under way together, as far as arrival times show.
 
@@ -253,6 +262,7 @@ class _Suite:
         *,
         notes: Sequence[str] = (),
         evidence: Sequence[Exchange] = (),
+        force: Force | None = None,
     ) -> None:
         self.results[check_id] = CheckResult(
             spec=check_spec(check_id),
@@ -260,6 +270,7 @@ class _Suite:
             detail=detail,
             notes=tuple(notes),
             evidence=tuple(e.evidence() for e in evidence),
+            force=force if force is not None and force is not check_spec(check_id).force else None,
         )
 
     def _na(self, check_id: str, why: str) -> None:
@@ -543,7 +554,25 @@ class _Suite:
         verdict = self._judge_refusal(ex, expected)
         if ex.refused and followup:
             await self._followup(thread, label)
-        self._set(check_id, verdict.status, verdict.detail, notes=verdict.notes, evidence=[thread.exchange, ex])
+        self._set(
+            check_id,
+            verdict.status,
+            verdict.detail,
+            notes=verdict.notes,
+            evidence=[thread.exchange, ex],
+            force=self._uncovered_force(check_id, thread, sent, ex) if verdict.status is Status.FAIL else None,
+        )
+
+    @staticmethod
+    def _uncovered_force(check_id: str, thread: _Interrupted, sent: Mapping[str, Any], ex: Exchange) -> Force | None:
+        """The spec's MUST where an input left a tool approval unanswered and the run still ended
+        as success: the input's messages carry the gated call with neither a result nor an entry,
+        so the producer could tell the approval was open (interrupt-resume, Resuming)."""
+        if check_id not in ("r4.plain-input", "r3.partial-resume") or not ex.finished or ex.interrupts:
+            return None
+        answered = {e.get("interruptId") for e in sent.get("resume") or () if isinstance(e, Mapping)}
+        uncovered = [i for i in thread.interrupts if i.get("id") not in answered]
+        return Force.SPEC_MUST if any(isinstance(i.get("toolCallId"), str) for i in uncovered) else None
 
     @staticmethod
     def _run_id(ex: Exchange) -> Any:
@@ -683,7 +712,10 @@ class _Suite:
             elif call is not None and call not in calls:
                 problems.append(f"interrupt {iid!r} names tool call {call!r}, which the run never showed")
         if problems:
-            self._set("run.reasons", Status.FAIL, "; ".join(problems), evidence=[ex])
+            # Only a missing reason breaks the spec (the schema requires one); the rest is the seed's.
+            spec_broken = any("has no reason" in problem for problem in problems)
+            force = Force.SPEC_MUST if spec_broken else Force.SEED
+            self._set("run.reasons", Status.FAIL, "; ".join(problems), evidence=[ex], force=force)
         else:
             self._set("run.reasons", Status.PASS, f"reasons {', '.join(reasons)}")
 
@@ -1153,6 +1185,9 @@ class _Suite:
             )
         trailing = [e for e in self.exchanges if e.after_terminal]
         if trailing:
+            # The spec admits a new RUN_STARTED after a closed run, and a RUN_ERROR right after
+            # RUN_FINISHED; the seed (verifyEvents) admits neither in the same response.
+            admitted = all(_admitted_after_close(e) for e in trailing)
             self._set(
                 "r8.nothing-after-terminal",
                 Status.FAIL,
@@ -1161,6 +1196,7 @@ class _Suite:
                     for e in trailing[:5]
                 ),
                 evidence=trailing[:5],
+                force=Force.SEED if admitted else Force.SPEC_MUST,
             )
         else:
             self._set("r8.nothing-after-terminal", Status.PASS, "no frame after a terminal event")

@@ -62,10 +62,22 @@ def test_a_conforming_server_exits_0_with_a_table_and_a_json_report(
 def test_a_broken_server_exits_1_and_names_the_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with served(broken.AcceptsUnknownIds, "ws") as url:
         argv = ["conformance", url, "--approve", "--expiry-wait", "5", "--timeout", "10", "--header", "X-Test: 1"]
-        status = main(argv)
+        status = main([*argv, "--profile", "seed"])
     out = capsys.readouterr().out
     assert status == 1
     assert "FAIL r2.unknown-id [R2]" in out and "1 failed" in out
+
+
+def test_a_miss_of_the_seed_profile_alone_does_not_fail_the_spec_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    # The spec lets an unrecognised resume entry through (SHOULD proceed without it): refusing
+    # it is the seed's stricter rule, so under the default profile the command exits 0.
+    with served(broken.AcceptsUnknownIds, "ws") as url:
+        status = main(["conformance", url, "--approve", "--expiry-wait", "5", "--timeout", "10"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "  breaks the spec (a MUST of AG-UI 1.1): 0" in out
+    assert "  misses the seed's stricter profile (the spec allows it): 1 (r2.unknown-id)" in out
+    assert "force: seed profile; source: seed R2; ag-ui docs/spec/1.1/basic/patterns/interrupt-resume.mdx" in out
 
 
 def test_answers_and_inputs_come_from_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
