@@ -113,7 +113,8 @@ _LABELS: Final[Mapping[str, tuple[Force, str]]] = {
     "r6.invalid-payload": (Force.SEED, f"seed R6; {_SCHEMA}#interrupt: the spec does not validate payloads"),
     "resume.accepted": (
         Force.SPEC_MUST,
-        f"{_INTERRUPTS}#resuming (continuing means a new run), {_LIFECYCLE}#the-run",
+        f"{_INTERRUPTS}#resuming (continuing means a new run, same threadId), {_LIFECYCLE}#the-run; "
+        "seed: the valid resume is carried out (a run that fails with RUN_ERROR misses only that)",
     ),
     "resume.tool-results": (Force.SEED, "seed: tool-bound interrupts (SPEC.md 5)"),
     "resume.no-tool-restart": (Force.SEED, "seed: tool-bound interrupts (SPEC.md 5)"),

@@ -772,8 +772,15 @@ class _Suite:
         started = ex.frames[0].data if ex.frames and ex.frames[0].type == "RUN_STARTED" else None
         ordering = self._ordering(ex)
         if not ex.finished or started is None:
+            # A run may fail (RUN_ERROR is the producer reporting its own failure, and a cut
+            # stream is r8.streams-complete's): the spec does not promise the resume succeeds,
+            # the seed does. A resumed run that is not a new run of the thread breaks the spec.
             self._set(
-                "resume.accepted", Status.FAIL, f"the valid resume was not carried out: {ex.summary()}", evidence=[ex]
+                "resume.accepted",
+                Status.FAIL,
+                f"the valid resume was not carried out: {ex.summary()}",
+                evidence=[ex],
+                force=Force.SEED,
             )
         elif started.get("threadId") != main.thread_id or started.get("runId") == self._run_id(main.exchange):
             self._set(
