@@ -80,12 +80,17 @@ exits with 1 when there is one (0 otherwise). A frame that is not an event is a 
 On standard error it then says how each run ended (:func:`run_endings`), listing the ids of the
 interrupts it leaves pending, legacy LangGraph ones (``on_interrupt``) included.
 
-``agui conformance URL [--prompt TEXT | --input FILE] [--answers FILE] [--header K:V ...]
-[--json FILE] [--expiry-wait SECONDS] [--timeout SECONDS]`` drives a live AG-UI server
+``agui conformance URL [--prompt TEXT | --input FILE] [--answers FILE] [--approve] [--profile spec|seed]
+[--header K:V ...] [--json FILE] [--expiry-wait SECONDS] [--timeout SECONDS]`` drives a live AG-UI server
 (``http(s)://``: HTTP + SSE; ``ws(s)://``: WebSocket) through the interrupt contract and prints
 each check as pass, fail (with the events seen) or n/a (with why); see
-:mod:`agui_core.conformance`. It exits with 1 when a check fails, 2 when the server cannot be
-tested (unreachable, bad options), 0 otherwise.
+:mod:`agui_core.conformance`. Without ``--approve`` it approves nothing: it denies or cancels
+every approval, so no gated tool runs, and skips the checks that need one to run. At its end,
+also after a failure or Ctrl-C, it cancels every interrupt it left open. Each check names its
+force (spec MUST, spec SHOULD, seed profile) and source; the summary separates what breaks the
+published spec from what misses only the seed's stricter profile. It exits with 1 when a check
+fails that the profile counts (``spec``, the default: a spec MUST; ``seed``: any), 2 when the
+server cannot be tested (unreachable, bad options), 130 when interrupted, 0 otherwise.
 """
 
 from __future__ import annotations
@@ -626,6 +631,7 @@ def _conformance(args: argparse.Namespace) -> int:
         answers=answers,
         expiry_wait=args.expiry_wait,
         timeout=args.timeout,
+        approve=args.approve,
     )
 
     async def drive() -> Any:
@@ -639,10 +645,15 @@ def _conformance(args: argparse.Namespace) -> int:
         report = anyio.run(drive)
     except (ValueError, ProbeError) as exc:
         return fail(str(exc))
+    except KeyboardInterrupt:
+        # The suite cancelled what it had opened before the interrupt came through.
+        print("agui conformance: interrupted; the interrupts the kit opened were cancelled", file=sys.stderr)
+        return 130
     print(report.table(), end="")
     if args.json:
         Path(args.json).write_bytes(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
-    return 0 if report.ok else 1
+    failed = report.breaks_spec if args.profile == "spec" else not report.ok
+    return 1 if failed else 0
 
 
 def _usage_error(exc: BaseException) -> BaseException | None:
@@ -886,7 +897,15 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     conformance = commands.add_parser(
-        "conformance", help="test a live AG-UI server's interrupt contract (http(s):// or ws(s)://)"
+        "conformance",
+        help="test a live AG-UI server's interrupt contract (http(s):// or ws(s)://)",
+        description="Test a live AG-UI server's interrupt contract. What the kit sends: runs of the "
+        "interrupting input (--prompt or --input) on fresh threads of its own (ids conformance-...), and "
+        "resumes that answer the interrupts: forms with a payload made from their responseSchema (or "
+        '--answers), approvals with a denial ({"approved": false}, false) or a cancellation, never a yes '
+        "unless --approve; malformed resumes the server should refuse; and at the end a cancelled entry for "
+        "every interrupt still open, so no thread is left waiting in the operator's inbox (also after a "
+        "failure or Ctrl-C). Run it against a server whose agent may be driven this way.",
     )
     conformance.add_argument("url", metavar="URL", help="the agent's endpoint: http(s):// (HTTP + SSE) or ws(s)://")
     said = conformance.add_mutually_exclusive_group()
@@ -895,10 +914,25 @@ def _parser() -> argparse.ArgumentParser:
     conformance.add_argument(
         "--answers",
         metavar="FILE",
-        help="payloads to resolve interrupts with (JSON: id, position, reason or * -> payload)",
+        help="payloads to resolve interrupts with (JSON: id, position, reason or * -> payload); "
+        "one that approves a gate is sent as a denial unless --approve",
     )
     conformance.add_argument(
         "--header", action="append", default=[], metavar="NAME:VALUE", help="sent with every request (repeatable)"
+    )
+    conformance.add_argument(
+        "--approve",
+        action="store_true",
+        help="let the kit approve tool calls and confirmations, so the server RUNS its gated tools: needed by "
+        "the checks that judge a tool's execution (resume.tool-results, r5.concurrent; r8.missing-payload "
+        "when only approvals declare a schema); off by default",
+    )
+    conformance.add_argument(
+        "--profile",
+        choices=("spec", "seed"),
+        default="spec",
+        help="what fails the command (exit 1): spec (default) a broken MUST of the published AG-UI 1.1 spec; "
+        "seed also a miss of the seed's stricter profile, which agui-core's own host keeps",
     )
     conformance.add_argument("--json", metavar="FILE", help="also write the report as JSON")
     conformance.add_argument(
