@@ -104,7 +104,10 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agui_core.runtime.observe import Observer
 
 __all__ = ["check_recording", "load_agent", "main", "run_endings"]
 
@@ -121,6 +124,8 @@ _NETWORK_OPTIONS = (
     ("--tls-key", "tls_key"),
     ("--insecure", "insecure"),
     ("--public-capabilities", "public_capabilities"),
+    ("--metrics", "metrics"),
+    ("--public-metrics", "public_metrics"),
 )
 
 # (flag, attribute) of the options that name a file holding a secret.
@@ -403,6 +408,7 @@ async def _serve(args: argparse.Namespace) -> int:
     from agui_transports.plugin import ServeOptions, load_transport
 
     from agui_core.runtime.host import Host
+    from agui_core.runtime.observe import ObservedStore
 
     if args.transport == "stdio":
         given = [flag for flag, value in _NETWORK_OPTIONS if getattr(args, value)]
@@ -422,6 +428,7 @@ async def _serve(args: argparse.Namespace) -> int:
     transport = load_transport(args.transport)
     spec = _store_spec(args)
     store = _open_store(spec)
+    observer = _observer(args)
     stop = anyio.Event()
     stopped_at: list[float] = []
     host_scope = anyio.CancelScope()
@@ -447,6 +454,7 @@ async def _serve(args: argparse.Namespace) -> int:
         ssl=tls,
         loopback_only=authenticator is None and not args.insecure,
         public_capabilities=args.public_capabilities,
+        public_metrics=args.public_metrics,
         **_limits(args),
     )
     async with anyio.create_task_group() as group:
@@ -458,7 +466,8 @@ async def _serve(args: argparse.Namespace) -> int:
                 host = await stack.enter_async_context(
                     Host(
                         agent,
-                        store=store,
+                        store=store if observer is None else ObservedStore(store, observer),
+                        observer=observer,
                         tools=tools,
                         authenticator=authenticator,
                         run_timeout=args.run_timeout,
@@ -479,6 +488,19 @@ async def _serve(args: argparse.Namespace) -> int:
             log.warning("runs still in flight were cut off")
         group.cancel_scope.cancel()
     return 0
+
+
+def _observer(args: argparse.Namespace) -> Observer | None:
+    """The host's observer as the options ask (``--metrics``), or ``None``."""
+    if args.public_metrics and not args.metrics:
+        raise ValueError("--public-metrics opens the metrics of --metrics: give --metrics too")
+    if not args.metrics:
+        return None
+    try:
+        from agui_core.runtime.metrics import PrometheusObserver
+    except ImportError:
+        raise ValueError("--metrics needs prometheus-client: pip install 'agui-core[metrics]'") from None
+    return PrometheusObserver()
 
 
 def _frames(data: bytes) -> tuple[str, list[tuple[int, bytes]]]:
@@ -877,6 +899,16 @@ def _parser() -> argparse.ArgumentParser:
         "--public-capabilities",
         action="store_true",
         help="answer GET /capabilities (tool names and schemas) without credentials (default: behind auth)",
+    )
+    trust.add_argument(
+        "--public-metrics",
+        action="store_true",
+        help="with --metrics, answer GET /metrics without credentials (default: behind auth)",
+    )
+    serve.add_argument(
+        "--metrics",
+        action="store_true",
+        help="serve Prometheus metrics at GET /metrics (needs agui-core[metrics]; docs/operations.md)",
     )
     trust.add_argument(
         "--insecure",

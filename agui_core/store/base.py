@@ -76,6 +76,9 @@ class WaitingThread:
 
     thread_id: str
     interrupts: tuple[OpenInterrupt, ...]
+    owner: str | None = None
+    """The principal the thread belongs to (filled by :meth:`ThreadStore.all_waiting`, which
+    lists everyone's; :meth:`ThreadStore.waiting` lists one owner's and may leave it out)."""
 
     @property
     def raised_at(self) -> str | None:
@@ -133,6 +136,11 @@ class ThreadStore(Protocol):
         has passed are still open here (a thread closes them at its next input).
         """
 
+    async def all_waiting(self, *, limit: int = 1000) -> Sequence[WaitingThread]:
+        """Every principal's threads with open interrupts, each with its owner, newest first,
+        ``limit`` at most: the operator's view (``agui threads list``, the gauges of open
+        interrupts of every host on the store), never a client's."""
+
     async def owner_of(self, thread_id: str) -> str | None:
         """The principal ``thread_id`` belongs to, or ``None`` for a thread never saved.
 
@@ -171,14 +179,14 @@ def extend_lease(record: ThreadRecord, until: str | None) -> ThreadRecord:
     return attrs.evolve(record, active_run=attrs.evolve(run, lease_until=until))
 
 
-def waiting_from_json(thread_id: str, open_interrupts: Sequence[Any]) -> WaitingThread:
+def waiting_from_json(thread_id: str, open_interrupts: Sequence[Any], owner: str | None = None) -> WaitingThread:
     """A :class:`WaitingThread` from a record's ``open`` list as :func:`record_to_dict` writes it.
 
     The record reader stays the one reader of that JSON: the list is read inside an empty record's.
     """
     shell = record_to_dict(ThreadRecord(thread_id=thread_id))
     shell["open"] = list(open_interrupts)
-    return WaitingThread(thread_id=thread_id, interrupts=record_from_dict(shell).open_interrupts)
+    return WaitingThread(thread_id=thread_id, interrupts=record_from_dict(shell).open_interrupts, owner=owner)
 
 
 def newest_first(threads: Sequence[WaitingThread]) -> list[WaitingThread]:

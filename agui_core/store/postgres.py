@@ -539,6 +539,10 @@ class PostgresThreadStore:
             f"SELECT thread_id, record->'open' FROM {s}.threads WHERE owner = $1 AND state = 'INTERRUPTED'"
             " ORDER BY record->'open'->0->>'raisedAt' DESC NULLS LAST, thread_id DESC LIMIT $2"
         )
+        self._all_waiting_sql = (
+            f"SELECT thread_id, owner, record->'open' FROM {s}.threads WHERE state = 'INTERRUPTED'"
+            " ORDER BY record->'open'->0->>'raisedAt' DESC NULLS LAST, thread_id DESC LIMIT $1"
+        )
 
     @property
     def schema(self) -> str:
@@ -738,6 +742,21 @@ class PostgresThreadStore:
         for thread_id, text in rows:
             try:
                 waiting = waiting_from_json(thread_id, orjson.loads(text))
+            except Exception as exc:
+                raise StoreError(f"the stored record of thread {thread_id!r} is corrupt: {exc!r}") from exc
+            if waiting.interrupts:
+                found.append(waiting)
+        return found
+
+    async def all_waiting(self, *, limit: int = 1000) -> Sequence[WaitingThread]:
+        """Every principal's threads with open interrupts, newest first: one query over the
+        interrupted rows (the operator's view, and the gauges of open interrupts of every host
+        on this database)."""
+        rows = await self._read("list the waiting threads", "fetch", self._all_waiting_sql, limit)
+        found = []
+        for thread_id, owner, text in rows:
+            try:
+                waiting = waiting_from_json(thread_id, orjson.loads(text), ANONYMOUS if owner is None else str(owner))
             except Exception as exc:
                 raise StoreError(f"the stored record of thread {thread_id!r} is corrupt: {exc!r}") from exc
             if waiting.interrupts:

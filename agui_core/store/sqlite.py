@@ -196,6 +196,10 @@ _WAITING = (
     " WHERE state = 'INTERRUPTED' AND json_extract(record, '$.owner') = ?"
     " ORDER BY json_extract(record, '$.open[0].raisedAt') DESC, thread_id DESC LIMIT ?"
 )
+_ALL_WAITING = (
+    "SELECT thread_id, json_extract(record, '$.owner'), json_extract(record, '$.open') FROM threads"
+    " WHERE state = 'INTERRUPTED' ORDER BY json_extract(record, '$.open[0].raisedAt') DESC, thread_id DESC LIMIT ?"
+)
 
 # Version 2 added the leases table: opening a version 1 file creates it. Version 3 moved
 # messages out of the records (see _move_messages_out). Version 4 added what retention
@@ -458,6 +462,12 @@ class SqliteThreadStore:
     async def waiting(self, owner: str, *, limit: int = 100) -> Sequence[WaitingThread]:
         """The threads of ``owner`` with open interrupts, newest first (one indexed query)."""
         return await self._call(self._waiting, owner, limit)
+
+    async def all_waiting(self, *, limit: int = 1000) -> Sequence[WaitingThread]:
+        """Every principal's threads with open interrupts, newest first (one query over the
+        interrupted rows: the operator's view, see :meth:`ThreadStore.all_waiting
+        <agui_core.store.base.ThreadStore.all_waiting>`)."""
+        return await self._read(self._all_waiting, limit)
 
     async def owner_of(self, thread_id: str) -> str | None:
         """The principal ``thread_id`` belongs to, or ``None`` for a thread never saved (one
@@ -1041,6 +1051,22 @@ class SqliteThreadStore:
         for thread_id, text in rows:
             try:
                 waiting = waiting_from_json(thread_id, orjson.loads(text))
+            except Exception as exc:
+                raise StoreError(f"the stored record of thread {thread_id!r} is corrupt: {exc!r}") from exc
+            if waiting.interrupts:
+                found.append(waiting)
+        return found
+
+    def _all_waiting(self, limit: int) -> list[WaitingThread]:
+        connection = self._connect_reader()
+        try:
+            rows = connection.execute(_ALL_WAITING, (limit,)).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot list the waiting threads: {exc}") from exc
+        found = []
+        for thread_id, owner, text in rows:
+            try:
+                waiting = waiting_from_json(thread_id, orjson.loads(text), ANONYMOUS if owner is None else str(owner))
             except Exception as exc:
                 raise StoreError(f"the stored record of thread {thread_id!r} is corrupt: {exc!r}") from exc
             if waiting.interrupts:

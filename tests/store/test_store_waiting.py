@@ -90,3 +90,30 @@ def approval_id(waiting: object) -> str:
     interrupts = waiting.interrupts  # type: ignore[attr-defined]
     interrupt_id: str = interrupts[0].interrupt.id
     return interrupt_id
+
+
+async def test_all_waiting_lists_every_owners_open_threads_newest_first_with_their_owners(store: ThreadStore) -> None:
+    clock = minutes()
+    async with Host(email_agent, store=store, tools=TOOLS, clock=lambda: next(clock)) as host:
+        assert await store.all_waiting() == []
+        for thread_id, who in [("t1", "ann"), ("t2", "bob"), ("t3", "ann")]:
+            events = [e async for e in host.run(start(thread_id), principal=who)]
+            assert events[-1].outcome.type == "interrupt"  # type: ignore[union-attr]
+
+        waiting = await store.all_waiting()
+        assert [(w.thread_id, w.owner) for w in waiting] == [("t3", "ann"), ("t2", "bob"), ("t1", "ann")]
+        assert all(w.interrupts[0].interrupt.reason == "tool_call" for w in waiting)
+        assert [w.thread_id for w in await store.all_waiting(limit=1)] == ["t3"]
+
+        resume = RunAgentInput(
+            thread_id="t2",
+            run_id="t2-2",
+            messages=(),
+            tools=(),
+            context=(),
+            forwarded_props={},
+            resume=(ResumeEntry(interrupt_id=approval_id(waiting[1]), status="resolved", payload={"approved": True}),),
+        )
+        events = [e async for e in host.run(resume, principal="bob")]
+        assert events[-1].outcome.type == "success"  # type: ignore[union-attr]
+        assert [w.thread_id for w in await store.all_waiting()] == ["t3", "t1"]
