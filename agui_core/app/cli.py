@@ -491,16 +491,27 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 def _observer(args: argparse.Namespace) -> Observer | None:
-    """The host's observer as the options ask (``--metrics``), or ``None``."""
+    """The host's observer as the options ask (``--metrics``, ``--traces``), or ``None``."""
+    from agui_core.runtime.observe import Observers
+
     if args.public_metrics and not args.metrics:
         raise ValueError("--public-metrics opens the metrics of --metrics: give --metrics too")
-    if not args.metrics:
+    observers: list[Observer] = []
+    if args.metrics:
+        try:
+            from agui_core.runtime.metrics import PrometheusObserver
+        except ImportError:
+            raise ValueError("--metrics needs prometheus-client: pip install 'agui-core[metrics]'") from None
+        observers.append(PrometheusObserver())
+    if args.traces:
+        try:
+            from agui_core.runtime.tracing import TracingObserver, provider_from_environment
+        except ImportError:
+            raise ValueError("--traces needs opentelemetry: pip install 'agui-core[otel]'") from None
+        observers.append(TracingObserver(provider_from_environment()))
+    if not observers:
         return None
-    try:
-        from agui_core.runtime.metrics import PrometheusObserver
-    except ImportError:
-        raise ValueError("--metrics needs prometheus-client: pip install 'agui-core[metrics]'") from None
-    return PrometheusObserver()
+    return observers[0] if len(observers) == 1 else Observers(observers)
 
 
 def _frames(data: bytes) -> tuple[str, list[tuple[int, bytes]]]:
@@ -909,6 +920,12 @@ def _parser() -> argparse.ArgumentParser:
         "--metrics",
         action="store_true",
         help="serve Prometheus metrics at GET /metrics (needs agui-core[metrics]; docs/operations.md)",
+    )
+    serve.add_argument(
+        "--traces",
+        action="store_true",
+        help="OpenTelemetry spans of runs, tools and interrupts, set up by the OTEL_* variables "
+        "(needs agui-core[otel]; docs/operations.md)",
     )
     trust.add_argument(
         "--insecure",
