@@ -22,16 +22,18 @@ the run carries them into its task, where a tracing observer reads them when the
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from datetime import datetime
+from time import perf_counter
+from typing import TypeVar
 
 from agui_core.machine.record import OpenInterrupt, ResolvedInterrupt, ThreadRecord
 from agui_core.store.base import Purged, ThreadStore, WaitingThread
 
 __all__ = ["NO_OBSERVER", "ObservedStore", "Observer", "Observers", "RunOutcome", "trace_carrier"]
+
+_T = TypeVar("_T")
 
 trace_carrier: ContextVar[Mapping[str, str] | None] = ContextVar("agui_trace_carrier", default=None)
 """The W3C trace headers (lower-case names) that came with the input being run, if any."""
@@ -177,51 +179,44 @@ class ObservedStore:
         self.store = store
         self.observer = observer
 
-    @contextmanager
-    def _timed(self, operation: str) -> Iterator[None]:
-        started = time.perf_counter()
-        failed = True
+    async def _timed(self, operation: str, call: Awaitable[_T]) -> _T:
+        started = perf_counter()
         try:
-            yield
-            failed = False
-        finally:
-            self.observer.store_operation(operation, time.perf_counter() - started, failed=failed)
+            result = await call
+        except BaseException:
+            self.observer.store_operation(operation, perf_counter() - started, failed=True)
+            raise
+        self.observer.store_operation(operation, perf_counter() - started)
+        return result
 
     async def load(self, thread_id: str) -> ThreadRecord | None:
-        with self._timed("load"):
-            return await self.store.load(thread_id)
+        return await self._timed("load", self.store.load(thread_id))
 
     async def save(self, record: ThreadRecord) -> None:
-        with self._timed("save"):
-            await self.store.save(record)
+        return await self._timed("save", self.store.save(record))
 
     async def renew_lease(self, thread_id: str, run_id: str, until: datetime) -> bool:
-        with self._timed("renew_lease"):
-            return await self.store.renew_lease(thread_id, run_id, until)
+        return await self._timed("renew_lease", self.store.renew_lease(thread_id, run_id, until))
 
     async def thread_of_interrupt(self, interrupt_id: str) -> str | None:
-        with self._timed("thread_of_interrupt"):
-            return await self.store.thread_of_interrupt(interrupt_id)
+        return await self._timed("thread_of_interrupt", self.store.thread_of_interrupt(interrupt_id))
 
     async def audit(self, thread_id: str) -> Sequence[ResolvedInterrupt]:
-        with self._timed("audit"):
-            return await self.store.audit(thread_id)
+        return await self._timed("audit", self.store.audit(thread_id))
 
     async def waiting(self, owner: str, *, limit: int = 100) -> Sequence[WaitingThread]:
-        with self._timed("waiting"):
-            return await self.store.waiting(owner, limit=limit)
+        return await self._timed("waiting", self.store.waiting(owner, limit=limit))
 
     async def all_waiting(self, *, limit: int = 1000) -> Sequence[WaitingThread]:
-        with self._timed("all_waiting"):
-            return await self.store.all_waiting(limit=limit)
+        return await self._timed("all_waiting", self.store.all_waiting(limit=limit))
 
     async def owner_of(self, thread_id: str) -> str | None:
-        with self._timed("owner_of"):
-            return await self.store.owner_of(thread_id)
+        return await self._timed("owner_of", self.store.owner_of(thread_id))
 
     async def purge(self, *, idle_before: datetime, audit_before: datetime | None = None, limit: int = 500) -> Purged:
-        with self._timed("purge"):
-            return await self.store.purge(idle_before=idle_before, audit_before=audit_before, limit=limit)
+        return await self._timed(
+            "purge", self.store.purge(idle_before=idle_before, audit_before=audit_before, limit=limit)
+        )
 
     async def aclose(self) -> None:
         await self.store.aclose()
