@@ -210,6 +210,9 @@ class ObservedStore:
     async def all_waiting(self, *, limit: int = 1000) -> Sequence[WaitingThread]:
         return await self._timed("all_waiting", self.store.all_waiting(limit=limit))
 
+    async def audit_since(self, since: datetime, *, limit: int = 10_000) -> Sequence[tuple[str, ResolvedInterrupt]]:
+        return await self._timed("audit_since", self.store.audit_since(since, limit=limit))
+
     async def owner_of(self, thread_id: str) -> str | None:
         return await self._timed("owner_of", self.store.owner_of(thread_id))
 

@@ -115,10 +115,12 @@ from agui_core.machine.record import (
 from agui_core.protocol.codec import converter
 from agui_core.protocol.types import Message
 from agui_core.store.base import (
+    AUDIT_MARGIN,
     Purged,
     StoreError,
     VersionConflict,
     WaitingThread,
+    audit_lines_since,
     check_purge,
     extend_lease,
     saved_instant,
@@ -468,6 +470,12 @@ class SqliteThreadStore:
         interrupted rows: the operator's view, see :meth:`ThreadStore.all_waiting
         <agui_core.store.base.ThreadStore.all_waiting>`)."""
         return await self._read(self._all_waiting, limit)
+
+    async def audit_since(self, since: datetime, *, limit: int = 10_000) -> Sequence[tuple[str, ResolvedInterrupt]]:
+        """Every thread's audit lines closed at ``since`` or later, oldest first (one query on
+        the audit table, then the exact cut: see :data:`~agui_core.store.base.AUDIT_MARGIN`)."""
+        lines = await self._read(self._audit_since, _utc(since - AUDIT_MARGIN))
+        return audit_lines_since(lines, since, limit)
 
     async def owner_of(self, thread_id: str) -> str | None:
         """The principal ``thread_id`` belongs to, or ``None`` for a thread never saved (one
@@ -1033,6 +1041,20 @@ class SqliteThreadStore:
             return resolved_from_dicts([orjson.loads(entry) for (entry,) in rows])
         except Exception as exc:
             raise StoreError(f"the audit trail of thread {thread_id!r} is corrupt: {exc!r}") from exc
+
+    def _audit_since(self, after: str) -> list[tuple[str, ResolvedInterrupt]]:
+        connection = self._connect_reader()
+        try:
+            rows = connection.execute(
+                "SELECT thread_id, entry FROM audit WHERE answered_at >= ? ORDER BY answered_at, thread_id, seq",
+                (after,),
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the audit trails: {exc}") from exc
+        try:
+            return [(thread_id, resolved_from_dicts([orjson.loads(entry)])[0]) for thread_id, entry in rows]
+        except Exception as exc:
+            raise StoreError(f"an audit trail is corrupt: {exc!r}") from exc
 
     def _waiting(self, owner: str, limit: int) -> list[WaitingThread]:
         connection = self._connect()
