@@ -963,6 +963,9 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="check a recorded event stream (JSON lines or SSE) as a client would")
     check.add_argument("file", metavar="FILE", help="the recording; - for standard input")
+    from agui_core.app.threads import add_threads_parser
+
+    add_threads_parser(commands)
     return parser
 
 
@@ -984,6 +987,10 @@ def main(argv: list[str] | None = None) -> int:
         return _check(args.file)
     if args.command == "conformance":
         return _conformance(args)
+    if args.command == "threads":
+        from agui_core.app.threads import run_threads
+
+        return run_threads(args)
     if args.command == "serve":
         import anyio
 
