@@ -109,7 +109,10 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agui_core.runtime.observe import Observer
 
 __all__ = ["check_recording", "load_agent", "main", "run_endings"]
 
@@ -126,6 +129,8 @@ _NETWORK_OPTIONS = (
     ("--tls-key", "tls_key"),
     ("--insecure", "insecure"),
     ("--public-capabilities", "public_capabilities"),
+    ("--metrics", "metrics"),
+    ("--public-metrics", "public_metrics"),
 )
 
 # (flag, attribute) of the options that name a file holding a secret.
@@ -408,6 +413,7 @@ async def _serve(args: argparse.Namespace) -> int:
     from agui_transports.plugin import ServeOptions, load_transport
 
     from agui_core.runtime.host import Host
+    from agui_core.runtime.observe import ObservedStore
 
     if args.transport == "stdio":
         given = [flag for flag, value in _NETWORK_OPTIONS if getattr(args, value)]
@@ -427,6 +433,7 @@ async def _serve(args: argparse.Namespace) -> int:
     transport = load_transport(args.transport)
     spec = _store_spec(args)
     store = _open_store(spec)
+    observer = _observer(args)
     stop = anyio.Event()
     stopped_at: list[float] = []
     host_scope = anyio.CancelScope()
@@ -452,6 +459,7 @@ async def _serve(args: argparse.Namespace) -> int:
         ssl=tls,
         loopback_only=authenticator is None and not args.insecure,
         public_capabilities=args.public_capabilities,
+        public_metrics=args.public_metrics,
         **_limits(args),
     )
     async with anyio.create_task_group() as group:
@@ -463,7 +471,8 @@ async def _serve(args: argparse.Namespace) -> int:
                 host = await stack.enter_async_context(
                     Host(
                         agent,
-                        store=store,
+                        store=store if observer is None else ObservedStore(store, observer),
+                        observer=observer,
                         tools=tools,
                         authenticator=authenticator,
                         run_timeout=args.run_timeout,
@@ -484,6 +493,30 @@ async def _serve(args: argparse.Namespace) -> int:
             log.warning("runs still in flight were cut off")
         group.cancel_scope.cancel()
     return 0
+
+
+def _observer(args: argparse.Namespace) -> Observer | None:
+    """The host's observer as the options ask (``--metrics``, ``--traces``), or ``None``."""
+    from agui_core.runtime.observe import Observers
+
+    if args.public_metrics and not args.metrics:
+        raise ValueError("--public-metrics opens the metrics of --metrics: give --metrics too")
+    observers: list[Observer] = []
+    if args.metrics:
+        try:
+            from agui_core.runtime.metrics import PrometheusObserver
+        except ImportError:
+            raise ValueError("--metrics needs prometheus-client: pip install 'agui-core[metrics]'") from None
+        observers.append(PrometheusObserver())
+    if args.traces:
+        try:
+            from agui_core.runtime.tracing import TracingObserver, provider_from_environment
+        except ImportError:
+            raise ValueError("--traces needs opentelemetry: pip install 'agui-core[otel]'") from None
+        observers.append(TracingObserver(provider_from_environment()))
+    if not observers:
+        return None
+    return observers[0] if len(observers) == 1 else Observers(observers)
 
 
 def _frames(data: bytes) -> tuple[str, list[tuple[int, bytes]]]:
@@ -890,6 +923,22 @@ def _parser() -> argparse.ArgumentParser:
         help="answer GET /capabilities (tool names and schemas) without credentials (default: behind auth)",
     )
     trust.add_argument(
+        "--public-metrics",
+        action="store_true",
+        help="with --metrics, answer GET /metrics without credentials (default: behind auth)",
+    )
+    serve.add_argument(
+        "--metrics",
+        action="store_true",
+        help="serve Prometheus metrics at GET /metrics (needs agui-core[metrics]; docs/operations.md)",
+    )
+    serve.add_argument(
+        "--traces",
+        action="store_true",
+        help="OpenTelemetry spans of runs, tools and interrupts, set up by the OTEL_* variables "
+        "(needs agui-core[otel]; docs/operations.md)",
+    )
+    trust.add_argument(
         "--insecure",
         action="store_true",
         help="serve without an authenticator on an address other than loopback (every client is one principal); "
@@ -948,6 +997,9 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="check a recorded event stream (JSON lines or SSE) as a client would")
     check.add_argument("file", metavar="FILE", help="the recording; - for standard input")
+    from agui_core.app.threads import add_threads_parser
+
+    add_threads_parser(commands)
     return parser
 
 
@@ -969,6 +1021,10 @@ def main(argv: list[str] | None = None) -> int:
         return _check(args.file)
     if args.command == "conformance":
         return _conformance(args)
+    if args.command == "threads":
+        from agui_core.app.threads import run_threads
+
+        return run_threads(args)
     if args.command == "serve":
         import anyio
 
