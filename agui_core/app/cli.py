@@ -912,6 +912,9 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=30.0, metavar="SECONDS", help="bound on one response (default 30)"
     )
 
+    from agui_core.app.episodes import add_parser as add_episodes
+
+    add_episodes(commands)
     check = commands.add_parser("check", help="check a recorded event stream (JSON lines or SSE) as a client would")
     check.add_argument("file", metavar="FILE", help="the recording; - for standard input")
     return parser
@@ -935,6 +938,10 @@ def main(argv: list[str] | None = None) -> int:
         return _check(args.file)
     if args.command == "conformance":
         return _conformance(args)
+    if args.command == "episodes":
+        from agui_core.app import episodes
+
+        return episodes.main(args)
     if args.command == "serve":
         import anyio
 
