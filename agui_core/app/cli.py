@@ -995,6 +995,9 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=30.0, metavar="SECONDS", help="bound on one response (default 30)"
     )
 
+    from agui_core.app.episodes import add_parser as add_episodes
+
+    add_episodes(commands)
     check = commands.add_parser("check", help="check a recorded event stream (JSON lines or SSE) as a client would")
     check.add_argument("file", metavar="FILE", help="the recording; - for standard input")
     from agui_core.app.threads import add_threads_parser
@@ -1025,6 +1028,10 @@ def main(argv: list[str] | None = None) -> int:
         from agui_core.app.threads import run_threads
 
         return run_threads(args)
+    if args.command == "episodes":
+        from agui_core.app import episodes
+
+        return episodes.main(args)
     if args.command == "serve":
         import anyio
 
