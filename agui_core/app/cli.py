@@ -15,6 +15,8 @@ agent. ``MODULE:NAME`` is imported from the current directory or the installed p
 - or a Strands ``Agent`` (recognised, never called: calling one runs it), or a plain function
   of no arguments returning a fresh one (called once at load) (needs ``agui-core[strands]``):
   it is hosted by :class:`~agui_core.adapters.strands.StrandsAdapter`.
+- or an OpenAI Agents SDK ``Agent`` (``agents.Agent``; recognised, never called), hosted by
+  :class:`~agui_core.adapters.openai_agents.OpenAIAgentsAdapter` (needs ``agui-core[openai-agents]``).
 
 The transport is ``ws`` (the default, on ``127.0.0.1:8765``), ``http`` (HTTP + Server-Sent
 Events under uvicorn, the transport of stock AG-UI clients), ``stdio``, or any transport
@@ -185,7 +187,7 @@ def _legacy_resume() -> Any:
 
 
 def _framework_agent(found: Any) -> Any:
-    """``found`` hosted by a framework adapter, if it is a Strands agent or a factory of one.
+    """``found`` hosted by a framework adapter: an OpenAI Agents SDK agent, a Strands agent or a factory of one.
 
     A framework's agent object is recognised as it is, never called: a Strands ``Agent`` is
     callable with no arguments (``agent()`` runs it on an empty prompt, tools included). Only
@@ -193,6 +195,10 @@ def _framework_agent(found: Any) -> Any:
     builds (an agent function takes the run's context). Strands is looked for only once the
     module, or that factory, loaded it: serving a plain agent never imports a framework.
     """
+    if _instance_of(found, "agents.agent", "Agent"):
+        from agui_core.adapters.openai_agents import OpenAIAgentsAdapter
+
+        return OpenAIAgentsAdapter(found)
     if "strands" in sys.modules:
         from agui_core.adapters.strands import StrandsAdapter, is_strands_agent
 
@@ -206,6 +212,11 @@ def _framework_agent(found: Any) -> Any:
     if is_strands_agent(built):
         return StrandsAdapter(found)
     return None
+
+
+def _instance_of(found: Any, module: str, name: str) -> bool:
+    """Whether ``found`` is an instance of the class ``module.name`` (nothing is imported to tell)."""
+    return any(cls.__module__ == module and cls.__name__ == name for cls in type(found).__mro__)
 
 
 def _is_factory(found: Any) -> bool:
