@@ -114,6 +114,7 @@ from agui_core.protocol.codec import MAX_DEPTH, MAX_RESUME_ENTRIES, event_to_dic
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import (
     JSON,
+    PROTOCOL_VERSION,
     Interrupt,
     Message,
     ResumeEntry,
@@ -806,7 +807,10 @@ class ThreadMachine:
             replay=self._replay_for(run_input.run_id, bool(run_input.resume)),
         )
         started = ev.RunStartedEvent(
-            thread_id=self._thread_id, run_id=run_input.run_id, parent_run_id=run_input.parent_run_id
+            thread_id=self._thread_id,
+            run_id=run_input.run_id,
+            parent_run_id=run_input.parent_run_id,
+            protocol_version=PROTOCOL_VERSION,
         )
         self._track(started)
         persist = self._persist()
@@ -852,7 +856,10 @@ class ThreadMachine:
         verifier = StreamVerifier()
         out: list[ev.Event] = [
             ev.RunStartedEvent(
-                thread_id=self._thread_id, run_id=run_input.run_id, parent_run_id=run_input.parent_run_id
+                thread_id=self._thread_id,
+                run_id=run_input.run_id,
+                parent_run_id=run_input.parent_run_id,
+                protocol_version=PROTOCOL_VERSION,
             ),
             *completed.tool_results,
             *self._replay_snapshots(completed),

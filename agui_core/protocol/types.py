@@ -21,6 +21,7 @@ import attrs
 __all__ = [
     "EMPTY",
     "JSON",
+    "PROTOCOL_VERSION",
     "ActivityMessage",
     "AgentCapabilities",
     "AssistantMessage",
@@ -75,6 +76,12 @@ JSON: TypeAlias = Any
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
 """The shared, immutable ``extra`` of an object that carried no unknown keys."""
+
+PROTOCOL_VERSION = "1.1"
+"""The AG-UI protocol version agui-core speaks (``MAJOR.MINOR``, as the spec publishes it).
+
+The published spec's versioning page makes declaring it a MUST on both sides: a producer on
+``RUN_STARTED.protocolVersion``, a consumer on ``RunAgentInput.protocolVersion``."""
 
 
 def _extra() -> Any:

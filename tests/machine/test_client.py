@@ -26,6 +26,7 @@ from agui_core.machine.client import (
     CLIENT_RULES,
     DEFAULT_CONFIRMATION_SCHEMA,
     ClientMachine,
+    ClientWarning,
     ProposedToolCall,
     Reply,
     RunStatus,
@@ -44,6 +45,7 @@ from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import event_from_dict, event_to_dict, input_to_dict
 from agui_core.protocol.types import (
+    PROTOCOL_VERSION,
     AssistantMessage,
     FunctionCall,
     Interrupt,
@@ -153,7 +155,8 @@ SEED_ANSWERS: dict[str, dict[str, Reply]] = {
 
 
 def seed_expected(name: str) -> dict[str, Any]:
-    expected = {**SEED_RESUME_INPUTS[name], "messages": []}
+    # The seed prints no protocolVersion; the 1.1 spec makes a client declare it (issue 26).
+    expected = {**SEED_RESUME_INPUTS[name], "messages": [], "protocolVersion": PROTOCOL_VERSION}
     if name == "approve-with-edits":
         payload = expected["resume"][0]["payload"]
         expected["resume"] = [
@@ -466,11 +469,16 @@ def test_expires_at_is_read_as_rfc_3339_to_the_millisecond(value: str, instant: 
 
 
 @pytest.mark.parametrize("missing", ["STATE_SNAPSHOT", "MESSAGES_SNAPSHOT"])
-def test_the_interrupt_boundary_needs_both_snapshots(missing: str) -> None:
+def test_an_interrupt_boundary_without_both_snapshots_is_a_warning_not_a_rejection(missing: str) -> None:
+    # The seed asks for both snapshots; the published spec does not make a client reject
+    # a stream without them (issue 26), so the event is accepted and a warning kept.
     client = ClientMachine(TID)
     feed(client, [started(), *(e for e in SNAPSHOTS if e.type != missing)])
-    err = violation(client, interrupted(confirm()))
-    assert err.rule == "snapshot-missing" and missing in err.message
+    client.receive_event(interrupted(confirm()), now=T0)
+    assert [i.id for i in client.open_interrupts] == ["c-1"]
+    [warning] = client.warnings
+    assert warning.rule == "snapshot-missing" and missing in warning.message
+    assert warning.index == 2
 
 
 def test_snapshots_of_an_earlier_run_do_not_count() -> None:
@@ -484,7 +492,8 @@ def test_snapshots_of_an_earlier_run_do_not_count() -> None:
             started("run-2"),
         ],
     )
-    assert violation(client, interrupted(confirm(), run_id="run-2")).rule == "snapshot-missing"
+    client.receive_event(interrupted(confirm(), run_id="run-2"), now=T0)
+    assert [w.rule for w in client.warnings] == ["snapshot-missing"]
 
 
 def test_a_refused_event_leaves_the_machine_as_it_was() -> None:
@@ -697,6 +706,7 @@ def test_resume_carries_everything_given_and_passes_the_wire_schema() -> None:
     assert wire == {
         "threadId": TID,
         "runId": "run-2",
+        "protocolVersion": PROTOCOL_VERSION,
         "parentRunId": "run-1",
         "state": {"s": 1},
         "messages": [{"id": "u-1", "role": "user", "content": "go"}],
@@ -872,25 +882,66 @@ def test_resume_needs_an_aware_now() -> None:
 def test_check_stream_reports_every_violation_with_its_place() -> None:
     events = [
         started(),
-        ev.TextMessageContentEvent(message_id="m-1", delta="x"),  # 1: not open
-        *SNAPSHOTS,  # 2, 3
-        interrupted(Interrupt(id="i", reason="core:x")),  # 4: reserved
-        interrupted(confirm("i")),  # 5: fine, the refused one changed nothing
+        ev.TextMessageContentEvent(message_id="m-1", delta="x"),  # 1: not open; run-1 fails
+        ev.TextMessageEndEvent(message_id="m-1"),  # 2: passed over, no follow-on error
+        *SNAPSHOTS,  # 3, 4
+        interrupted(confirm("i")),  # 5: the failed run's end
         started("run-2", thread_id="other"),  # 6: thread
-        started("run-2"),  # 7
+        ev.TextMessageStartEvent(message_id="m-2"),  # 7: not judged against a run that never began
+        started("run-2"),  # 8
+        *SNAPSHOTS,  # 9, 10
+        interrupted(Interrupt(id="j", reason="core:x"), run_id="run-2"),  # 11: reserved
+        started("run-3"),  # 12: a run after a refused RUN_FINISHED is no nested run
         ev.RunFinishedEvent(
             thread_id=TID,
-            run_id="run-2",
-            outcome=RunFinishedInterruptOutcome(interrupts=(confirm("j"),)),
-        ),  # 8
+            run_id="run-3",
+            outcome=RunFinishedInterruptOutcome(interrupts=(confirm("k"),)),
+        ),  # 13: no snapshots: a warning, not a violation
+        started("run-4"),  # 14: never ends
     ]
-    found = [(e.index, e.rule) for e in check_stream(events, now=T0)]
+    warnings: list[ClientWarning] = []
+    found = [(e.index, e.rule) for e in check_stream(events, now=T0, warnings=warnings)]
     assert found == [
         (1, "text-message-not-open"),
-        (4, "interrupt-reason-reserved"),
         (6, "thread-mismatch"),
-        (8, "snapshot-missing"),
+        (11, "interrupt-reason-reserved"),
     ]
+    assert [(w.index, w.rule) for w in warnings] == [(13, "snapshot-missing")]
+    ended = [(e.index, e.rule) for e in check_stream(events, now=T0, ended=True)]
+    assert ended == [*found, (14, "run-not-ended")]
+
+
+def test_end_of_stream_fails_an_open_run_and_reopens_what_it_answered() -> None:
+    client = client_with(confirm("a"))
+    feed(client, [started("run-2")])
+    assert not client.open_interrupts
+    error = client.end_of_stream()
+    assert error is not None and error.rule == "run-not-ended" and "run-2" in error.message
+    assert client.run_status is RunStatus.ABANDONED
+    assert [i.id for i in client.open_interrupts] == ["a"]
+    assert client.end_of_stream() is None
+
+
+def test_a_failed_run_is_passed_over_to_its_end() -> None:
+    client = client_with(confirm("a"))
+    feed(client, [started("run-2")])
+    violation(client, ev.TextMessageEndEvent(message_id="nope"))
+    client.fail_run()
+    assert client.run_status is RunStatus.FAILED
+    assert [i.id for i in client.open_interrupts] == ["a"]
+    for event in [ev.TextMessageEndEvent(message_id="nope"), ev.RunFinishedEvent(thread_id=TID, run_id="run-2")]:
+        client.receive_event(event, now=T0)
+    assert client.run_status is RunStatus.FAILED and client.awaiting_input
+    client.receive_event(started("run-3"), now=T0)
+    assert client.run_status is RunStatus.RUNNING
+
+
+def test_an_unknown_event_type_is_accepted_with_a_warning() -> None:
+    client = ClientMachine(TID)
+    feed(client, [started()])
+    client.receive_event(ev.UnknownEvent(type="FUTURE_THING", data={"type": "FUTURE_THING"}), now=T0)
+    [warning] = client.warnings
+    assert (warning.rule, warning.index) == ("event-unknown", 1) and "FUTURE_THING" in warning.message
 
 
 def test_check_stream_of_a_clean_stream_is_empty() -> None:
