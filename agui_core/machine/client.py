@@ -95,19 +95,21 @@ from agui_core.errors import (
     LocalProtocolError,
     OrderingError,
     PayloadError,
+    RemoteProtocolError,
     RunErrorCode,
 )
+from agui_core.machine.admission import bind_answers, check_entries, check_entry_count, partition_open
 from agui_core.machine.expiry import read_expires_at
 from agui_core.machine.interrupts import (
     CONFIRMATION_SCHEMA,
     answer_fault,
-    check_answer_payload,
     check_interrupt,
     format_ids,
     offers_edits,
 )
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
 from agui_core.machine.ordering import StreamVerifier
+from agui_core.machine.record import OpenInterrupt
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import input_to_dict
 from agui_core.protocol.payload import PayloadValidators
@@ -886,10 +888,12 @@ class ClientMachine:
         :class:`~agui_core.errors.PayloadError` with the JSON path. In order: a run in
         progress (``THREAD_BUSY``); nothing open to answer, an answer that is not a
         :class:`Reply` or a well-formed mapping, a bad status, metadata ``None`` or not an
-        object, a cancelled answer with a payload, a value JSON cannot carry
-        (``INVALID_RESUME``); an id that is not open (``UNKNOWN_INTERRUPT_ID``); a resolved
-        answer at or after ``expiresAt`` (``INTERRUPT_EXPIRED``; cancelling stays allowed); an
-        open interrupt left unanswered (``PARTIAL_RESUME``); a payload that fails the
+        object, a cancelled answer with a payload, a value JSON cannot carry, more entries than
+        a thread holds interrupts (``INVALID_RESUME``); then the agent side's own admission
+        (:mod:`agui_core.machine.admission`, the same functions): an id that is not open
+        (``UNKNOWN_INTERRUPT_ID``); a resolved answer at or after ``expiresAt``
+        (``INTERRUPT_EXPIRED``; cancelling stays allowed, and an expired interrupt need not be
+        answered at all); a live interrupt left unanswered (``PARTIAL_RESUME``); a payload that fails the
         ``responseSchema`` (a ``confirmation`` without one takes a boolean), or that carries
         ``editedArgs`` for an interrupt whose schema does not offer edits (``INVALID_PAYLOAD``);
         an input that fails the wire schema (``INVALID_INPUT``).
@@ -911,41 +915,33 @@ class ClientMachine:
                 f"thread {self._thread_id!r} has no open interrupts to answer",
             )
         replies = {iid: self._read_reply(iid, answer) for iid, answer in answers.items()}
-        open_by_id = {o.interrupt.id: o.interrupt for o in self._open}
-        unknown = [iid for iid in replies if iid not in open_by_id]
-        if unknown:
-            raise self._refuse(
-                RunErrorCode.UNKNOWN_INTERRUPT_ID,
-                f"no interrupt {format_ids(unknown)} is open on thread {self._thread_id!r} "
-                f"(open: {format_ids(open_by_id)})",
+        # Entries in the order the interrupts were announced; an unknown id after them, for
+        # admission to refuse.
+        order = {o.interrupt.id: position for position, o in enumerate(self._open)}
+        entries = [
+            ResumeEntry(
+                interrupt_id=iid,
+                status=reply.status,
+                payload=reply.payload if reply.status == "resolved" else None,
+                metadata=reply.metadata,
             )
-        for iid, reply in replies.items():
-            if reply.status == "resolved" and is_interrupt_expired(open_by_id[iid], now):
-                raise self._refuse(
-                    RunErrorCode.INTERRUPT_EXPIRED,
-                    f"interrupt {iid!r} expired at {open_by_id[iid].expires_at}; it can only be cancelled now",
-                    reply,
-                )
-        missing = [iid for iid in open_by_id if iid not in replies]
-        if missing:
-            raise self._refuse(
-                RunErrorCode.PARTIAL_RESUME,
-                f"open interrupt {format_ids(missing)} has no answer; one resume answers every open "
-                "interrupt (cancel the ones to decline)",
+            for iid, reply in sorted(replies.items(), key=lambda item: order.get(item[0], len(order)))
+        ]
+        # The agent side's own admission rules, so whatever one accepts the other accepts.
+        try:
+            check_entry_count(entries)
+            check_entries(entries)
+            live, expired = partition_open(
+                (OpenInterrupt(interrupt=o.interrupt, run_id=o.run_id) for o in self._open), now
             )
-        entries = []
-        for iid, interrupt in open_by_id.items():
-            reply = replies[iid]
-            if reply.status == "resolved":
-                self._check_payload(interrupt, reply)
-            entries.append(
-                ResumeEntry(
-                    interrupt_id=iid,
-                    status=reply.status,
-                    payload=reply.payload if reply.status == "resolved" else None,
-                    metadata=reply.metadata,
-                )
+            bind_answers(
+                entries, thread_id=self._thread_id, live=live, expired=expired, resolved=(), validators=self._validators
             )
+        except RemoteProtocolError as exc:
+            ids: list[str] = list(exc.details.get("interrupt_ids") or ())
+            at_fault = replies.get(ids[0]) if len(ids) == 1 else None
+            cause = exc.__cause__ if isinstance(exc.__cause__, PayloadError) else None
+            raise self._refuse(exc.code, exc.message, at_fault) from cause
         run_input = RunAgentInput(
             thread_id=self._thread_id,
             run_id=run_id,
@@ -1023,12 +1019,6 @@ class ClientMachine:
         except RecursionError:
             raise self._refuse(RunErrorCode.INVALID_RESUME, f"{where} is nested too deeply", answer) from None
         return reply
-
-    def _check_payload(self, interrupt: Interrupt, reply: Reply) -> None:
-        try:
-            check_answer_payload(interrupt, reply.payload, self._validators)
-        except PayloadError as exc:
-            raise self._refuse(RunErrorCode.INVALID_PAYLOAD, exc.message, reply) from exc
 
     def _refuse(self, code: RunErrorCode, message: str, answer: object = None) -> LocalProtocolError:
         error = LocalProtocolError(f"resume refused: {message}", state=self._status, event=answer)

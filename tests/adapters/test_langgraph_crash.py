@@ -91,7 +91,7 @@ async def test_killed_after_the_graph_paused_the_retry_announces_the_graphs_inte
         "type": "RUN_STARTED",
         "threadId": "t",
         "runId": "run-1",
-        "protocolVersion": "1.1",
+        "protocolVersion": "1.0",
     }
     (announced,) = retry[-1]["outcome"]["interrupts"]
     assert announced["reason"] == "tool_call" and announced["toolCallId"] == "call-order"

@@ -40,7 +40,7 @@ from agui_core.machine.client import (
     read_expires_at,
     resolve,
 )
-from agui_core.machine.effects import Emit, StartAgent
+from agui_core.machine.effects import Emit, Reject, StartAgent
 from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import event_from_dict, event_to_dict, input_to_dict
@@ -49,6 +49,7 @@ from agui_core.protocol.types import (
     AssistantMessage,
     FunctionCall,
     Interrupt,
+    ResumeEntry,
     RunAgentInput,
     RunFinishedCancelledOutcome,
     RunFinishedInterruptOutcome,
@@ -1150,3 +1151,90 @@ def test_the_client_accepts_every_stream_the_thread_machine_emits_and_vice_versa
             # The interrupt boundary's snapshots carried the agent's view whole.
             assert (client.state, client.messages) == (thread.agent_state, thread.messages)
         now += timedelta(microseconds=data.draw(st.integers(0, 90_000_000)))
+
+
+# --- the client builds exactly the resumes the agent side admits (issue 27, item 2) ---------
+
+
+def _thread_with(interrupts: list[Interrupt]) -> ThreadMachine:
+    thread = ThreadMachine(TID)
+    thread.receive_input(RunAgentInput(thread_id=TID, run_id="run-1"), now=T0)
+    thread.interrupt(interrupts, now=T0)
+    return thread
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_client_and_agent_admit_the_same_resumes(data: st.DataObject) -> None:
+    draw = data.draw
+    interrupts = []
+    for n in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["confirm", "form", "custom"]))
+        expires = draw(st.one_of(st.none(), st.integers(-60, 60)))
+        common: dict[str, Any] = {
+            "id": f"i-{n}",
+            "expires_at": None if expires is None else (T0 + timedelta(seconds=expires)).isoformat(),
+        }
+        if kind == "confirm":
+            interrupts.append(Interrupt(reason="confirmation", **common))
+        elif kind == "form":
+            interrupts.append(Interrupt(reason="input_required", response_schema=FORM, **common))
+        else:
+            interrupts.append(Interrupt(reason="acme:review", **common))
+    thread = _thread_with(interrupts)
+    client = ClientMachine(TID)
+    feed(client, [started(), *SNAPSHOTS])
+    client.receive_event(
+        ev.RunFinishedEvent(
+            thread_id=TID, run_id="run-1", outcome=RunFinishedInterruptOutcome(interrupts=tuple(interrupts))
+        ),
+        now=T0,
+    )
+    ids = [i.id for i in interrupts]
+    answered = draw(st.lists(st.sampled_from([*ids, "ghost"]), unique=True, min_size=1))
+    payloads = st.sampled_from([True, False, {"year": 2030}, {"year": 1999}, "text", None])
+    answers = {
+        iid: draw(st.sampled_from([cancel(), resolve(draw(payloads))]))
+        for iid in sorted(answered, key=lambda i: ids.index(i) if i in ids else len(ids))
+    }
+    now = T0 + timedelta(seconds=draw(st.integers(0, 30)))
+    try:
+        built: RunAgentInput | None = client.resume(answers, now=now, run_id="run-2")
+        client_code = None
+    except LocalProtocolError as exc:
+        built, client_code = None, exc.code
+    # The same answers, as entries the agent receives whatever the client thought of them.
+    run_input = built or RunAgentInput(
+        thread_id=TID,
+        run_id="run-2",
+        resume=tuple(
+            ResumeEntry(
+                interrupt_id=iid,
+                status=reply.status,
+                payload=reply.payload if reply.status == "resolved" else None,
+            )
+            for iid, reply in answers.items()
+        ),
+    )
+    effects = thread.receive_input(run_input, now=now)
+    rejected = [e for e in effects if isinstance(e, Reject)]
+    agent_code = rejected[0].code if rejected else None
+    note(f"client {client_code}, agent {agent_code}")
+    assert client_code == agent_code
+
+
+def test_a_resume_of_more_interrupts_than_a_thread_holds_is_refused_by_both() -> None:
+    many = tuple(confirm(f"i-{n}") for n in range(101))
+    client = ClientMachine(TID)
+    feed(client, [started(), *SNAPSHOTS])
+    client.receive_event(
+        ev.RunFinishedEvent(thread_id=TID, run_id="run-1", outcome=RunFinishedInterruptOutcome(interrupts=many)),
+        now=T0,
+    )
+    with pytest.raises(LocalProtocolError) as info:
+        client.resume({i.id: resolve(True) for i in many}, now=T0, run_id="run-2")
+    assert info.value.code is RunErrorCode.INVALID_RESUME
+    entries = tuple(ResumeEntry(interrupt_id=i.id, status="resolved", payload=True) for i in many)
+    thread = _thread_with([confirm("i-0")])
+    (reject,) = thread.receive_input(RunAgentInput(thread_id=TID, run_id="run-2", resume=entries), now=T0)
+    assert isinstance(reject, Reject) and reject.code is RunErrorCode.INVALID_RESUME

@@ -147,3 +147,17 @@ def test_valid_streams_from_another_producer_have_no_errors(name: str) -> None:
     events = [decode_event(body) for body in reader.feed((FIXTURES / name).read_bytes())]
     found = lint_stream(events, now=T0)
     assert rules(found, Severity.ERROR) == []
+
+
+def test_the_conformance_page_lists_every_rule_with_its_force() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "conformance.md").read_text()
+    rows = {}
+    for line in page.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 6 and cells[0].startswith("`") and cells[0].strip("`") in RULES:
+            rows[cells[0].strip("`")] = cells
+    assert set(rows) == set(RULES)
+    for rule_id, (_, force, source, summary, spec, seed) in rows.items():
+        rule = RULES[rule_id]
+        assert (force, source, summary) == (str(rule.force), rule.source, rule.summary), rule_id
+        assert (spec, seed) == (severity(rule_id, "spec"), severity(rule_id, "seed")), rule_id
