@@ -75,12 +75,16 @@ see :mod:`agui_core.app.demo`. It exits with 0 when every scenario ended as expe
 --console`` serves the approval console instead (at ``http://127.0.0.1:8770/console/`` unless
 ``--port`` says otherwise), with a thread of each scenario waiting there.
 
-``agui check FILE`` reads a recorded stream (JSON lines or Server-Sent Events, told apart by
-their first line; ``-`` reads standard input), checks it as a client would with
-:func:`~agui_core.machine.client.check_stream`, prints each violation with its line, and
-exits with 1 when there is one (0 otherwise). A frame that is not an event is a violation too.
-On standard error it then says how each run ended (:func:`run_endings`), listing the ids of the
-interrupts it leaves pending, legacy LangGraph ones (``on_interrupt``) included.
+``agui check FILE [--profile spec|seed] [--format text|json|sarif|junit]`` lints a recorded
+stream (JSON lines or Server-Sent Events, told apart by their first line; ``-`` reads standard
+input) as a client would read it (:func:`lint_recording`, :mod:`agui_core.machine.stream_lint`).
+Every finding names its rule, its severity (error, warning, info) and its force and source
+(spec MUST, spec SHOULD or the seed's profile, :mod:`agui_core.machine.rulebook`); ``--profile
+spec`` (the default, for a stream from someone else) makes only the spec's MUSTs errors,
+``--profile seed`` the seed's rules too. The report goes to standard output in every format
+(:mod:`agui_core.app.check_report`; the text one also says how each run ended,
+:func:`run_endings`, and ends with a summary line), and the exit status is 1 only when there is
+an error (0 otherwise, 2 when the file cannot be read).
 
 ``agui conformance URL [--prompt TEXT | --input FILE] [--answers FILE] [--approve] [--profile spec|seed]
 [--header K:V ...] [--json FILE] [--expiry-wait SECONDS] [--timeout SECONDS]`` drives a live AG-UI server
@@ -114,9 +118,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from agui_core.app.check_report import CheckReport, Format
+    from agui_core.machine.rulebook import Profile
     from agui_core.runtime.observe import Observer
 
-__all__ = ["check_recording", "load_agent", "main", "run_endings"]
+__all__ = ["check_recording", "lint_recording", "load_agent", "main", "run_endings"]
 
 log = logging.getLogger("agui")
 
@@ -551,28 +557,49 @@ def _frames(data: bytes) -> tuple[str, list[tuple[int, bytes]]]:
     return "sse", frames
 
 
-def check_recording(data: bytes, *, name: str = "-", now: datetime | None = None) -> list[str]:
-    """Every violation in a recorded stream, one line each, in the order of the stream."""
+def lint_recording(
+    data: bytes, *, name: str = "-", profile: Profile = "spec", now: datetime | None = None
+) -> CheckReport:
+    """Every finding about a recorded stream (see :mod:`agui_core.machine.stream_lint`), each
+    with the line its event starts on; a frame that is not an event is ``invalid-event``."""
+    from agui_core.app.check_report import CheckReport, LocatedFinding
     from agui_core.errors import InvalidEventError
-    from agui_core.machine.client import check_stream
+    from agui_core.machine.stream_lint import finding, lint_stream
     from agui_core.protocol.codec import decode_event
 
-    _, frames = _frames(data)
-    found: list[tuple[int, str]] = []
+    framing, frames = _frames(data)
+    found: list[LocatedFinding] = []
     events, places = [], []
     for line, body in frames:
         try:
             event = decode_event(body)
         except InvalidEventError as exc:
-            found.append((line, f"{name}:{line}: {exc.message} [invalid-event]"))
+            found.append(LocatedFinding(finding=finding("invalid-event", profile, None, exc.message), line=line))
             continue
         events.append(event)
         places.append(line)
-    for error in check_stream(events, now=now or datetime.now(UTC)):
-        line = places[error.index] if error.index is not None else 0
-        found.append((line, f"{name}:{line}: {error.message}"))
-    found.sort(key=lambda item: item[0])
-    return [text for _, text in found]
+    for item in lint_stream(events, now=now or datetime.now(UTC), profile=profile):
+        line = places[item.index] if item.index is not None and item.index < len(places) else 0
+        found.append(LocatedFinding(finding=item, line=line))
+    found.sort(key=lambda located: located.line)
+    return CheckReport(
+        file=name,
+        profile=profile,
+        framing=framing,
+        frames=len(frames),
+        findings=tuple(found),
+        runs=tuple(run_endings(data, now=now)),
+    )
+
+
+def check_recording(
+    data: bytes, *, name: str = "-", now: datetime | None = None, profile: Profile = "spec"
+) -> list[str]:
+    """Every finding about a recorded stream, one text line each, in the order of the stream."""
+    from agui_core.app.check_report import render
+
+    report = lint_recording(data, name=name, now=now, profile=profile)
+    return render(report, "text").splitlines()[: len(report.findings)]
 
 
 def run_endings(data: bytes, *, now: datetime | None = None) -> list[str]:
@@ -626,21 +653,19 @@ def run_endings(data: bytes, *, now: datetime | None = None) -> list[str]:
     return endings
 
 
-def _check(path: str) -> int:
+def _check(path: str, *, profile: Profile = "spec", fmt: Format = "text") -> int:
+    """``agui check``: the report on standard output in every format; 1 only on errors."""
+    from agui_core.app.check_report import render
+    from agui_core.machine.rulebook import Severity
+
     try:
         data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except OSError as exc:
         print(f"agui check: {exc}", file=sys.stderr)
         return 2
-    violations = check_recording(data, name="<stdin>" if path == "-" else path)
-    for violation in violations:
-        print(violation)
-    for ending in run_endings(data):
-        print(ending, file=sys.stderr)
-    kind, frames = _frames(data)
-    summary = f"{len(frames)} frames ({kind}), {len(violations) or 'no'} violation{'s' if len(violations) != 1 else ''}"
-    print(summary, file=sys.stderr)
-    return 1 if violations else 0
+    report = lint_recording(data, name="<stdin>" if path == "-" else path, profile=profile)
+    sys.stdout.write(render(report, fmt))
+    return 1 if report.count(Severity.ERROR) else 0
 
 
 def _conformance(args: argparse.Namespace) -> int:
@@ -1009,11 +1034,26 @@ def _parser() -> argparse.ArgumentParser:
     from agui_core.app.episodes import add_parser as add_episodes
 
     add_episodes(commands)
-    check = commands.add_parser("check", help="check a recorded event stream (JSON lines or SSE) as a client would")
-    check.add_argument("file", metavar="FILE", help="the recording; - for standard input")
     from agui_core.app.threads import add_threads_parser
 
     add_threads_parser(commands)
+    check = commands.add_parser(
+        "check", help="lint a recorded event stream (JSON lines or SSE) as a client would read it"
+    )
+    check.add_argument("file", metavar="FILE", help="the recording; - for standard input")
+    check.add_argument(
+        "--profile",
+        choices=["spec", "seed"],
+        default="spec",
+        help="which rules are errors: spec (its MUSTs; default, for a stream from someone else) or seed "
+        "(the seed's stricter profile too, as agui-core's host keeps it)",
+    )
+    check.add_argument(
+        "--format",
+        choices=["text", "json", "sarif", "junit"],
+        default="text",
+        help="the report's format on standard output (default text)",
+    )
     return parser
 
 
@@ -1032,7 +1072,7 @@ def main(argv: list[str] | None = None) -> int:
             return run_console(store=args.store, port=CONSOLE_PORT if args.port is None else args.port)
         return run_demo(auto=args.auto, store=args.store, port=args.port or 0, transport=args.transport)
     if args.command == "check":
-        return _check(args.file)
+        return _check(args.file, profile=args.profile, fmt=args.format)
     if args.command == "conformance":
         return _conformance(args)
     if args.command == "threads":
