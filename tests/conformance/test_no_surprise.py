@@ -154,9 +154,15 @@ def _inbox_over_http(url: str) -> list[Any]:
     return threads
 
 
-def test_ctrl_c_stops_the_command_and_it_still_cancels_what_it_opened(tmp_path: Path) -> None:
-    # The command as a process, interrupted (SIGINT, as Ctrl-C) once a thread of the kit waits
-    # in the host's inbox: it exits 130, having cancelled every interrupt it opened.
+@pytest.mark.parametrize(
+    ("stop", "status", "said"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_a_stopped_command_still_cancels_what_it_opened(tmp_path: Path, stop: int, status: int, said: str) -> None:
+    # The command as a process, stopped (Ctrl-C, or SIGTERM as a service manager stops it) once
+    # a thread of the kit waits in the host's inbox: it exits, having cancelled every interrupt
+    # it opened.
     with served(tools=marking_tools(tmp_path)) as url:
         command = [sys.executable, "-m", "agui_core.app.cli", "conformance", url, "--expiry-wait", "5"]
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -166,12 +172,12 @@ def test_ctrl_c_stops_the_command_and_it_still_cancels_what_it_opened(tmp_path: 
                 time.sleep(0.01)
             assert process.poll() is None, "the kit ended before anything could be interrupted"
             assert _inbox_over_http(url), "no thread of the kit ever waited in the inbox"
-            process.send_signal(signal.SIGINT)
+            process.send_signal(stop)
             out, err = process.communicate(timeout=60)
         finally:
             if process.poll() is None:
                 process.kill()
-        assert process.returncode == 130, (out, err)
-        assert "interrupted; the interrupts the kit opened were cancelled" in err
+        assert process.returncode == status, (out, err)
+        assert f"{said}; the interrupts the kit opened were cancelled" in err
         assert _inbox_over_http(url) == []
     assert list(tmp_path.iterdir()) == []
