@@ -487,3 +487,49 @@ async def test_the_store_leaves_nothing_in_a_session_so_its_pool_resets_none(pos
     finally:
         await admin.close()
     assert [s for s in seen if {k: s[k] for k in fresh} != fresh or s["pid"] != pid] == []
+
+
+async def test_concurrent_saves_share_one_statement_and_a_bad_one_fails_alone(
+    postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    firsts = [scenario_records(f"batch-{n}")[0] for n in range(8)]
+    bad = attrs.evolve(firsts[3], thread_id="batch-\x00")  # text PostgreSQL refuses: the server fails it
+    stale = firsts[0]  # saved below: saving version 1 again is a conflict, in a batch as alone
+    outcomes: dict[str, object] = {}
+    async with PostgresThreadStore(postgres_url, min_size=1, max_size=2) as store:
+        await store.save(stale)
+
+        async def save(record: Any, key: str) -> None:
+            try:
+                await store.save(record)
+                outcomes[key] = "saved"
+            except Exception as exc:  # what each caller sees of its own save
+                outcomes[key] = type(exc).__name__
+
+        with caplog.at_level("INFO", logger="agui_core.store.postgres"), anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                group.start_soon(save, firsts[1], "first")  # finds no batch running: goes alone
+                group.start_soon(save, stale, "stale")
+                group.start_soon(save, bad, "bad")
+                for n in (2, 4, 5, 6, 7):
+                    group.start_soon(save, firsts[n], f"batch-{n}")
+        loaded = [await store.load(f"batch-{n}") for n in range(8) if n != 3]
+        # The seven that waited went as one statement, which the bad one made the server refuse.
+        assert "a batch of 7 saves was refused" in caplog.text
+        caplog.clear()
+        seconds = {n: scenario_records(f"batch-{n}")[1] for n in range(8) if n != 3}
+        with caplog.at_level("DEBUG", logger="agui_core.store.postgres"), anyio.fail_after(30):
+            async with anyio.create_task_group() as group:  # a batch the server takes whole
+                for n, record in seconds.items():
+                    group.start_soon(save, record, f"again-{n}")
+        again = [await store.load(f"batch-{n}") for n in seconds]
+    assert "refused" not in caplog.text and "saved a batch of 6 saves in one statement" in caplog.text
+    assert [record.version if record else None for record in again] == [2] * 7
+    assert [outcomes.pop(f"again-{n}") for n in seconds] == ["saved"] * 7
+    assert outcomes == {
+        "first": "saved",
+        "stale": "VersionConflict",
+        "bad": "StoreError",
+        **{f"batch-{n}": "saved" for n in (2, 4, 5, 6, 7)},
+    }
+    assert [record.version if record else None for record in loaded] == [1] * 7
