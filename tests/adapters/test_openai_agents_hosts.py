@@ -73,7 +73,7 @@ def test_agui_serve_takes_an_agents_agent_and_hosts_it_through_the_adapter() -> 
 
     agent, tools = load_agent(PARALLEL)
     assert isinstance(agent, OpenAIAgentsAdapter) and tools == ()
-    assert agent.agent.name == "parallel"
+    assert agent.sdk_agent.name == "parallel"
 
 
 async def test_parallel_approvals_survive_a_restart_of_the_host_and_the_approved_tool_runs_once(tmp_path: Path) -> None:
