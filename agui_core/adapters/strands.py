@@ -88,7 +88,7 @@ from agui_core.protocol.types import (
     UserMessage,
 )
 from agui_core.runtime.context import RunContext
-from agui_core.runtime.tools import NOT_RUN_AGAIN
+from agui_core.runtime.tools import NOT_RUN_AGAIN, approval_message
 
 __all__ = ["CANCELLED", "Cancelled", "StrandsAdapter", "ToolApproval", "approval_schema", "is_strands_agent"]
 
@@ -155,11 +155,10 @@ class ToolApproval(HookProvider):
         name = event.tool_use["name"]
         if self.tools and name not in self.tools:
             return
-        args = orjson.dumps(event.tool_use["input"]).decode()
         answer = event.interrupt(
             "approval",
             reason={
-                "message": self.message or f"Run {name} with {args}?",
+                "message": self.message or approval_message(name, event.tool_use["input"]),
                 "responseSchema": approval_schema(_input_schema(event), allow_edits=self.allow_edits),
             },
         )
