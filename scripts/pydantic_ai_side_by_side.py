@@ -170,7 +170,9 @@ async def measure(kind: str, cycles: int) -> tuple[Report, dict[str, Any]]:
             url = f"http://127.0.0.1:{port}/"
             probe = transport_for(url)
             try:
-                report = await run_conformance(probe, Options(prompt=PROMPT, timeout=20.0, expiry_wait=5.0))
+                report = await run_conformance(
+                    probe, Options(prompt=PROMPT, timeout=20.0, expiry_wait=5.0, approve=True)
+                )
             finally:
                 await probe.aclose()
             times, endings = [], set()

@@ -106,7 +106,7 @@ async def test_agui_conformance_passes_against_agui_serve_of_the_agent(tmp_path:
         async with agui_serve(PARALLEL, store, executions) as url:
             probe = transport_for(url)
             try:
-                report = await run_conformance(probe, Options(prompt="Email Bob and Ann.", timeout=20.0))
+                report = await run_conformance(probe, Options(prompt="Email Bob and Ann.", timeout=20.0, approve=True))
             finally:
                 await probe.aclose()
     assert not report.failed, report.table()
