@@ -113,3 +113,15 @@ async def test_agui_conformance_passes_against_agui_serve_of_the_agent(tmp_path:
     not_applicable = {r.spec.id for r in report.results if r.status is Status.NOT_APPLICABLE}
     # The agent sets no expiresAt (no ttl): only the expiry checks have nothing to test.
     assert not_applicable == {"run.expires-at", "r7.expired"}, report.table()
+
+
+def test_serving_a_plain_agent_imports_neither_framework() -> None:
+    code = (
+        "import sys; from agui_core.app.cli import load_agent; "
+        "load_agent('agui_core.examples.assistant:assistant'); "
+        "print(sorted(m for m in ('agents', 'pydantic_ai') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"
