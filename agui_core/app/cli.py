@@ -17,6 +17,8 @@ agent. ``MODULE:NAME`` is imported from the current directory or the installed p
   it is hosted by :class:`~agui_core.adapters.strands.StrandsAdapter`.
 - or an OpenAI Agents SDK ``Agent`` (``agents.Agent``; recognised, never called), hosted by
   :class:`~agui_core.adapters.openai_agents.OpenAIAgentsAdapter` (needs ``agui-core[openai-agents]``).
+- or a Pydantic AI ``Agent`` (``pydantic_ai.Agent``; recognised, never called), hosted by
+  :class:`~agui_core.adapters.pydantic_ai.PydanticAIAdapter` (needs ``agui-core[pydantic-ai]``).
 
 The transport is ``ws`` (the default, on ``127.0.0.1:8765``), ``http`` (HTTP + Server-Sent
 Events under uvicorn, the transport of stock AG-UI clients), ``stdio``, or any transport
@@ -205,6 +207,10 @@ def _framework_agent(found: Any) -> Any:
         from agui_core.adapters.openai_agents import OpenAIAgentsAdapter
 
         return OpenAIAgentsAdapter(found)
+    if _instance_of(found, "pydantic_ai.agent", "Agent"):
+        from agui_core.adapters.pydantic_ai import PydanticAIAdapter
+
+        return PydanticAIAdapter(found)
     if "strands" in sys.modules:
         from agui_core.adapters.strands import StrandsAdapter, is_strands_agent
 
