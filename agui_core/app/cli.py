@@ -1,4 +1,4 @@
-"""The ``agui`` command: ``serve`` an agent, play the ``demo``, ``check`` a recorded stream, run ``conformance``.
+"""The ``agui`` command: ``serve`` an agent, play the ``demo``, ``check`` a stream, run ``conformance``, ``threads``.
 
 ``agui serve MODULE:NAME [--ws HOST:PORT | --http HOST:PORT | --stdio | --transport NAME]
 [--store sqlite:PATH | postgresql://... | memory | --store-dsn-file FILE] [-o KEY=VALUE ...]
@@ -65,6 +65,13 @@ DURATION`` (``30d``, ``12h``, ``90m``, ``45s``; default: keep every thread), whi
 threads at rest (no open interrupt, no run in progress) that nobody has used for that long,
 by a periodic sweep (see :class:`~agui_core.runtime.host.Host`); their audit trails go with
 them unless ``--retain-audit DURATION`` (not less than ``--retain``) keeps those longer.
+
+Operations (docs/operations.md). ``--metrics`` serves Prometheus metrics at ``GET /metrics`` on
+the HTTP transport and on the WebSocket port's plain side (needs ``agui-core[metrics]``; see
+:mod:`agui_core.runtime.metrics`), behind the authenticator unless ``--public-metrics``;
+``--traces`` makes OpenTelemetry spans of runs, tools and interrupts, set up by the ``OTEL_*``
+variables (needs ``agui-core[otel]``; see :mod:`agui_core.runtime.tracing`). ``agui threads``
+is the operator's command on a store: see :mod:`agui_core.app.threads`.
 
 ``agui demo [--auto] [--store PATH] [--port PORT] [--transport ws|http]`` plays the main job: a
 WebSocket (or HTTP) host on localhost over a SQLite file (default ``agui-demo.sqlite3``) serving the example agents, and
