@@ -35,7 +35,10 @@ ahead (default 10): when a host dies mid-run, another host on the same store (or
 restarted) takes the thread over once the lease has run out. ``--legacy-resume`` also takes
 the legacy LangGraph resume channel, ``forwardedProps.command.resume``, translated into
 ``resume[]`` when it is unambiguous, else refused with ``AMBIGUOUS_LEGACY_RESUME`` (see
-:func:`agui_core.adapters.langgraph.translate_legacy_resume`).
+:func:`agui_core.adapters.langgraph.translate_legacy_resume`). Every ``--expire-every SECONDS``
+(default 30; 0: never) the host closes the interrupts whose ``expiresAt`` has passed, by
+itself (:meth:`~agui_core.runtime.host.Host.expire`): the thread is free again without waiting
+for an input.
 
 Trust (SPEC section 9). ``--auth-tokens FILE`` (one ``PRINCIPAL TOKEN`` per line) or
 ``--auth-jwt-key FILE`` (signed tokens; ``--auth-jwt-algorithm``, default ``HS256``,
@@ -484,6 +487,7 @@ async def _serve(args: argparse.Namespace) -> int:
                         **thread_limits,
                         retain=retain,
                         retain_audit=retain_audit,
+                        expire_every=args.expire_every or None,
                     )
                 )
                 host.send_timeout = args.send_timeout
@@ -770,6 +774,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     runs = serve.add_argument_group("runs", "how long a run may take, and how long its thread outlives a dead host")
+    runs.add_argument(
+        "--expire-every",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="look for interrupts past their expiresAt this often and close them (default 30; 0: only "
+        "when an input comes)",
+    )
     runs.add_argument(
         "--run-timeout",
         type=float,
