@@ -3,12 +3,14 @@ expiresAt passes is closed by the host itself, once, without waiting for an inpu
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import anyio
 import pytest
+from agui_transports.client import connect_websocket
 
 from agui_core.machine.thread import ThreadState
 from agui_core.protocol import events as ev
@@ -16,6 +18,7 @@ from agui_core.protocol.types import JSON, ResumeEntry, RunAgentInput, UserMessa
 from agui_core.runtime import Host, ManualClock, RunContext
 from agui_core.runtime.metrics import PrometheusObserver
 from agui_core.store import MemoryThreadStore, SqliteThreadStore, ThreadStore
+from tests.transports.served import agui_serve
 
 pytestmark = pytest.mark.anyio
 
@@ -105,3 +108,26 @@ async def test_two_hosts_on_one_store_close_an_expired_interrupt_once(tmp_path: 
 async def test_expire_every_must_be_a_positive_number_of_seconds() -> None:
     with pytest.raises(ValueError, match="expire_every"):
         Host(asking_agent, expire_every=0)
+
+
+async def test_two_served_processes_on_one_file_close_an_expired_interrupt_once(tmp_path: Path) -> None:
+    file = tmp_path / "threads.sqlite3"
+    options = ("--ws", "127.0.0.1:0", "--store", f"sqlite:{file}", "--expire-every", "0.2")
+    target = "tests.runtime.expiry_agent:quick_question_agent"
+
+    def audit_rows() -> list[tuple[str, str]]:
+        with sqlite3.connect(f"file:{file}?mode=ro", uri=True) as db:
+            return db.execute("SELECT thread_id, status FROM audit").fetchall()
+
+    with anyio.fail_after(LIMIT * 2):
+        async with agui_serve(target, *options, tmp=tmp_path) as one, agui_serve(target, *options, tmp=tmp_path):
+            async with connect_websocket(one.url) as client:
+                events = await client.collect(client.new_input("quick", "Report"))
+                assert isinstance(events[-1], ev.RunFinishedEvent)
+                while not audit_rows():
+                    await anyio.sleep(0.05)
+                await anyio.sleep(0.6)  # both hosts have looked again since
+                assert audit_rows() == [("quick", "expired")]
+                # The thread is free: the same client goes on at once.
+                again = await client.collect(client.new_input("quick", "Again"))
+                assert isinstance(again[0], ev.RunStartedEvent) and isinstance(again[-1], ev.RunFinishedEvent)
