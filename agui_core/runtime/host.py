@@ -130,7 +130,7 @@ from agui_core.runtime.context import RunContext, run_agent
 from agui_core.runtime.lease import LeaseKeeper
 from agui_core.runtime.observe import NO_OBSERVER, Observer
 from agui_core.runtime.streams import Outlet, Pace, RunEvents
-from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome
+from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome, failed_result
 from agui_core.runtime.views import ThreadView
 from agui_core.runtime.watch import ThreadChanges
 from agui_core.store.base import Purged, StoreError, ThreadStore, VersionConflict, WaitingThread
@@ -809,7 +809,8 @@ class Host:
         except Exception as exc:
             self.observer.tool_ended(tool, name=name, result="failed")
             log.exception("tool %r failed for tool call %r", name, call_id)
-            await carry(machine.emit(self._result(machine, call_id, f"the tool failed ({type(exc).__name__})")))
+            content, metadata = failed_result(exc)
+            await carry(machine.emit(self._result(machine, call_id, content, metadata)))
             return ToolOutcome(
                 tool_call_id=call_id,
                 name=name,
@@ -834,13 +835,15 @@ class Host:
             return False
         return True
 
-    def _result(self, machine: ThreadMachine, call_id: str, content: str) -> ev.ToolCallResultEvent:
+    def _result(
+        self, machine: ThreadMachine, call_id: str, content: str, metadata: Mapping[str, JSON] | None = None
+    ) -> ev.ToolCallResultEvent:
         # The usual id is predictable; one a client already took for a message of its own gets
         # a fresh suffix, so the thread's message ids stay unique.
         message_id = f"result-{call_id}"
         if machine.has_message(message_id):
             message_id = f"{message_id}-{self.new_id()}"
-        return ev.ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content)
+        return ev.ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content, metadata=metadata)
 
 
 def _expired(opened: OpenInterrupt, now: datetime) -> bool:
