@@ -1,4 +1,4 @@
-"""The ``agui`` command: ``serve`` an agent, play the ``demo``, ``check`` a recorded stream, run ``conformance``.
+"""The ``agui`` command: ``serve`` an agent, play the ``demo``, ``check`` a stream, run ``conformance``, ``threads``.
 
 ``agui serve MODULE:NAME [--ws HOST:PORT | --http HOST:PORT | --stdio | --transport NAME]
 [--store sqlite:PATH | postgresql://... | memory | --store-dsn-file FILE] [-o KEY=VALUE ...]
@@ -39,7 +39,10 @@ ahead (default 10): when a host dies mid-run, another host on the same store (or
 restarted) takes the thread over once the lease has run out. ``--legacy-resume`` also takes
 the legacy LangGraph resume channel, ``forwardedProps.command.resume``, translated into
 ``resume[]`` when it is unambiguous, else refused with ``AMBIGUOUS_LEGACY_RESUME`` (see
-:func:`agui_core.adapters.langgraph.translate_legacy_resume`).
+:func:`agui_core.adapters.langgraph.translate_legacy_resume`). Every ``--expire-every SECONDS``
+(default 30; 0: never) the host closes the interrupts whose ``expiresAt`` has passed, by
+itself (:meth:`~agui_core.runtime.host.Host.expire`): the thread is free again without waiting
+for an input.
 
 Trust (SPEC section 9). ``--auth-tokens FILE`` (one ``PRINCIPAL TOKEN`` per line) or
 ``--auth-jwt-key FILE`` (signed tokens; ``--auth-jwt-algorithm``, default ``HS256``,
@@ -69,6 +72,13 @@ DURATION`` (``30d``, ``12h``, ``90m``, ``45s``; default: keep every thread), whi
 threads at rest (no open interrupt, no run in progress) that nobody has used for that long,
 by a periodic sweep (see :class:`~agui_core.runtime.host.Host`); their audit trails go with
 them unless ``--retain-audit DURATION`` (not less than ``--retain``) keeps those longer.
+
+Operations (docs/operations.md). ``--metrics`` serves Prometheus metrics at ``GET /metrics`` on
+the HTTP transport and on the WebSocket port's plain side (needs ``agui-core[metrics]``; see
+:mod:`agui_core.runtime.metrics`), behind the authenticator unless ``--public-metrics``;
+``--traces`` makes OpenTelemetry spans of runs, tools and interrupts, set up by the ``OTEL_*``
+variables (needs ``agui-core[otel]``; see :mod:`agui_core.runtime.tracing`). ``agui threads``
+is the operator's command on a store: see :mod:`agui_core.app.threads`.
 
 ``agui demo [--auto] [--store PATH] [--port PORT] [--transport ws|http]`` plays the main job: a
 WebSocket (or HTTP) host on localhost over a SQLite file (default ``agui-demo.sqlite3``) serving the example agents, and
@@ -505,6 +515,7 @@ async def _serve(args: argparse.Namespace) -> int:
                         **thread_limits,
                         retain=retain,
                         retain_audit=retain_audit,
+                        expire_every=args.expire_every or None,
                     )
                 )
                 host.send_timeout = args.send_timeout
@@ -838,6 +849,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     runs = serve.add_argument_group("runs", "how long a run may take, and how long its thread outlives a dead host")
+    runs.add_argument(
+        "--expire-every",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="look for interrupts past their expiresAt this often and close them (default 30; 0: only "
+        "when an input comes)",
+    )
     runs.add_argument(
         "--run-timeout",
         type=float,
