@@ -66,6 +66,7 @@ from agui_core.machine.record import Proposal, ResolvedInterrupt, ToolJournalEnt
 from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
+from agui_core.runtime.observe import NO_OBSERVER, Observer
 from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome, approval_message, failed_result
 
 __all__ = ["Reply", "RunContext", "Suspend", "TextStream", "run_agent"]
@@ -240,8 +241,12 @@ class RunContext:
         new_id: Callable[[], str],
         now: Callable[[], Any],
         send: _Send | None = None,
+        observer: Observer = NO_OBSERVER,
+        run_token: object = None,
     ) -> None:
         self._machine = machine
+        self._observer = observer
+        self._run_token = run_token  # the observer's token for this run
         self._carry = carry
         self._send = send
         self._new_id = new_id
@@ -601,12 +606,15 @@ class RunContext:
         else:
             await self._tool_started(call_id, name, args)
             failure: Mapping[str, JSON] | None = None
+            tool = self._observer.tool_started(self._run_token, name=name, call_id=call_id)
             try:
                 returned = await registered.invoke(args)
             except Exception as exc:  # the tool's failure is the agent's to handle, not the run's
+                self._observer.tool_ended(tool, name=name, result="failed")
                 outcome = ToolOutcome(tool_call_id=call_id, name=name, status="failed", args=args, error=repr(exc))
                 content, failure = failed_result(exc)
             else:
+                self._observer.tool_ended(tool, name=name, result="executed")
                 value = _as_json(returned, f"tool {name!r}")  # not JSON: the run fails, the tool is not run again
                 self._machine.tool_value(call_id, value)
                 outcome = ToolOutcome(tool_call_id=call_id, name=name, status="executed", args=args, result=value)
