@@ -58,6 +58,8 @@ rejections: the event is accepted, and the warning names its rule and index.
 ``event-unknown``
     An event of a type this version does not describe: accepted (it cannot abort the run) and
     never delivered.
+``activity-delta-unapplicable``
+    An ``ACTIVITY_DELTA`` whose patch does not apply to its activity (left as it was).
 
 Interrupts move as the agent's thread machine moves them: they open with the ``RUN_FINISHED``
 that announces them; a ``RUN_STARTED`` takes every open interrupt as answered by that run
@@ -99,6 +101,7 @@ from agui_core.errors import (
     RunErrorCode,
 )
 from agui_core.machine.admission import bind_answers, check_entries, check_entry_count, partition_open
+from agui_core.machine.client_messages import MessageAssembly
 from agui_core.machine.expiry import read_expires_at
 from agui_core.machine.interrupts import (
     CONFIRMATION_SCHEMA,
@@ -216,7 +219,7 @@ CLIENT_RULES = frozenset(
 )
 """The rules the client machine checks beyond the reference client's ``verifyEvents``."""
 
-CLIENT_WARNINGS = frozenset({"snapshot-missing", "event-unknown"})
+CLIENT_WARNINGS = frozenset({"snapshot-missing", "event-unknown", "activity-delta-unapplicable"})
 """What the client machine warns about (:attr:`ClientMachine.warnings`) and never rejects: the
 published spec does not make them a MUST of the producer."""
 
@@ -427,7 +430,7 @@ class ClientMachine:
         self._outcome: RunFinishedOutcome | None = None
         self._result: JSON = None
         self._last_error: ev.RunErrorEvent | None = None
-        self._messages: tuple[Message, ...] = ()
+        self._assembly = MessageAssembly()
         self._state: JSON = None
         self._state_stale = False
         self._tool_calls: dict[str, _ToolCallDraft] = {}
@@ -502,8 +505,10 @@ class ClientMachine:
 
     @property
     def messages(self) -> tuple[Message, ...]:
-        """The messages of the latest ``MESSAGES_SNAPSHOT``."""
-        return self._messages
+        """The conversation as the accepted events built it (see
+        :mod:`agui_core.machine.client_messages`): streamed text, reasoning, tool calls and
+        results, activity, reconciled with each ``MESSAGES_SNAPSHOT`` by id, across runs."""
+        return self._assembly.messages
 
     @property
     def state(self) -> JSON:
@@ -652,6 +657,19 @@ class ClientMachine:
             index=self._run_started_at,
         )
 
+    def sending(self, run_input: RunAgentInput) -> None:
+        """``run_input`` is about to be sent on this thread: its ``messages``, when it has any,
+        become the conversation the run continues (the client's own messages, which no event
+        carries back), and its ``state``, when it has one, the baseline the run's deltas apply
+        to. An input without messages (a bare resume) leaves the conversation as it is."""
+        if run_input.thread_id != self._thread_id:
+            raise LocalProtocolError(f"input for thread {run_input.thread_id!r} on thread {self._thread_id!r}")
+        if run_input.messages:
+            self._assembly.reconcile(run_input.messages, keep_client_only=True)
+        if run_input.state is not None:
+            self._state = run_input.state
+            self._state_stale = False
+
     def abandon_run(self) -> None:
         """The stream of the run in progress broke off before its end.
 
@@ -765,6 +783,15 @@ class ClientMachine:
     def _apply(self, event: ev.Event | ev.UnknownEvent, verifier: StreamVerifier, now: datetime) -> None:
         if isinstance(event, ev.UnknownEvent):
             return
+        lane_call = self._chunk_lane(event, verifier) if isinstance(event, ev.ToolCallChunkEvent) else None
+        if isinstance(event, ev.TextMessageChunkEvent | ev.ReasoningMessageChunkEvent) and event.message_id is None:
+            lane_message = self._chunk_lane(event, verifier)
+            if lane_message is not None:
+                event = attrs.evolve(event, message_id=lane_message)
+        problem = self._assembly.apply(event, tool_call_id=lane_call)
+        if problem is not None:
+            index = self._index - 1
+            self._warnings.append(ClientWarning(rule="activity-delta-unapplicable", index=index, message=problem))
         if isinstance(event, ev.RunStartedEvent):
             self._status = RunStatus.RUNNING
             self._run_id = event.run_id
@@ -808,7 +835,6 @@ class ClientMachine:
             except JsonPatchError:
                 self._state_stale = True
         elif isinstance(event, ev.MessagesSnapshotEvent):
-            self._messages = tuple(event.messages)
             self._run_snapshots.add(event.type)
             for message in event.messages:
                 if isinstance(message, AssistantMessage):
@@ -835,18 +861,29 @@ class ClientMachine:
             announced.setdefault(interrupt.id, interrupt)
         return RunFinishedInterruptOutcome(interrupts=tuple(announced.values()))
 
+    @staticmethod
+    def _chunk_lane(
+        event: ev.ToolCallChunkEvent | ev.TextMessageChunkEvent | ev.ReasoningMessageChunkEvent,
+        verifier: StreamVerifier,
+    ) -> str | None:
+        """The id a chunk continues: its own, else its lane's as the verifier placed it (the
+        tagged lane, else the only one of its kind)."""
+        if isinstance(event, ev.ToolCallChunkEvent):
+            own, kind = event.tool_call_id, "tool"
+        else:
+            own, kind = event.message_id, "text" if isinstance(event, ev.TextMessageChunkEvent) else "reasoning"
+        if own is not None:
+            return own
+        lanes = [entity for lane_kind, entity in verifier.chunk_streams.values() if lane_kind == kind]
+        tagged = verifier.chunk_streams.get(event.subagent_run_id)
+        if tagged is not None and tagged[0] == kind:
+            return tagged[1]
+        return lanes[0] if len(lanes) == 1 else None
+
     def _apply_tool_chunk(self, event: ev.ToolCallChunkEvent, verifier: StreamVerifier) -> None:
-        call_id = event.tool_call_id
+        call_id = self._chunk_lane(event, verifier)
         if call_id is None:
-            # The verifier has placed the chunk in its lane: the tagged one, else the only one.
-            lanes = [entity for kind, entity in verifier.chunk_streams.values() if kind == "tool"]
-            tagged = verifier.chunk_streams.get(event.subagent_run_id)
-            if tagged is not None and tagged[0] == "tool":
-                call_id = tagged[1]
-            elif len(lanes) == 1:
-                call_id = lanes[0]
-            else:
-                return
+            return
         draft = self._tool_calls.get(call_id)
         if draft is None or (event.tool_call_name is not None and event.tool_call_name != draft.name):
             draft = self._tool_calls[call_id] = _ToolCallDraft(event.tool_call_name)

@@ -183,6 +183,12 @@ _TABLE: list[tuple[str, Force, str, str]] = [
         "a STATE_DELTA that does not apply to the state (the spec warns and skips it)",
     ),
     (
+        "activity-delta-unapplicable",
+        Force.SHOULD,
+        "spec 1.1 events/activity",
+        "an ACTIVITY_DELTA whose patch does not apply to its activity (warned and skipped)",
+    ),
+    (
         "interrupt-legacy",
         Force.NOTE,
         "ag-ui-langgraph",
