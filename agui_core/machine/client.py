@@ -60,6 +60,9 @@ rejections: the event is accepted, and the warning names its rule and index.
     never delivered.
 ``activity-delta-unapplicable``
     An ``ACTIVITY_DELTA`` whose patch does not apply to its activity (left as it was).
+``state-delta-unapplicable``
+    A ``STATE_DELTA`` that does not apply to :attr:`ClientMachine.state` (left as it was,
+    :attr:`ClientMachine.state_stale` set).
 
 Interrupts move as the agent's thread machine moves them: they open with the ``RUN_FINISHED``
 that announces them; a ``RUN_STARTED`` takes every open interrupt as answered by that run
@@ -219,7 +222,9 @@ CLIENT_RULES = frozenset(
 )
 """The rules the client machine checks beyond the reference client's ``verifyEvents``."""
 
-CLIENT_WARNINGS = frozenset({"snapshot-missing", "event-unknown", "activity-delta-unapplicable"})
+CLIENT_WARNINGS = frozenset(
+    {"snapshot-missing", "event-unknown", "activity-delta-unapplicable", "state-delta-unapplicable"}
+)
 """What the client machine warns about (:attr:`ClientMachine.warnings`) and never rejects: the
 published spec does not make them a MUST of the producer."""
 
@@ -832,8 +837,16 @@ class ClientMachine:
         elif isinstance(event, ev.StateDeltaEvent):
             try:
                 self._state = apply_patch(self._state, event.delta)
-            except JsonPatchError:
+            except JsonPatchError as exc:
+                # The spec's consumer rule: warned about and skipped, the state left as it was.
                 self._state_stale = True
+                self._warnings.append(
+                    ClientWarning(
+                        rule="state-delta-unapplicable",
+                        index=self._index - 1,
+                        message=f"STATE_DELTA does not apply to the state and was skipped: {exc}",
+                    )
+                )
         elif isinstance(event, ev.MessagesSnapshotEvent):
             self._run_snapshots.add(event.type)
             for message in event.messages:
