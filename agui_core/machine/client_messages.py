@@ -11,7 +11,9 @@ tells a consumer to build them (``docs/spec/1.1``: the streaming pattern, tool c
   a ``TOOL_CALL_RESULT`` adds the tool message it mints;
 - activity messages from ``ACTIVITY_SNAPSHOT`` (``replace: false`` leaves an existing one) and
   ``ACTIVITY_DELTA`` (a JSON Patch on its content; one that does not apply is reported);
-- an event's ``metadata`` merged into the message it concerns (later keys win);
+- a message or call opened by an event attributed to a subagent keeps its ``subagentRunId``;
+- an event's ``metadata`` merged into the message it concerns, a tool call event's into the
+  call (later keys win, no deep merge);
 - ``MESSAGES_SNAPSHOT`` reconciled by id: a message the client holds is replaced in place, a new
   one appended in snapshot order, one the snapshot leaves out dropped, except activity and
   reasoning messages when the snapshot carries none of that role (client-only material).
@@ -77,8 +79,17 @@ class MessageAssembly:
         if metadata:
             message["metadata"] = {**(message.get("metadata") or {}), **metadata}
 
-    def _text(self, message_id: str, role: str, delta: str | None, metadata: Mapping[str, JSON] | None) -> None:
+    def _text(
+        self,
+        message_id: str,
+        role: str,
+        delta: str | None,
+        metadata: Mapping[str, JSON] | None,
+        owner: str | None = None,
+    ) -> None:
         message = self._message(message_id, role, content="")
+        if owner is not None:
+            message.setdefault("subagentRunId", owner)
         if delta:
             message["content"] = (message.get("content") or "") + delta
         self._merge_metadata(message, metadata)
@@ -90,6 +101,7 @@ class MessageAssembly:
         parent_id: str | None,
         delta: str | None,
         metadata: Mapping[str, JSON] | None,
+        owner: str | None = None,
     ) -> None:
         found = self._find_call(call_id)
         if found is None:
@@ -97,6 +109,8 @@ class MessageAssembly:
             if parent is None or parent.get("role") != "assistant":
                 parent = {"id": parent_id or call_id, "role": "assistant"}
                 self._raw.append(parent)
+            if owner is not None and parent_id is None:
+                parent.setdefault("subagentRunId", owner)
             call: dict[str, Any] = {
                 "id": call_id,
                 "type": "function",
@@ -104,10 +118,10 @@ class MessageAssembly:
             }
             parent.setdefault("toolCalls", []).append(call)
             found = parent, call
-        message, call = found
+        _, call = found
         if delta:
             call["function"]["arguments"] += delta
-        self._merge_metadata(message, metadata)
+        self._merge_metadata(call, metadata)  # a tool call's metadata is the call's own
 
     def apply(self, event: ev.Event, *, tool_call_id: str | None = None) -> str | None:
         """Take an accepted event. Returns why a part of it could not be applied, else ``None``.
@@ -117,18 +131,20 @@ class MessageAssembly:
         """
         self._structured = None
         if isinstance(event, ev.TextMessageStartEvent):
-            self._text(event.message_id, event.role or "assistant", None, event.metadata)
+            self._text(event.message_id, event.role or "assistant", None, event.metadata, event.subagent_run_id)
             if event.name is not None:
                 self._message(event.message_id, "assistant")["name"] = event.name
         elif isinstance(event, ev.TextMessageContentEvent):
-            self._text(event.message_id, "assistant", event.delta, event.metadata)
+            self._text(event.message_id, "assistant", event.delta, event.metadata, event.subagent_run_id)
         elif isinstance(event, ev.TextMessageEndEvent):
             message = self._find(event.message_id)
             if message is not None:
                 self._merge_metadata(message, event.metadata)
         elif isinstance(event, ev.TextMessageChunkEvent):
             if event.message_id is not None:
-                self._text(event.message_id, event.role or "assistant", event.delta, event.metadata)
+                self._text(
+                    event.message_id, event.role or "assistant", event.delta, event.metadata, event.subagent_run_id
+                )
         elif isinstance(event, ev.ReasoningMessageStartEvent):
             self._text(event.message_id, "reasoning", None, event.metadata)
         elif isinstance(event, ev.ReasoningMessageContentEvent):
@@ -137,13 +153,31 @@ class MessageAssembly:
             if event.message_id is not None:
                 self._text(event.message_id, "reasoning", event.delta, event.metadata)
         elif isinstance(event, ev.ToolCallStartEvent):
-            self._call(event.tool_call_id, event.tool_call_name, event.parent_message_id, None, event.metadata)
+            self._call(
+                event.tool_call_id,
+                event.tool_call_name,
+                event.parent_message_id,
+                None,
+                event.metadata,
+                event.subagent_run_id,
+            )
         elif isinstance(event, ev.ToolCallArgsEvent):
             self._call(event.tool_call_id, None, None, event.delta, event.metadata)
+        elif isinstance(event, ev.ToolCallEndEvent):
+            found = self._find_call(event.tool_call_id)
+            if found is not None:
+                self._merge_metadata(found[1], event.metadata)
         elif isinstance(event, ev.ToolCallChunkEvent):
             call_id = event.tool_call_id or tool_call_id
             if call_id is not None:
-                self._call(call_id, event.tool_call_name, event.parent_message_id, event.delta, event.metadata)
+                self._call(
+                    call_id,
+                    event.tool_call_name,
+                    event.parent_message_id,
+                    event.delta,
+                    event.metadata,
+                    event.subagent_run_id,
+                )
         elif isinstance(event, ev.ToolCallResultEvent):
             content = event.content
             tool: dict[str, Any] = {

@@ -181,3 +181,34 @@ def test_the_clients_own_input_messages_start_the_conversation() -> None:
     # A bare input (a resume with no messages) leaves the conversation as it is.
     client.sending(RunAgentInput(thread_id=TID, run_id="r-2"))
     assert [m.id for m in client.messages] == ["u", "m"]
+
+
+def test_subagent_attribution_and_tool_call_metadata_land_where_they_belong() -> None:
+    assert assembled(
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant", "subagentRunId": "s-1"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        {
+            "type": "TOOL_CALL_START",
+            "toolCallId": "c",
+            "toolCallName": "look",
+            "parentMessageId": "m",
+            "metadata": {"a": 1},
+        },
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{}", "metadata": {"b": 2}},
+        {"type": "TOOL_CALL_END", "toolCallId": "c", "metadata": {"a": 3}},
+    ) == [
+        {
+            "id": "m",
+            "role": "assistant",
+            "content": "",
+            "subagentRunId": "s-1",
+            "toolCalls": [
+                {
+                    "id": "c",
+                    "type": "function",
+                    "function": {"name": "look", "arguments": "{}"},
+                    "metadata": {"a": 3, "b": 2},
+                }
+            ],
+        }
+    ]
