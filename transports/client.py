@@ -250,7 +250,7 @@ class Client:
                     f"the connection ended before the stream of run {run_input.run_id!r} did"
                 ) from None
             event = decode_event(frame)
-            machine.receive_event(event, now=self.clock())
+            delivered = machine.receive_event(event, now=self.clock())
             if isinstance(event, ev.RunStartedEvent):
                 in_run = True
             ended = False
@@ -260,8 +260,8 @@ class Client:
                 in_run = False
             if ended:
                 self._desynchronized = False
-            if not isinstance(event, ev.UnknownEvent):
-                yield event
+            if delivered is not None:
+                yield delivered
             if ended:
                 return
 

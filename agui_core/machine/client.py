@@ -58,6 +58,9 @@ rejections: the event is accepted, and the warning names its rule and index.
 ``event-unknown``
     An event of a type this version does not describe: accepted (it cannot abort the run) and
     never delivered.
+``property-unknown``
+    An event property this version does not describe: stripped from what
+    :meth:`ClientMachine.receive_event` returns (nested objects keep theirs in ``extra``).
 ``activity-delta-unapplicable``
     An ``ACTIVITY_DELTA`` whose patch does not apply to its activity (left as it was).
 ``state-delta-unapplicable``
@@ -120,6 +123,7 @@ from agui_core.protocol import events as ev
 from agui_core.protocol.codec import input_to_dict
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import (
+    EMPTY,
     JSON,
     PROTOCOL_VERSION,
     AssistantMessage,
@@ -223,7 +227,13 @@ CLIENT_RULES = frozenset(
 """The rules the client machine checks beyond the reference client's ``verifyEvents``."""
 
 CLIENT_WARNINGS = frozenset(
-    {"snapshot-missing", "event-unknown", "activity-delta-unapplicable", "state-delta-unapplicable"}
+    {
+        "snapshot-missing",
+        "event-unknown",
+        "property-unknown",
+        "activity-delta-unapplicable",
+        "state-delta-unapplicable",
+    }
 )
 """What the client machine warns about (:attr:`ClientMachine.warnings`) and never rejects: the
 published spec does not make them a MUST of the producer."""
@@ -587,8 +597,13 @@ class ClientMachine:
 
     # -- events --------------------------------------------------------------------------
 
-    def receive_event(self, event: ev.Event | ev.UnknownEvent, *, now: datetime) -> None:
-        """Take the next event of the thread, or raise ``OrderingError`` and change nothing."""
+    def receive_event(self, event: ev.Event | ev.UnknownEvent, *, now: datetime) -> ev.Event | None:
+        """Take the next event of the thread, or raise ``OrderingError`` and change nothing.
+
+        Returns what application code may see of it: the event with the properties this
+        version does not describe stripped (``property-unknown`` warns about each), or ``None``
+        for an event that is not delivered (an unknown type, the rest of a failed run).
+        """
         self._check_now(now, "receive_event")
         self._pending_warnings = []
         verifier = self._verifier
@@ -599,7 +614,7 @@ class ClientMachine:
                 self._index += 1
                 if etype in ("RUN_FINISHED", "RUN_ERROR"):
                     self._skipping = False
-                return
+                return None
             self._skipping = False
         starts_stream = (verifier is None or not verifier.run_active) and etype in (
             "RUN_STARTED",
@@ -617,12 +632,20 @@ class ClientMachine:
             raise OrderingError(exc.rule, _bare_message(exc), event=event, index=self._index) from None
         if isinstance(event, ev.UnknownEvent):
             self._warn("event-unknown", f"an event of unknown type {etype!r} was dropped")
+        elif event.extra:
+            for key in sorted(event.extra):
+                self._warn(
+                    "property-unknown", f"{etype} carries /{key}, which this version does not describe; stripped"
+                )
         # Accepted: from here on the machine changes.
         self._warnings.extend(self._pending_warnings)
         self._pending_warnings = []
         self._verifier = verifier
         self._index += 1
         self._apply(event, verifier, now)
+        if isinstance(event, ev.UnknownEvent):
+            return None
+        return attrs.evolve(event, extra=EMPTY) if event.extra else event
 
     def fail_run(self) -> None:
         """The event just refused fails its run; call it after ``receive_event`` raised.

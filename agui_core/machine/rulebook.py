@@ -183,6 +183,12 @@ _TABLE: list[tuple[str, Force, str, str]] = [
         "a STATE_DELTA that does not apply to the state (the spec warns and skips it)",
     ),
     (
+        "property-unknown",
+        Force.SHOULD,
+        _PROCESSING,
+        "an event property this version does not describe (stripped before delivery)",
+    ),
+    (
         "activity-delta-unapplicable",
         Force.SHOULD,
         "spec 1.1 events/activity",

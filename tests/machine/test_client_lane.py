@@ -6,7 +6,8 @@ client consuming it (the format follows AG-UI's own conformance corpus): ``outco
 consumed the stream, ``completed``, or rejected it, ``failed``, with ``errorRule`` and, where it
 matters, ``errorCount``), ``runError`` (the producer reported a failure, which is no
 rejection), ``eventTypes`` (exactly what reached application code), ``messages`` and ``state``
-(subset matches), ``messageCount``, ``warnings`` (rule ids that must be among the warnings) and
+(subset matches), ``messageCount``, ``eventAbsentPaths`` (``INDEX.key`` absent from a delivered
+event), ``warnings`` (rule ids that must be among the warnings) and
 ``noWarnings``. Every fixture names its ``source``, ``force`` and the one change (``kill``)
 that must make it fail. ``MANIFEST.txt`` pins the listing, so a fixture that disappears is a diff.
 """
@@ -24,7 +25,7 @@ import pytest
 from agui_core.errors import InvalidEventError, OrderingError
 from agui_core.machine.client import ClientMachine
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import converter, decode_event
+from agui_core.protocol.codec import converter, decode_event, event_to_dict
 from agui_core.protocol.types import Message
 
 LANE = Path(__file__).resolve().parents[1] / "fixtures" / "client_lane"
@@ -50,6 +51,7 @@ def consume(stream: list[Any]) -> dict[str, Any]:
     thread = next((e.get("threadId") for e in stream if isinstance(e, dict) and "threadId" in e), "")
     machine = ClientMachine(str(thread))
     delivered: list[str] = []
+    payloads: list[dict[str, Any]] = []
     errors: list[str] = []
     run_errors: list[str] = []
     for raw in stream:
@@ -59,18 +61,16 @@ def consume(stream: list[Any]) -> dict[str, Any]:
             errors.append("invalid-event")
             machine.fail_run()
             continue
-        before = machine.run_status
         try:
-            machine.receive_event(event, now=T0)
+            shown = machine.receive_event(event, now=T0)
         except OrderingError as exc:
             errors.append(exc.rule)
             machine.fail_run()
             continue
-        if before.value == "failed" and machine.run_status.value == "failed":
-            continue  # the rest of a rejected run is not delivered
-        if isinstance(event, ev.UnknownEvent):
-            continue
-        delivered.append(event.type)
+        if shown is None:
+            continue  # an unknown type, or the rest of a rejected run: never delivered
+        delivered.append(shown.type)
+        payloads.append(event_to_dict(shown))
         if isinstance(event, ev.RunErrorEvent):
             run_errors.append(event.message)
     ended = machine.end_of_stream()
@@ -78,6 +78,7 @@ def consume(stream: list[Any]) -> dict[str, Any]:
         errors.append(ended.rule)
     return {
         "delivered": delivered,
+        "payloads": payloads,
         "errors": errors,
         "run_errors": run_errors,
         "warnings": [w.rule for w in machine.warnings],
@@ -115,6 +116,9 @@ def test_client_lane(path: Path) -> None:
         assert len(got["messages"]) == expect["messageCount"]
     if "state" in expect:
         assert subset(expect["state"], got["state"]), got["state"]
+    for path in expect.get("eventAbsentPaths", ()):
+        index, _, key = path.partition(".")
+        assert key not in got["payloads"][int(index)], path
     for rule in expect.get("warnings", ()):
         assert rule in got["warnings"]
     if expect.get("noWarnings"):

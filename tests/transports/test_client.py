@@ -13,6 +13,7 @@ from websockets.asyncio.server import ServerConnection, serve
 
 from agui_core.errors import InvalidEventError, OrderingError
 from agui_core.machine.client import RunStatus
+from agui_core.protocol.events import UnknownEvent
 
 pytestmark = pytest.mark.anyio
 
@@ -164,3 +165,13 @@ async def test_inputs_declare_the_protocol_version() -> None:
     with anyio.fail_after(LIMIT):
         async with scripted([]) as client:
             assert client.new_input("t", "hello").protocol_version == "1.0"
+
+
+async def test_unknown_properties_are_stripped_from_what_the_caller_receives() -> None:
+    content = '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi","fromTheFuture":1}'
+    with anyio.fail_after(LIMIT):
+        async with scripted([STARTED, TEXT[0], content, TEXT[2], FINISHED]) as client:
+            events = await client.collect(client.new_input("t", run_id="run-1"))
+            assert [dict(e.extra) for e in events if not isinstance(e, UnknownEvent)] == [{}] * 5
+            (warning,) = client.machine("t").warnings
+            assert warning.rule == "property-unknown" and "/fromTheFuture" in warning.message
