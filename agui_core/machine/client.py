@@ -82,6 +82,15 @@ an interrupt outcome holding one interrupt per ``on_interrupt`` event (see
 :func:`legacy_interrupt`); :attr:`ClientMachine.legacy_interrupts` tells that the open
 interrupts came that way. A structured interrupt outcome, when the run sends one too, wins.
 
+The client side is cut along its jobs: this module follows the stream and builds resumes;
+:mod:`~agui_core.machine.client_messages` assembles the conversation,
+:mod:`~agui_core.machine.replies` holds the answers (:class:`Reply` and its helpers),
+:mod:`~agui_core.machine.routing` says which UI an interrupt needs,
+:mod:`~agui_core.machine.legacy_langgraph` reads ``on_interrupt`` events,
+:mod:`~agui_core.machine.admission` (shared with the agent side) decides what a resume may
+carry, and :mod:`~agui_core.machine.stream_lint` grades a whole recording. The names they
+export are re-exported here, where callers have always found them.
+
 Time comes in as ``now`` (an aware datetime); run ids come from the caller. The machine reads
 ``expiresAt`` to the millisecond, as a JavaScript client does, so an interrupt the reference
 client calls expired is expired here too (never the reverse).
@@ -90,10 +99,9 @@ client calls expired is expired here too (never the reverse).
 from __future__ import annotations
 
 import enum
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 import attrs
 import orjson
@@ -108,17 +116,28 @@ from agui_core.errors import (
 )
 from agui_core.machine.admission import bind_answers, check_entries, check_entry_count, partition_open
 from agui_core.machine.client_messages import MessageAssembly
-from agui_core.machine.expiry import read_expires_at
+from agui_core.machine.expiry import is_interrupt_expired, read_expires_at
 from agui_core.machine.interrupts import (
-    CONFIRMATION_SCHEMA,
     answer_fault,
     check_interrupt,
     format_ids,
     offers_edits,
 )
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
+from agui_core.machine.legacy_langgraph import LEGACY_INTERRUPT_EVENT, legacy_interrupt
 from agui_core.machine.ordering import StreamVerifier
 from agui_core.machine.record import OpenInterrupt
+from agui_core.machine.replies import (
+    REPLY_KEYS,
+    Reply,
+    approve,
+    approve_with_edits,
+    cancel,
+    deny,
+    plain_json,
+    resolve,
+)
+from agui_core.machine.routing import DEFAULT_CONFIRMATION_SCHEMA, ProposedToolCall, Route, RouteKind, route_interrupt
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import input_to_dict
 from agui_core.protocol.payload import PayloadValidators
@@ -164,50 +183,6 @@ __all__ = [
     "resolve",
 ]
 
-LEGACY_INTERRUPT_EVENT = "on_interrupt"
-"""The ``CUSTOM`` event name legacy LangGraph servers announce an interrupt with."""
-
-LEGACY_REASON = "langgraph:interrupt"
-
-
-def legacy_interrupt(event: ev.CustomEvent, *, fallback_id: str) -> Interrupt:
-    """The interrupt a legacy ``on_interrupt`` ``CUSTOM`` event announces.
-
-    Its ``value`` (the value given to LangGraph's ``interrupt()``, often sent as a JSON string)
-    gives ``reason``, ``message`` and ``responseSchema`` when it is an object carrying them; a
-    string value is the ``message``. The id is the LangGraph interrupt id the event's
-    ``rawEvent`` carries, else ``fallback_id``. Without a reason (or with ``tool_call``, which
-    the event cannot bind to a tool call), the interrupt is ``input_required`` when it has a
-    schema, else ``langgraph:interrupt``. The value is kept in ``metadata["langgraph"]``.
-    """
-    value: Any = event.value
-    if isinstance(value, str):
-        try:
-            value = orjson.loads(value)
-        except orjson.JSONDecodeError:
-            pass
-    raw = event.raw_event
-    raw_id = raw.get("id") if isinstance(raw, Mapping) else None
-    fields: dict[str, Any] = {}
-    reason: Any = None
-    if isinstance(value, Mapping):
-        reason = value.get("reason")
-        if isinstance(value.get("message"), str):
-            fields["message"] = value["message"]
-        if isinstance(value.get("responseSchema"), Mapping):
-            fields["response_schema"] = value["responseSchema"]
-    elif isinstance(value, str):
-        fields["message"] = value
-    if not isinstance(reason, str) or not reason or reason == "tool_call":
-        reason = "input_required" if "response_schema" in fields else LEGACY_REASON
-    return Interrupt(
-        id=raw_id if isinstance(raw_id, str) and raw_id else fallback_id,
-        reason=reason,
-        metadata={"langgraph": {"value": value, "legacy": LEGACY_INTERRUPT_EVENT}},
-        **fields,
-    )
-
-
 CLIENT_RULES = frozenset(
     {
         "thread-mismatch",
@@ -250,113 +225,6 @@ class ClientWarning:
     rule: str
     index: int
     message: str
-
-
-DEFAULT_CONFIRMATION_SCHEMA: Mapping[str, Any] = CONFIRMATION_SCHEMA
-"""What a ``confirmation`` without a ``responseSchema`` is answered with (SPEC section 4)."""
-
-# RFC 3339 section 5.6 (a space may stand for "T", as the RFC's note allows).
-_REPLY_KEYS = frozenset({"status", "payload", "metadata"})
-
-
-# --- reading expiresAt ---------------------------------------------------------------------
-
-
-def is_interrupt_expired(interrupt: Interrupt, now: datetime) -> bool:
-    """Whether ``interrupt`` can no longer be answered at ``now`` (the instant itself counts).
-
-    No ``expiresAt`` never expires. Raises ``ValueError`` for an unreadable ``expiresAt``
-    (an interrupt the machine accepted always has a readable one).
-    """
-    if interrupt.expires_at is None:
-        return False
-    return read_expires_at(interrupt.expires_at) <= now
-
-
-# --- answers -------------------------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class Reply:
-    """A person's answer to one interrupt, before it becomes a resume entry.
-
-    ``payload=None`` leaves the payload out; ``metadata=None`` leaves the metadata out.
-    Build one with :func:`resolve`, :func:`approve`, :func:`deny`, :func:`approve_with_edits`
-    or :func:`cancel`.
-    """
-
-    status: Literal["resolved", "cancelled"]
-    payload: JSON = None
-    metadata: Mapping[str, JSON] | None = None
-
-
-def resolve(payload: JSON, metadata: Mapping[str, JSON] | None = None) -> Reply:
-    """Answer with ``payload`` (checked against the interrupt's ``responseSchema``)."""
-    return Reply(status="resolved", payload=payload, metadata=metadata)
-
-
-def approve(metadata: Mapping[str, JSON] | None = None) -> Reply:
-    """Approve: the payload ``{"approved": true}``."""
-    return Reply(status="resolved", payload={"approved": True}, metadata=metadata)
-
-
-def deny(metadata: Mapping[str, JSON] | None = None) -> Reply:
-    """Deny: the payload ``{"approved": false}`` (a denial is an answer, not a cancellation)."""
-    return Reply(status="resolved", payload={"approved": False}, metadata=metadata)
-
-
-def approve_with_edits(edited_args: Mapping[str, JSON], metadata: Mapping[str, JSON] | None = None) -> Reply:
-    """Approve with the tool call's arguments replaced whole by ``edited_args``.
-
-    Only for an interrupt whose ``responseSchema`` declares ``properties.editedArgs``.
-    """
-    return Reply(
-        status="resolved",
-        payload={"approved": True, "editedArgs": edited_args},
-        metadata=metadata,
-    )
-
-
-def cancel(metadata: Mapping[str, JSON] | None = None) -> Reply:
-    """Give up on the interrupt without an answer (a bound tool call is then not executed)."""
-    return Reply(status="cancelled", metadata=metadata)
-
-
-# --- routing -------------------------------------------------------------------------------
-
-RouteKind: TypeAlias = Literal["approval", "form", "confirmation", "fallback"]
-
-
-@attrs.frozen(kw_only=True)
-class ProposedToolCall:
-    """A tool call as the client saw it proposed: ``arguments`` is the JSON text streamed or
-    snapshotted, ``args`` its parsed value (``None`` when the text is not JSON)."""
-
-    id: str
-    name: str | None
-    arguments: str
-    args: JSON = None
-
-
-@attrs.frozen(kw_only=True)
-class Route:
-    """The UI an interrupt needs.
-
-    ``kind``: ``approval`` (reason ``tool_call``), ``form`` (``input_required``),
-    ``confirmation`` or ``fallback`` (any other reason: render ``message``, ``schema`` and
-    ``metadata``). ``schema`` is the schema the answer must satisfy: the ``responseSchema``,
-    or :data:`DEFAULT_CONFIRMATION_SCHEMA` for a confirmation that declares none.
-    ``editable`` (approval) says whether an edit form may be offered; ``tool_call`` (approval)
-    is the call awaiting the decision, when the client saw it.
-    """
-
-    kind: RouteKind
-    interrupt: Interrupt
-    message: str | None = None
-    schema: Mapping[str, JSON] | None = None
-    metadata: Mapping[str, JSON] | None = None
-    editable: bool = False
-    tool_call: ProposedToolCall | None = None
 
 
 # --- the machine ---------------------------------------------------------------------------
@@ -404,29 +272,6 @@ def _bare_message(error: OrderingError) -> str:
     prefix = f"event {error.index}: " if error.index is not None else ""
     suffix = f" [{error.rule}]"
     return text.removeprefix(prefix).removesuffix(suffix)
-
-
-def _plain_json(value: Any, where: str, depth: int = 0) -> Any:
-    """``value`` as plain JSON (dicts and lists, copied), or ``TypeError``/``ValueError`` for
-    what JSON cannot carry as it is (sets, NaN, non-string keys, arbitrary objects)."""
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"{where} holds {value!r}, which JSON cannot carry")
-        return value
-    if depth > 200:
-        raise ValueError(f"{where} is nested too deeply")
-    if isinstance(value, Mapping):
-        out = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError(f"{where} has the key {key!r}; JSON object keys are strings")
-            out[key] = _plain_json(item, f"{where}.{key}", depth + 1)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [_plain_json(item, f"{where}[{index}]", depth + 1) for index, item in enumerate(value)]
-    raise TypeError(f"{where} holds a {type(value).__name__}, which is not a JSON value")
 
 
 class ClientMachine:
@@ -570,30 +415,9 @@ class ClientMachine:
 
     def route(self, interrupt: Interrupt) -> Route:
         """The UI ``interrupt`` needs. Never raises: an unknown reason gets the fallback."""
-        schema = interrupt.response_schema if isinstance(interrupt.response_schema, Mapping) else None
-        metadata = interrupt.metadata if isinstance(interrupt.metadata, Mapping) else None
-        message = interrupt.message if isinstance(interrupt.message, str) else None
-        reason = interrupt.reason
-        common: dict[str, Any] = {"interrupt": interrupt, "message": message, "metadata": metadata}
-        if reason == "tool_call":
-            call_id = interrupt.tool_call_id
-            call = self.proposed_tool_call(call_id) if isinstance(call_id, str) else None
-            return Route(
-                kind="approval",
-                schema=schema,
-                editable=offers_edits(schema),
-                tool_call=call,
-                **common,
-            )
-        if reason == "input_required":
-            return Route(kind="form", schema=schema, **common)
-        if reason == "confirmation":
-            return Route(
-                kind="confirmation",
-                schema=schema if schema is not None else DEFAULT_CONFIRMATION_SCHEMA,
-                **common,
-            )
-        return Route(kind="fallback", schema=schema, **common)
+        call_id = interrupt.tool_call_id
+        call = self.proposed_tool_call(call_id) if isinstance(call_id, str) else None
+        return route_interrupt(interrupt, call)
 
     # -- events --------------------------------------------------------------------------
 
@@ -1046,7 +870,7 @@ class ClientMachine:
         if isinstance(answer, Reply):
             reply = answer
         elif isinstance(answer, Mapping):
-            extra = sorted(str(k) for k in answer if k not in _REPLY_KEYS)
+            extra = sorted(str(k) for k in answer if k not in REPLY_KEYS)
             if extra:
                 raise self._refuse(
                     RunErrorCode.INVALID_RESUME,
@@ -1084,8 +908,8 @@ class ClientMachine:
             # A copy, so the entry is plain JSON and the caller's objects stay theirs.
             reply = Reply(
                 status=reply.status,
-                payload=_plain_json(reply.payload, "payload"),
-                metadata=_plain_json(reply.metadata, "metadata"),
+                payload=plain_json(reply.payload, "payload"),
+                metadata=plain_json(reply.metadata, "metadata"),
             )
         except (TypeError, ValueError) as exc:
             raise self._refuse(RunErrorCode.INVALID_RESUME, f"{where}: {exc}", answer) from None
