@@ -58,6 +58,14 @@ rejections: the event is accepted, and the warning names its rule and index.
 ``event-unknown``
     An event of a type this version does not describe: accepted (it cannot abort the run) and
     never delivered.
+``property-unknown``
+    An event property this version does not describe: stripped from what
+    :meth:`ClientMachine.receive_event` returns (nested objects keep theirs in ``extra``).
+``activity-delta-unapplicable``
+    An ``ACTIVITY_DELTA`` whose patch does not apply to its activity (left as it was).
+``state-delta-unapplicable``
+    A ``STATE_DELTA`` that does not apply to :attr:`ClientMachine.state` (left as it was,
+    :attr:`ClientMachine.state_stale` set).
 
 Interrupts move as the agent's thread machine moves them: they open with the ``RUN_FINISHED``
 that announces them; a ``RUN_STARTED`` takes every open interrupt as answered by that run
@@ -74,6 +82,15 @@ an interrupt outcome holding one interrupt per ``on_interrupt`` event (see
 :func:`legacy_interrupt`); :attr:`ClientMachine.legacy_interrupts` tells that the open
 interrupts came that way. A structured interrupt outcome, when the run sends one too, wins.
 
+The client side is cut along its jobs: this module follows the stream and builds resumes;
+:mod:`~agui_core.machine.client_messages` assembles the conversation,
+:mod:`~agui_core.machine.replies` holds the answers (:class:`Reply` and its helpers),
+:mod:`~agui_core.machine.routing` says which UI an interrupt needs,
+:mod:`~agui_core.machine.legacy_langgraph` reads ``on_interrupt`` events,
+:mod:`~agui_core.machine.admission` (shared with the agent side) decides what a resume may
+carry, and :mod:`~agui_core.machine.stream_lint` grades a whole recording. The names they
+export are re-exported here, where callers have always found them.
+
 Time comes in as ``now`` (an aware datetime); run ids come from the caller. The machine reads
 ``expiresAt`` to the millisecond, as a JavaScript client does, so an interrupt the reference
 client calls expired is expired here too (never the reverse).
@@ -82,10 +99,9 @@ client calls expired is expired here too (never the reverse).
 from __future__ import annotations
 
 import enum
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 import attrs
 import orjson
@@ -99,21 +115,34 @@ from agui_core.errors import (
     RunErrorCode,
 )
 from agui_core.machine.admission import bind_answers, check_entries, check_entry_count, partition_open
-from agui_core.machine.expiry import read_expires_at
+from agui_core.machine.client_messages import MessageAssembly
+from agui_core.machine.expiry import is_interrupt_expired, read_expires_at
 from agui_core.machine.interrupts import (
-    CONFIRMATION_SCHEMA,
     answer_fault,
     check_interrupt,
     format_ids,
     offers_edits,
 )
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
+from agui_core.machine.legacy_langgraph import LEGACY_INTERRUPT_EVENT, legacy_interrupt
 from agui_core.machine.ordering import StreamVerifier
 from agui_core.machine.record import OpenInterrupt
+from agui_core.machine.replies import (
+    REPLY_KEYS,
+    Reply,
+    approve,
+    approve_with_edits,
+    cancel,
+    deny,
+    plain_json,
+    resolve,
+)
+from agui_core.machine.routing import DEFAULT_CONFIRMATION_SCHEMA, ProposedToolCall, Route, RouteKind, route_interrupt
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import input_to_dict
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import (
+    EMPTY,
     JSON,
     PROTOCOL_VERSION,
     AssistantMessage,
@@ -154,50 +183,6 @@ __all__ = [
     "resolve",
 ]
 
-LEGACY_INTERRUPT_EVENT = "on_interrupt"
-"""The ``CUSTOM`` event name legacy LangGraph servers announce an interrupt with."""
-
-LEGACY_REASON = "langgraph:interrupt"
-
-
-def legacy_interrupt(event: ev.CustomEvent, *, fallback_id: str) -> Interrupt:
-    """The interrupt a legacy ``on_interrupt`` ``CUSTOM`` event announces.
-
-    Its ``value`` (the value given to LangGraph's ``interrupt()``, often sent as a JSON string)
-    gives ``reason``, ``message`` and ``responseSchema`` when it is an object carrying them; a
-    string value is the ``message``. The id is the LangGraph interrupt id the event's
-    ``rawEvent`` carries, else ``fallback_id``. Without a reason (or with ``tool_call``, which
-    the event cannot bind to a tool call), the interrupt is ``input_required`` when it has a
-    schema, else ``langgraph:interrupt``. The value is kept in ``metadata["langgraph"]``.
-    """
-    value: Any = event.value
-    if isinstance(value, str):
-        try:
-            value = orjson.loads(value)
-        except orjson.JSONDecodeError:
-            pass
-    raw = event.raw_event
-    raw_id = raw.get("id") if isinstance(raw, Mapping) else None
-    fields: dict[str, Any] = {}
-    reason: Any = None
-    if isinstance(value, Mapping):
-        reason = value.get("reason")
-        if isinstance(value.get("message"), str):
-            fields["message"] = value["message"]
-        if isinstance(value.get("responseSchema"), Mapping):
-            fields["response_schema"] = value["responseSchema"]
-    elif isinstance(value, str):
-        fields["message"] = value
-    if not isinstance(reason, str) or not reason or reason == "tool_call":
-        reason = "input_required" if "response_schema" in fields else LEGACY_REASON
-    return Interrupt(
-        id=raw_id if isinstance(raw_id, str) and raw_id else fallback_id,
-        reason=reason,
-        metadata={"langgraph": {"value": value, "legacy": LEGACY_INTERRUPT_EVENT}},
-        **fields,
-    )
-
-
 CLIENT_RULES = frozenset(
     {
         "thread-mismatch",
@@ -216,7 +201,15 @@ CLIENT_RULES = frozenset(
 )
 """The rules the client machine checks beyond the reference client's ``verifyEvents``."""
 
-CLIENT_WARNINGS = frozenset({"snapshot-missing", "event-unknown"})
+CLIENT_WARNINGS = frozenset(
+    {
+        "snapshot-missing",
+        "event-unknown",
+        "property-unknown",
+        "activity-delta-unapplicable",
+        "state-delta-unapplicable",
+    }
+)
 """What the client machine warns about (:attr:`ClientMachine.warnings`) and never rejects: the
 published spec does not make them a MUST of the producer."""
 
@@ -232,113 +225,6 @@ class ClientWarning:
     rule: str
     index: int
     message: str
-
-
-DEFAULT_CONFIRMATION_SCHEMA: Mapping[str, Any] = CONFIRMATION_SCHEMA
-"""What a ``confirmation`` without a ``responseSchema`` is answered with (SPEC section 4)."""
-
-# RFC 3339 section 5.6 (a space may stand for "T", as the RFC's note allows).
-_REPLY_KEYS = frozenset({"status", "payload", "metadata"})
-
-
-# --- reading expiresAt ---------------------------------------------------------------------
-
-
-def is_interrupt_expired(interrupt: Interrupt, now: datetime) -> bool:
-    """Whether ``interrupt`` can no longer be answered at ``now`` (the instant itself counts).
-
-    No ``expiresAt`` never expires. Raises ``ValueError`` for an unreadable ``expiresAt``
-    (an interrupt the machine accepted always has a readable one).
-    """
-    if interrupt.expires_at is None:
-        return False
-    return read_expires_at(interrupt.expires_at) <= now
-
-
-# --- answers -------------------------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class Reply:
-    """A person's answer to one interrupt, before it becomes a resume entry.
-
-    ``payload=None`` leaves the payload out; ``metadata=None`` leaves the metadata out.
-    Build one with :func:`resolve`, :func:`approve`, :func:`deny`, :func:`approve_with_edits`
-    or :func:`cancel`.
-    """
-
-    status: Literal["resolved", "cancelled"]
-    payload: JSON = None
-    metadata: Mapping[str, JSON] | None = None
-
-
-def resolve(payload: JSON, metadata: Mapping[str, JSON] | None = None) -> Reply:
-    """Answer with ``payload`` (checked against the interrupt's ``responseSchema``)."""
-    return Reply(status="resolved", payload=payload, metadata=metadata)
-
-
-def approve(metadata: Mapping[str, JSON] | None = None) -> Reply:
-    """Approve: the payload ``{"approved": true}``."""
-    return Reply(status="resolved", payload={"approved": True}, metadata=metadata)
-
-
-def deny(metadata: Mapping[str, JSON] | None = None) -> Reply:
-    """Deny: the payload ``{"approved": false}`` (a denial is an answer, not a cancellation)."""
-    return Reply(status="resolved", payload={"approved": False}, metadata=metadata)
-
-
-def approve_with_edits(edited_args: Mapping[str, JSON], metadata: Mapping[str, JSON] | None = None) -> Reply:
-    """Approve with the tool call's arguments replaced whole by ``edited_args``.
-
-    Only for an interrupt whose ``responseSchema`` declares ``properties.editedArgs``.
-    """
-    return Reply(
-        status="resolved",
-        payload={"approved": True, "editedArgs": edited_args},
-        metadata=metadata,
-    )
-
-
-def cancel(metadata: Mapping[str, JSON] | None = None) -> Reply:
-    """Give up on the interrupt without an answer (a bound tool call is then not executed)."""
-    return Reply(status="cancelled", metadata=metadata)
-
-
-# --- routing -------------------------------------------------------------------------------
-
-RouteKind: TypeAlias = Literal["approval", "form", "confirmation", "fallback"]
-
-
-@attrs.frozen(kw_only=True)
-class ProposedToolCall:
-    """A tool call as the client saw it proposed: ``arguments`` is the JSON text streamed or
-    snapshotted, ``args`` its parsed value (``None`` when the text is not JSON)."""
-
-    id: str
-    name: str | None
-    arguments: str
-    args: JSON = None
-
-
-@attrs.frozen(kw_only=True)
-class Route:
-    """The UI an interrupt needs.
-
-    ``kind``: ``approval`` (reason ``tool_call``), ``form`` (``input_required``),
-    ``confirmation`` or ``fallback`` (any other reason: render ``message``, ``schema`` and
-    ``metadata``). ``schema`` is the schema the answer must satisfy: the ``responseSchema``,
-    or :data:`DEFAULT_CONFIRMATION_SCHEMA` for a confirmation that declares none.
-    ``editable`` (approval) says whether an edit form may be offered; ``tool_call`` (approval)
-    is the call awaiting the decision, when the client saw it.
-    """
-
-    kind: RouteKind
-    interrupt: Interrupt
-    message: str | None = None
-    schema: Mapping[str, JSON] | None = None
-    metadata: Mapping[str, JSON] | None = None
-    editable: bool = False
-    tool_call: ProposedToolCall | None = None
 
 
 # --- the machine ---------------------------------------------------------------------------
@@ -388,29 +274,6 @@ def _bare_message(error: OrderingError) -> str:
     return text.removeprefix(prefix).removesuffix(suffix)
 
 
-def _plain_json(value: Any, where: str, depth: int = 0) -> Any:
-    """``value`` as plain JSON (dicts and lists, copied), or ``TypeError``/``ValueError`` for
-    what JSON cannot carry as it is (sets, NaN, non-string keys, arbitrary objects)."""
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"{where} holds {value!r}, which JSON cannot carry")
-        return value
-    if depth > 200:
-        raise ValueError(f"{where} is nested too deeply")
-    if isinstance(value, Mapping):
-        out = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError(f"{where} has the key {key!r}; JSON object keys are strings")
-            out[key] = _plain_json(item, f"{where}.{key}", depth + 1)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [_plain_json(item, f"{where}[{index}]", depth + 1) for index, item in enumerate(value)]
-    raise TypeError(f"{where} holds a {type(value).__name__}, which is not a JSON value")
-
-
 class ClientMachine:
     """The client side of one thread's runs. See the module docstring for how to drive it."""
 
@@ -427,7 +290,7 @@ class ClientMachine:
         self._outcome: RunFinishedOutcome | None = None
         self._result: JSON = None
         self._last_error: ev.RunErrorEvent | None = None
-        self._messages: tuple[Message, ...] = ()
+        self._assembly = MessageAssembly()
         self._state: JSON = None
         self._state_stale = False
         self._tool_calls: dict[str, _ToolCallDraft] = {}
@@ -502,8 +365,10 @@ class ClientMachine:
 
     @property
     def messages(self) -> tuple[Message, ...]:
-        """The messages of the latest ``MESSAGES_SNAPSHOT``."""
-        return self._messages
+        """The conversation as the accepted events built it (see
+        :mod:`agui_core.machine.client_messages`): streamed text, reasoning, tool calls and
+        results, activity, reconciled with each ``MESSAGES_SNAPSHOT`` by id, across runs."""
+        return self._assembly.messages
 
     @property
     def state(self) -> JSON:
@@ -550,35 +415,19 @@ class ClientMachine:
 
     def route(self, interrupt: Interrupt) -> Route:
         """The UI ``interrupt`` needs. Never raises: an unknown reason gets the fallback."""
-        schema = interrupt.response_schema if isinstance(interrupt.response_schema, Mapping) else None
-        metadata = interrupt.metadata if isinstance(interrupt.metadata, Mapping) else None
-        message = interrupt.message if isinstance(interrupt.message, str) else None
-        reason = interrupt.reason
-        common: dict[str, Any] = {"interrupt": interrupt, "message": message, "metadata": metadata}
-        if reason == "tool_call":
-            call_id = interrupt.tool_call_id
-            call = self.proposed_tool_call(call_id) if isinstance(call_id, str) else None
-            return Route(
-                kind="approval",
-                schema=schema,
-                editable=offers_edits(schema),
-                tool_call=call,
-                **common,
-            )
-        if reason == "input_required":
-            return Route(kind="form", schema=schema, **common)
-        if reason == "confirmation":
-            return Route(
-                kind="confirmation",
-                schema=schema if schema is not None else DEFAULT_CONFIRMATION_SCHEMA,
-                **common,
-            )
-        return Route(kind="fallback", schema=schema, **common)
+        call_id = interrupt.tool_call_id
+        call = self.proposed_tool_call(call_id) if isinstance(call_id, str) else None
+        return route_interrupt(interrupt, call)
 
     # -- events --------------------------------------------------------------------------
 
-    def receive_event(self, event: ev.Event | ev.UnknownEvent, *, now: datetime) -> None:
-        """Take the next event of the thread, or raise ``OrderingError`` and change nothing."""
+    def receive_event(self, event: ev.Event | ev.UnknownEvent, *, now: datetime) -> ev.Event | None:
+        """Take the next event of the thread, or raise ``OrderingError`` and change nothing.
+
+        Returns what application code may see of it: the event with the properties this
+        version does not describe stripped (``property-unknown`` warns about each), or ``None``
+        for an event that is not delivered (an unknown type, the rest of a failed run).
+        """
         self._check_now(now, "receive_event")
         self._pending_warnings = []
         verifier = self._verifier
@@ -589,7 +438,7 @@ class ClientMachine:
                 self._index += 1
                 if etype in ("RUN_FINISHED", "RUN_ERROR"):
                     self._skipping = False
-                return
+                return None
             self._skipping = False
         starts_stream = (verifier is None or not verifier.run_active) and etype in (
             "RUN_STARTED",
@@ -607,12 +456,20 @@ class ClientMachine:
             raise OrderingError(exc.rule, _bare_message(exc), event=event, index=self._index) from None
         if isinstance(event, ev.UnknownEvent):
             self._warn("event-unknown", f"an event of unknown type {etype!r} was dropped")
+        elif event.extra:
+            for key in sorted(event.extra):
+                self._warn(
+                    "property-unknown", f"{etype} carries /{key}, which this version does not describe; stripped"
+                )
         # Accepted: from here on the machine changes.
         self._warnings.extend(self._pending_warnings)
         self._pending_warnings = []
         self._verifier = verifier
         self._index += 1
         self._apply(event, verifier, now)
+        if isinstance(event, ev.UnknownEvent):
+            return None
+        return attrs.evolve(event, extra=EMPTY) if event.extra else event
 
     def fail_run(self) -> None:
         """The event just refused fails its run; call it after ``receive_event`` raised.
@@ -651,6 +508,19 @@ class ClientMachine:
             f"the stream ended with run {run_id!r} still open: no RUN_FINISHED or RUN_ERROR",
             index=self._run_started_at,
         )
+
+    def sending(self, run_input: RunAgentInput) -> None:
+        """``run_input`` is about to be sent on this thread: its ``messages``, when it has any,
+        become the conversation the run continues (the client's own messages, which no event
+        carries back), and its ``state``, when it has one, the baseline the run's deltas apply
+        to. An input without messages (a bare resume) leaves the conversation as it is."""
+        if run_input.thread_id != self._thread_id:
+            raise LocalProtocolError(f"input for thread {run_input.thread_id!r} on thread {self._thread_id!r}")
+        if run_input.messages:
+            self._assembly.reconcile(run_input.messages, keep_client_only=True)
+        if run_input.state is not None:
+            self._state = run_input.state
+            self._state_stale = False
 
     def abandon_run(self) -> None:
         """The stream of the run in progress broke off before its end.
@@ -765,6 +635,15 @@ class ClientMachine:
     def _apply(self, event: ev.Event | ev.UnknownEvent, verifier: StreamVerifier, now: datetime) -> None:
         if isinstance(event, ev.UnknownEvent):
             return
+        lane_call = self._chunk_lane(event, verifier) if isinstance(event, ev.ToolCallChunkEvent) else None
+        if isinstance(event, ev.TextMessageChunkEvent | ev.ReasoningMessageChunkEvent) and event.message_id is None:
+            lane_message = self._chunk_lane(event, verifier)
+            if lane_message is not None:
+                event = attrs.evolve(event, message_id=lane_message)
+        problem = self._assembly.apply(event, tool_call_id=lane_call)
+        if problem is not None:
+            index = self._index - 1
+            self._warnings.append(ClientWarning(rule="activity-delta-unapplicable", index=index, message=problem))
         if isinstance(event, ev.RunStartedEvent):
             self._status = RunStatus.RUNNING
             self._run_id = event.run_id
@@ -805,10 +684,17 @@ class ClientMachine:
         elif isinstance(event, ev.StateDeltaEvent):
             try:
                 self._state = apply_patch(self._state, event.delta)
-            except JsonPatchError:
+            except JsonPatchError as exc:
+                # The spec's consumer rule: warned about and skipped, the state left as it was.
                 self._state_stale = True
+                self._warnings.append(
+                    ClientWarning(
+                        rule="state-delta-unapplicable",
+                        index=self._index - 1,
+                        message=f"STATE_DELTA does not apply to the state and was skipped: {exc}",
+                    )
+                )
         elif isinstance(event, ev.MessagesSnapshotEvent):
-            self._messages = tuple(event.messages)
             self._run_snapshots.add(event.type)
             for message in event.messages:
                 if isinstance(message, AssistantMessage):
@@ -835,18 +721,29 @@ class ClientMachine:
             announced.setdefault(interrupt.id, interrupt)
         return RunFinishedInterruptOutcome(interrupts=tuple(announced.values()))
 
+    @staticmethod
+    def _chunk_lane(
+        event: ev.ToolCallChunkEvent | ev.TextMessageChunkEvent | ev.ReasoningMessageChunkEvent,
+        verifier: StreamVerifier,
+    ) -> str | None:
+        """The id a chunk continues: its own, else its lane's as the verifier placed it (the
+        tagged lane, else the only one of its kind)."""
+        if isinstance(event, ev.ToolCallChunkEvent):
+            own, kind = event.tool_call_id, "tool"
+        else:
+            own, kind = event.message_id, "text" if isinstance(event, ev.TextMessageChunkEvent) else "reasoning"
+        if own is not None:
+            return own
+        lanes = [entity for lane_kind, entity in verifier.chunk_streams.values() if lane_kind == kind]
+        tagged = verifier.chunk_streams.get(event.subagent_run_id)
+        if tagged is not None and tagged[0] == kind:
+            return tagged[1]
+        return lanes[0] if len(lanes) == 1 else None
+
     def _apply_tool_chunk(self, event: ev.ToolCallChunkEvent, verifier: StreamVerifier) -> None:
-        call_id = event.tool_call_id
+        call_id = self._chunk_lane(event, verifier)
         if call_id is None:
-            # The verifier has placed the chunk in its lane: the tagged one, else the only one.
-            lanes = [entity for kind, entity in verifier.chunk_streams.values() if kind == "tool"]
-            tagged = verifier.chunk_streams.get(event.subagent_run_id)
-            if tagged is not None and tagged[0] == "tool":
-                call_id = tagged[1]
-            elif len(lanes) == 1:
-                call_id = lanes[0]
-            else:
-                return
+            return
         draft = self._tool_calls.get(call_id)
         if draft is None or (event.tool_call_name is not None and event.tool_call_name != draft.name):
             draft = self._tool_calls[call_id] = _ToolCallDraft(event.tool_call_name)
@@ -973,7 +870,7 @@ class ClientMachine:
         if isinstance(answer, Reply):
             reply = answer
         elif isinstance(answer, Mapping):
-            extra = sorted(str(k) for k in answer if k not in _REPLY_KEYS)
+            extra = sorted(str(k) for k in answer if k not in REPLY_KEYS)
             if extra:
                 raise self._refuse(
                     RunErrorCode.INVALID_RESUME,
@@ -1011,8 +908,8 @@ class ClientMachine:
             # A copy, so the entry is plain JSON and the caller's objects stay theirs.
             reply = Reply(
                 status=reply.status,
-                payload=_plain_json(reply.payload, "payload"),
-                metadata=_plain_json(reply.metadata, "metadata"),
+                payload=plain_json(reply.payload, "payload"),
+                metadata=plain_json(reply.metadata, "metadata"),
             )
         except (TypeError, ValueError) as exc:
             raise self._refuse(RunErrorCode.INVALID_RESUME, f"{where}: {exc}", answer) from None

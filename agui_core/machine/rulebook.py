@@ -183,6 +183,18 @@ _TABLE: list[tuple[str, Force, str, str]] = [
         "a STATE_DELTA that does not apply to the state (the spec warns and skips it)",
     ),
     (
+        "property-unknown",
+        Force.SHOULD,
+        _PROCESSING,
+        "an event property this version does not describe (stripped before delivery)",
+    ),
+    (
+        "activity-delta-unapplicable",
+        Force.SHOULD,
+        "spec 1.1 events/activity",
+        "an ACTIVITY_DELTA whose patch does not apply to its activity (warned and skipped)",
+    ),
+    (
         "interrupt-legacy",
         Force.NOTE,
         "ag-ui-langgraph",
