@@ -26,12 +26,14 @@ from typing import Any
 __all__ = [
     "CHROMIUM",
     "HERE",
+    "ROOT",
     "Browser",
     "FrontendError",
     "Host",
     "bundle",
     "free_port",
     "host_get",
+    "node",
     "tool_log",
 ]
 
@@ -48,7 +50,7 @@ class FrontendError(RuntimeError):
     """Node, the pinned packages, Chromium or the driver is missing or failed."""
 
 
-def _node() -> str:
+def node() -> str:
     node = shutil.which("node")
     if node is None:
         raise FrontendError("node is not installed; the frontend tests need it")
@@ -62,7 +64,7 @@ def _node() -> str:
 def bundle(out: Path, *pages: str) -> Path:
     """Bundle ``pages`` (default: all) into ``out`` with esbuild; ``out``."""
     completed = subprocess.run(
-        [_node(), str(HERE / "build.mjs"), str(out), *pages], capture_output=True, text=True, timeout=300
+        [node(), str(HERE / "build.mjs"), str(out), *pages], capture_output=True, text=True, timeout=300
     )
     if completed.returncode != 0:
         raise FrontendError(f"esbuild failed: {completed.stderr or completed.stdout}")
@@ -77,7 +79,7 @@ class Browser:
 
     def __init__(self) -> None:
         self._process = subprocess.Popen(
-            [_node(), str(HERE / "driver.mjs")],
+            [node(), str(HERE / "driver.mjs")],
             cwd=HERE,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
