@@ -30,6 +30,7 @@ __all__ = [
     "Browser",
     "FrontendError",
     "Host",
+    "Runtime",
     "bundle",
     "free_port",
     "host_get",
@@ -218,3 +219,33 @@ class Host:
 
     def __exit__(self, *exc: object) -> None:
         self.kill()
+
+
+class Runtime:
+    """``runtime.mjs``: a CopilotKit runtime on loopback proxying to ``host_url``, stopped by its PID."""
+
+    def __init__(self, host_url: str, origin: str) -> None:
+        env = {**os.environ, "COPILOTKIT_TELEMETRY_DISABLED": "true"}
+        self._process = subprocess.Popen(
+            [node(), str(HERE / "runtime.mjs"), host_url, origin],
+            cwd=HERE,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
+        assert self._process.stdout is not None
+        for line in self._process.stdout:
+            if line.startswith("{"):
+                self.url: str = json.loads(line)["url"]
+                return
+        raise FrontendError(f"the CopilotKit runtime exited with {self._process.wait(timeout=_STARTUP)}")
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._process.poll() is None:
+            os.kill(self._process.pid, signal.SIGKILL)
+        self._process.wait(timeout=_STARTUP)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.frontends.agents import TEAM
-from tests.frontends.browser import Browser, Host, host_get, tool_log
+from tests.frontends.browser import Browser, Host, Runtime, host_get, tool_log
 
 
 def _open(browser: Browser, host: Host, thread: str) -> None:
@@ -197,3 +197,23 @@ def test_an_expired_interrupt_cannot_be_cancelled_from_copilotkit_and_the_host_c
     (entry,) = audit["entries"]
     assert entry["interruptId"] == question["id"] and entry["status"] == "expired"
     assert read["agui"]["finished"][-1]["result"] == {"echo": "hello"}
+
+
+def test_through_a_copilot_runtime_the_parallel_approvals_reach_the_host_as_one_resume(
+    browser: Browser, tmp_path: Path
+) -> None:
+    with Host(tmp_path, browser.origin) as host, Runtime(host.url, browser.origin) as runtime:
+        browser.step("open", page="copilotkit", query=f"runtime={runtime.url}&thread=proxied")
+        _say(browser, "team")
+        browser.step("wait", testid="interrupt-2-cancel")
+        browser.step("click", testid="interrupt-0-approve")
+        browser.step("click", testid="interrupt-1-deny")
+        browser.step("click", testid="interrupt-2-cancel")
+        browser.step("wait", testid="transcript", text="emails:")
+        read = browser.step("read")
+        audit = host_get(host.url, "audit/proxied")
+
+    assert [e["status"] for e in audit["entries"]] == ["resolved", "resolved", "cancelled"]
+    assert [e.get("payload") for e in audit["entries"]] == [{"approved": True}, {"approved": False}, None]
+    assert tool_log(host.tools) == [{"tool": "sendEmail", "to": TEAM[0], "subject": "Hi"}]
+    assert not read["agui"]["errors"]
