@@ -43,7 +43,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 _INSTALL_HINT = "run `npm ci --prefix tests/frontends` from the repository root (scripts/test does)"
 _STEP_TIMEOUT = 90.0
-_STARTUP = 30.0
+_STARTUP = 90.0  # seconds a server may take to listen (generous: CI machines are shared)
 ROOT = HERE.parents[1]
 
 
