@@ -1,4 +1,5 @@
-"""The ``agui`` command: ``serve`` an agent, play the ``demo``, ``check`` a recorded stream, run ``conformance``.
+"""The ``agui`` command: ``serve`` an agent, play the ``demo``, ``check`` a recorded stream, run ``conformance``
+or ``episodes``.
 
 ``agui serve MODULE:NAME [--ws HOST:PORT | --http HOST:PORT | --stdio | --transport NAME]
 [--store sqlite:PATH | postgresql://... | memory | --store-dsn-file FILE] [-o KEY=VALUE ...]
@@ -86,6 +87,10 @@ interrupts it leaves pending, legacy LangGraph ones (``on_interrupt``) included.
 each check as pass, fail (with the events seen) or n/a (with why); see
 :mod:`agui_core.conformance`. It exits with 1 when a check fails, 2 when the server cannot be
 tested (unreachable, bad options), 0 otherwise.
+
+``agui episodes URL --tasks FILE --humans HUMAN [--trials K] [--concurrency N] ...`` runs an
+agent through a task file's episodes with a scripted human and scores them (pass^k, actions
+run without an approval, replays, refusals, latencies); see :mod:`agui_core.app.episodes`.
 """
 
 from __future__ import annotations
