@@ -16,7 +16,7 @@ as a person auditing the episode would, from the events alone:
   for it (a replayed resume re-sends the recorded one) is the same; a result that differs means
   the tool ran again.
 - the result is the last run's ``RUN_FINISHED.result``, or, from a server that sends none
-  (ag-ui-langgraph), the last ``STATE_SNAPSHOT`` of that run; a tool result reported only as
+  (ag-ui-langgraph), the last ``STATE_SNAPSHOT`` the episode received; a tool result reported only as
   a tool message of a ``MESSAGES_SNAPSHOT`` counts as a result.
 - refusals are the ``RUN_ERROR`` codes received; latencies are from the interrupt's
   ``RUN_FINISHED`` to the resume sent, and from the resume sent to the next event.
@@ -119,7 +119,7 @@ class EpisodeLog:
     """Why the episode could not be carried to its end (a protocol violation, a lost connection, ...)."""
     started_at: float = 0.0
     ended_at: float = 0.0
-    _run_state: JSON = None
+    _state: JSON = None
     _interrupted_at: float | None = None
     _resume_sent_at: float | None = None
 
@@ -149,9 +149,8 @@ class EpisodeLog:
             self._resume_sent_at = None
         if isinstance(event, ev.RunStartedEvent):
             self.runs += 1
-            self._run_state = None
         elif isinstance(event, ev.StateSnapshotEvent):
-            self._run_state = event.snapshot
+            self._state = event.snapshot
         elif isinstance(event, ev.ToolCallStartEvent):
             self.calls.setdefault(event.tool_call_id, ToolCallSeen(id=event.tool_call_id)).name = event.tool_call_name
         elif isinstance(event, ev.ToolCallArgsEvent):
@@ -188,8 +187,9 @@ class EpisodeLog:
             else:
                 self.last_end = "cancelled" if isinstance(outcome, RunFinishedCancelledOutcome) else "success"
                 self.open = ()
-                # A server that sends no result (ag-ui-langgraph) is judged on the run's last state.
-                self.result = event.result if event.result is not None else self._run_state
+                # A server that sends no result (ag-ui-langgraph) is judged on the thread's last
+                # state (a replayed run may send no snapshot: the state it left stands).
+                self.result = event.result if event.result is not None else self._state
 
     def interrupt_announced(self, interrupt_id: str, tool_call_id: str | None, at: float) -> None:
         """A legacy interrupt (not in an outcome) the client machine read at ``at``."""
