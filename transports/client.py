@@ -43,7 +43,7 @@ from agui_core.machine.client import ClientMachine, Reply
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import decode_event, encode_input
 from agui_core.protocol.framing import JsonLinesReader, jsonl_frame
-from agui_core.protocol.types import JSON, Message, RunAgentInput, UserMessage
+from agui_core.protocol.types import JSON, PROTOCOL_VERSION, Message, RunAgentInput, UserMessage
 
 __all__ = [
     "Client",
@@ -193,6 +193,7 @@ class Client:
             thread_id=thread_id,
             run_id=run_id or f"run-{self.new_id()}",
             messages=history,
+            protocol_version=PROTOCOL_VERSION,
             state=state,
             forwarded_props=forwarded_props,
         )

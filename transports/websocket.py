@@ -318,7 +318,8 @@ class WebSocketServer:
     the module docstring describes (``None``: no cap, no limit; ``rate_burst=None``: twice the
     rate); ``input_budget`` is in bytes a second, or an
     :class:`~agui_transports.connections.InputBudget` to share with another transport of the host.
-    ``public_capabilities`` serves ``GET /capabilities`` without credentials.
+    ``public_capabilities`` serves ``GET /capabilities`` without credentials, ``public_metrics``
+    ``GET /metrics`` (when the host's observer has metrics: ``agui serve --metrics``).
     """
 
     def __init__(
@@ -347,6 +348,7 @@ class WebSocketServer:
         input_budget: float | InputBudget | None = DEFAULT_INPUT_BUDGET,
         max_input_messages: int | None = DEFAULT_MAX_INPUT_MESSAGES,
         public_capabilities: bool = False,
+        public_metrics: bool = False,
     ) -> None:
         for name, seconds in (("header_timeout", header_timeout), ("keepalive_timeout", keepalive_timeout)):
             if not 0 < seconds < math.inf:
@@ -371,6 +373,7 @@ class WebSocketServer:
         """Every principal's budget of input bytes a second (``None``: none), shared by its connections."""
         self.max_input_messages = max_input_messages
         self.public_capabilities = public_capabilities
+        self.public_metrics = public_metrics
         self._port = port
         self._options = {
             "max_size": max_size,
@@ -472,6 +475,8 @@ class WebSocketServer:
         path = request.path.partition("?")[0]
         if path == "/capabilities" and self.public_capabilities:
             return self._capabilities_document(connection)
+        if path == "/metrics" and self.public_metrics:
+            return await self._metrics(connection)
         try:
             principal = await self.host.authenticate(_credentials(request.headers))
         except AuthenticationError as exc:
@@ -481,6 +486,8 @@ class WebSocketServer:
             return response
         if path == "/capabilities":  # it names the tools: for those who may call them
             return self._capabilities_document(connection)
+        if path == "/metrics":
+            return await self._metrics(connection)
         if path.startswith(_THREADS):
             return await self._thread_view(connection, path.removeprefix(_THREADS), principal)
         self._principals[connection] = principal
@@ -493,6 +500,19 @@ class WebSocketServer:
             )
             self._capabilities = capabilities_json(self.host, transport=flags)
         return _json(connection, HTTPStatus.OK, self._capabilities)
+
+    async def _metrics(self, connection: ServerConnection) -> Response:
+        served = await self.host.observer.exposition()
+        if served is None:
+            body = orjson.dumps({"error": "not_found", "message": "this host serves no metrics (agui serve --metrics)"})
+            return _json(connection, HTTPStatus.NOT_FOUND, body)
+        response = connection.respond(HTTPStatus.OK, "")
+        for name in ("Content-Type", "Content-Length"):
+            del response.headers[name]
+        response.headers["Content-Type"] = served[1]
+        response.headers["Content-Length"] = str(len(served[0]))
+        response.body = served[0]
+        return response
 
     async def _thread_view(self, connection: ServerConnection, thread_id: str, principal: str) -> Response:
         view = await self.host.view(unquote(thread_id), principal)
@@ -508,6 +528,7 @@ class WebSocketServer:
         ticket = connection.ticket if isinstance(connection, _GuardedConnection) else None
         session = _Session(connection, principal, self._bucket(), ticket)
         self._sessions.add(session)
+        self.host.observer.connection_opened("ws")
         try:
             async with anyio.create_task_group() as group:
                 idle = anyio.CancelScope()
@@ -532,6 +553,7 @@ class WebSocketServer:
                     await connection.close(_GOING_AWAY, "the server is stopping")
         finally:
             self._sessions.discard(session)
+            self.host.observer.connection_closed("ws")
 
     async def _receive(self, session: _Session, message: str | bytes, group: anyio.abc.TaskGroup) -> None:
         connection = session.connection
@@ -589,6 +611,7 @@ class WebSocketServer:
 
     async def _refuse(self, connection: ServerConnection, error: AguiError) -> None:
         log.debug("refused a frame: %s %s", error.code.value, error.message[:200])
+        self.host.observer.refused(error.code.value)
         await self._send(connection, encode_event(refusal(error)))
 
     async def _send(self, connection: ServerConnection, frame: bytes) -> bool:
@@ -768,6 +791,7 @@ class WebSocketTransport:
             input_budget=options.input_budget,
             max_input_messages=options.max_input_messages,
             public_capabilities=options.public_capabilities,
+            public_metrics=options.public_metrics,
         )
         await server.start()
         if options.ready is not None:

@@ -47,9 +47,17 @@ Rules added to the verifier's, by ``OrderingError.rule``:
     reference client cannot read them and would never treat them as expired.
 ``interrupt-schema-invalid``
     A ``responseSchema`` that cannot be compiled, so no answer could be checked against it.
+
+Warnings (:attr:`ClientMachine.warnings`, :class:`ClientWarning`) are kept apart from
+rejections: the event is accepted, and the warning names its rule and index.
+
 ``snapshot-missing``
     An interrupt ``RUN_FINISHED`` in a run that sent no ``STATE_SNAPSHOT`` or no
-    ``MESSAGES_SNAPSHOT`` before it.
+    ``MESSAGES_SNAPSHOT`` before it. The seed asks an agent for both; the published spec does
+    not make a client reject a stream without them.
+``event-unknown``
+    An event of a type this version does not describe: accepted (it cannot abort the run) and
+    never delivered.
 
 Interrupts move as the agent's thread machine moves them: they open with the ``RUN_FINISHED``
 that announces them; a ``RUN_STARTED`` takes every open interrupt as answered by that run
@@ -87,24 +95,27 @@ from agui_core.errors import (
     LocalProtocolError,
     OrderingError,
     PayloadError,
+    RemoteProtocolError,
     RunErrorCode,
 )
+from agui_core.machine.admission import bind_answers, check_entries, check_entry_count, partition_open
 from agui_core.machine.expiry import read_expires_at
 from agui_core.machine.interrupts import (
     CONFIRMATION_SCHEMA,
     answer_fault,
-    check_answer_payload,
     check_interrupt,
     format_ids,
     offers_edits,
 )
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
 from agui_core.machine.ordering import StreamVerifier
+from agui_core.machine.record import OpenInterrupt
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import input_to_dict
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import (
     JSON,
+    PROTOCOL_VERSION,
     AssistantMessage,
     Context,
     Interrupt,
@@ -121,9 +132,11 @@ from agui_core.protocol.validation import validate_input
 
 __all__ = [
     "CLIENT_RULES",
+    "CLIENT_WARNINGS",
     "DEFAULT_CONFIRMATION_SCHEMA",
     "LEGACY_INTERRUPT_EVENT",
     "ClientMachine",
+    "ClientWarning",
     "ProposedToolCall",
     "Reply",
     "Route",
@@ -199,10 +212,27 @@ CLIENT_RULES = frozenset(
         "interrupt-tool-call-unknown",
         "interrupt-expires-at-invalid",
         "interrupt-schema-invalid",
-        "snapshot-missing",
     }
 )
 """The rules the client machine checks beyond the reference client's ``verifyEvents``."""
+
+CLIENT_WARNINGS = frozenset({"snapshot-missing", "event-unknown"})
+"""What the client machine warns about (:attr:`ClientMachine.warnings`) and never rejects: the
+published spec does not make them a MUST of the producer."""
+
+
+@attrs.frozen(kw_only=True)
+class ClientWarning:
+    """Something the client noticed in an accepted event and did not reject.
+
+    ``rule`` is one of :data:`CLIENT_WARNINGS`, ``index`` the event's position in everything the
+    machine was fed, ``message`` what was seen, naming the event type.
+    """
+
+    rule: str
+    index: int
+    message: str
+
 
 DEFAULT_CONFIRMATION_SCHEMA: Mapping[str, Any] = CONFIRMATION_SCHEMA
 """What a ``confirmation`` without a ``responseSchema`` is answered with (SPEC section 4)."""
@@ -328,7 +358,11 @@ class RunStatus(enum.StrEnum):
     REJECTED = "rejected"
     """The last input got a lone ``RUN_ERROR``: no run started, nothing changed."""
     ABANDONED = "abandoned"
-    """The run's stream broke off (:meth:`ClientMachine.abandon_run`)."""
+    """The run's stream broke off (:meth:`ClientMachine.abandon_run`), or ended with the run
+    still open (:meth:`ClientMachine.end_of_stream`)."""
+    FAILED = "failed"
+    """The client rejected an event of the run (:meth:`ClientMachine.fail_run`): the rest of
+    the run is not judged, its answered interrupts are open again."""
 
 
 @attrs.frozen
@@ -402,6 +436,10 @@ class ClientMachine:
         self._run_snapshot_tool_calls: set[str] = set()
         self._legacy_run: list[Interrupt] = []  # on_interrupt events of the run in progress
         self._legacy_open = False
+        self._warnings: list[ClientWarning] = []
+        self._skipping = False  # the rest of a failed run is passed over, not judged
+        self._run_started_at = 0  # the index of the current run's RUN_STARTED
+        self._pending_warnings: list[ClientWarning] = []
 
     # -- reading -------------------------------------------------------------------------
 
@@ -413,6 +451,11 @@ class ClientMachine:
     def index(self) -> int:
         """How many events the machine has been fed: the index the next one gets."""
         return self._index
+
+    @property
+    def warnings(self) -> tuple[ClientWarning, ...]:
+        """Every warning so far, in order: what was accepted but not as the seed asks."""
+        return tuple(self._warnings)
 
     @property
     def run_id(self) -> str | None:
@@ -537,8 +580,17 @@ class ClientMachine:
     def receive_event(self, event: ev.Event | ev.UnknownEvent, *, now: datetime) -> None:
         """Take the next event of the thread, or raise ``OrderingError`` and change nothing."""
         self._check_now(now, "receive_event")
+        self._pending_warnings = []
         verifier = self._verifier
         etype = event.type
+        if self._skipping:
+            if etype != "RUN_STARTED":
+                # The failed run's own events, up to its end: counted, never judged again.
+                self._index += 1
+                if etype in ("RUN_FINISHED", "RUN_ERROR"):
+                    self._skipping = False
+                return
+            self._skipping = False
         starts_stream = (verifier is None or not verifier.run_active) and etype in (
             "RUN_STARTED",
             "RUN_ERROR",
@@ -553,10 +605,52 @@ class ClientMachine:
             verifier.check(event)
         except OrderingError as exc:
             raise OrderingError(exc.rule, _bare_message(exc), event=event, index=self._index) from None
+        if isinstance(event, ev.UnknownEvent):
+            self._warn("event-unknown", f"an event of unknown type {etype!r} was dropped")
         # Accepted: from here on the machine changes.
+        self._warnings.extend(self._pending_warnings)
+        self._pending_warnings = []
         self._verifier = verifier
         self._index += 1
         self._apply(event, verifier, now)
+
+    def fail_run(self) -> None:
+        """The event just refused fails its run; call it after ``receive_event`` raised.
+
+        A malformed known value is fatal to the run (the spec's processing model), and the
+        events after it would only be judged against a run the client no longer follows: each
+        would be a follow-on error. So the run ends here as :attr:`RunStatus.FAILED`, the
+        interrupts it was answering open again, and the rest of its events, up to its
+        ``RUN_FINISHED`` or ``RUN_ERROR`` or the next ``RUN_STARTED``, are counted and passed
+        over. The refused event itself takes its place in the numbering.
+        """
+        self._index += 1
+        if self._verifier is not None and self._verifier.run_active:
+            self._open = self._answering + self._open
+            self._answering = ()
+        self._verifier = None
+        self._status = RunStatus.FAILED
+        self._skipping = True
+
+    def end_of_stream(self) -> OrderingError | None:
+        """The stream ended here. Returns the error when a run is still open, else ``None``.
+
+        A run whose stream ends before its ``RUN_FINISHED`` or ``RUN_ERROR`` did not end: it is
+        treated as abandoned (see :meth:`abandon_run`) and the error, rule ``run-not-ended``,
+        names it with the index of its ``RUN_STARTED``. The rest of a failed run ending with
+        the stream is no new error: it was reported once.
+        """
+        self._skipping = False
+        verifier = self._verifier
+        if verifier is None or not verifier.run_active:
+            return None
+        run_id = verifier.run_id
+        self.abandon_run()
+        return OrderingError(
+            "run-not-ended",
+            f"the stream ended with run {run_id!r} still open: no RUN_FINISHED or RUN_ERROR",
+            index=self._run_started_at,
+        )
 
     def abandon_run(self) -> None:
         """The stream of the run in progress broke off before its end.
@@ -570,6 +664,10 @@ class ClientMachine:
         self._answering = ()
         self._verifier = None
         self._status = RunStatus.ABANDONED
+
+    def _warn(self, rule: str, message: str) -> None:
+        """Keep a warning about the event being received; it counts once the event is accepted."""
+        self._pending_warnings.append(ClientWarning(rule=rule, index=self._index, message=message))
 
     def _fail(self, rule: str, message: str, event: object) -> OrderingError:
         return OrderingError(rule, message, event=event, index=self._index)
@@ -658,11 +756,10 @@ class ClientMachine:
                     event,
                 )
         if missing:
-            raise self._fail(
+            self._warn(
                 "snapshot-missing",
                 f"{label} with interrupts {format_ids(i.id for i in interrupts)} in a run that sent no "
-                f"{' and no '.join(missing)}; the interrupt boundary carries both",
-                event,
+                f"{' and no '.join(missing)}; the seed's interrupt boundary carries both",
             )
 
     def _apply(self, event: ev.Event | ev.UnknownEvent, verifier: StreamVerifier, now: datetime) -> None:
@@ -671,6 +768,7 @@ class ClientMachine:
         if isinstance(event, ev.RunStartedEvent):
             self._status = RunStatus.RUNNING
             self._run_id = event.run_id
+            self._run_started_at = self._index - 1
             self._answering = self._open
             self._open = ()
             self._run_snapshots = set()
@@ -769,7 +867,7 @@ class ClientMachine:
         tools: Sequence[Tool] | None = None,
         context: Sequence[Context] | None = None,
         forwarded_props: JSON = None,
-        protocol_version: str | None = None,
+        protocol_version: str | None = PROTOCOL_VERSION,
     ) -> RunAgentInput:
         """The ``RunAgentInput`` that answers every open interrupt with ``answers``.
 
@@ -778,7 +876,9 @@ class ClientMachine:
         (``{"status": ..., "payload"?: ..., "metadata"?: ...}``). Entries follow the order the
         interrupts were announced in. ``messages`` and ``state`` are sent as given (none by
         default); pass :attr:`messages` and :attr:`state` to send back what the interrupt
-        boundary's snapshots carried. Nothing changes in the machine: the run counts as
+        boundary's snapshots carried. ``protocol_version`` is declared on the input (the spec's
+        versioning page makes it a MUST; pass ``None`` only toward a peer that predates the
+        field). Nothing changes in the machine: the run counts as
         started when its ``RUN_STARTED`` arrives.
 
         Raises :class:`~agui_core.errors.LocalProtocolError` for an answer the agent would
@@ -788,10 +888,12 @@ class ClientMachine:
         :class:`~agui_core.errors.PayloadError` with the JSON path. In order: a run in
         progress (``THREAD_BUSY``); nothing open to answer, an answer that is not a
         :class:`Reply` or a well-formed mapping, a bad status, metadata ``None`` or not an
-        object, a cancelled answer with a payload, a value JSON cannot carry
-        (``INVALID_RESUME``); an id that is not open (``UNKNOWN_INTERRUPT_ID``); a resolved
-        answer at or after ``expiresAt`` (``INTERRUPT_EXPIRED``; cancelling stays allowed); an
-        open interrupt left unanswered (``PARTIAL_RESUME``); a payload that fails the
+        object, a cancelled answer with a payload, a value JSON cannot carry, more entries than
+        a thread holds interrupts (``INVALID_RESUME``); then the agent side's own admission
+        (:mod:`agui_core.machine.admission`, the same functions): an id that is not open
+        (``UNKNOWN_INTERRUPT_ID``); a resolved answer at or after ``expiresAt``
+        (``INTERRUPT_EXPIRED``; cancelling stays allowed, and an expired interrupt need not be
+        answered at all); a live interrupt left unanswered (``PARTIAL_RESUME``); a payload that fails the
         ``responseSchema`` (a ``confirmation`` without one takes a boolean), or that carries
         ``editedArgs`` for an interrupt whose schema does not offer edits (``INVALID_PAYLOAD``);
         an input that fails the wire schema (``INVALID_INPUT``).
@@ -813,41 +915,33 @@ class ClientMachine:
                 f"thread {self._thread_id!r} has no open interrupts to answer",
             )
         replies = {iid: self._read_reply(iid, answer) for iid, answer in answers.items()}
-        open_by_id = {o.interrupt.id: o.interrupt for o in self._open}
-        unknown = [iid for iid in replies if iid not in open_by_id]
-        if unknown:
-            raise self._refuse(
-                RunErrorCode.UNKNOWN_INTERRUPT_ID,
-                f"no interrupt {format_ids(unknown)} is open on thread {self._thread_id!r} "
-                f"(open: {format_ids(open_by_id)})",
+        # Entries in the order the interrupts were announced; an unknown id after them, for
+        # admission to refuse.
+        order = {o.interrupt.id: position for position, o in enumerate(self._open)}
+        entries = [
+            ResumeEntry(
+                interrupt_id=iid,
+                status=reply.status,
+                payload=reply.payload if reply.status == "resolved" else None,
+                metadata=reply.metadata,
             )
-        for iid, reply in replies.items():
-            if reply.status == "resolved" and is_interrupt_expired(open_by_id[iid], now):
-                raise self._refuse(
-                    RunErrorCode.INTERRUPT_EXPIRED,
-                    f"interrupt {iid!r} expired at {open_by_id[iid].expires_at}; it can only be cancelled now",
-                    reply,
-                )
-        missing = [iid for iid in open_by_id if iid not in replies]
-        if missing:
-            raise self._refuse(
-                RunErrorCode.PARTIAL_RESUME,
-                f"open interrupt {format_ids(missing)} has no answer; one resume answers every open "
-                "interrupt (cancel the ones to decline)",
+            for iid, reply in sorted(replies.items(), key=lambda item: order.get(item[0], len(order)))
+        ]
+        # The agent side's own admission rules, so whatever one accepts the other accepts.
+        try:
+            check_entry_count(entries)
+            check_entries(entries)
+            live, expired = partition_open(
+                (OpenInterrupt(interrupt=o.interrupt, run_id=o.run_id) for o in self._open), now
             )
-        entries = []
-        for iid, interrupt in open_by_id.items():
-            reply = replies[iid]
-            if reply.status == "resolved":
-                self._check_payload(interrupt, reply)
-            entries.append(
-                ResumeEntry(
-                    interrupt_id=iid,
-                    status=reply.status,
-                    payload=reply.payload if reply.status == "resolved" else None,
-                    metadata=reply.metadata,
-                )
+            bind_answers(
+                entries, thread_id=self._thread_id, live=live, expired=expired, resolved=(), validators=self._validators
             )
+        except RemoteProtocolError as exc:
+            ids: list[str] = list(exc.details.get("interrupt_ids") or ())
+            at_fault = replies.get(ids[0]) if len(ids) == 1 else None
+            cause = exc.__cause__ if isinstance(exc.__cause__, PayloadError) else None
+            raise self._refuse(exc.code, exc.message, at_fault) from cause
         run_input = RunAgentInput(
             thread_id=self._thread_id,
             run_id=run_id,
@@ -926,12 +1020,6 @@ class ClientMachine:
             raise self._refuse(RunErrorCode.INVALID_RESUME, f"{where} is nested too deeply", answer) from None
         return reply
 
-    def _check_payload(self, interrupt: Interrupt, reply: Reply) -> None:
-        try:
-            check_answer_payload(interrupt, reply.payload, self._validators)
-        except PayloadError as exc:
-            raise self._refuse(RunErrorCode.INVALID_PAYLOAD, exc.message, reply) from exc
-
     def _refuse(self, code: RunErrorCode, message: str, answer: object = None) -> LocalProtocolError:
         error = LocalProtocolError(f"resume refused: {message}", state=self._status, event=answer)
         error.code = code
@@ -949,13 +1037,18 @@ def check_stream(
     now: datetime,
     thread_id: str | None = None,
     payload_validators: PayloadValidators | None = None,
+    ended: bool = False,
+    warnings: list[ClientWarning] | None = None,
 ) -> list[OrderingError]:
     """Every violation in a recorded stream of decoded events, in order (empty: none).
 
     The stream is checked as a :class:`ClientMachine` would receive it; each error's
-    ``index`` is the event's position in ``events``. A refused event is skipped and the check
-    goes on, so one early fault may explain several later ones. ``thread_id`` defaults to the
-    thread the first ``RUN_STARTED`` or ``RUN_FINISHED`` names.
+    ``index`` is the event's position in ``events``. A refused event fails its run
+    (:meth:`ClientMachine.fail_run`): the rest of that run is passed over and the check goes
+    on with the next run, so one fault is reported once, never with follow-on errors.
+    ``thread_id`` defaults to the thread the first ``RUN_STARTED`` or ``RUN_FINISHED`` names.
+    ``ended``: the recording is the whole stream, so a run still open at its end is an error
+    (``run-not-ended``). ``warnings``, when given, receives the machine's warnings.
     """
     items = list(events)
     if thread_id is None:
@@ -965,11 +1058,16 @@ def check_stream(
         )
     machine = ClientMachine(thread_id, payload_validators=payload_validators)
     violations: list[OrderingError] = []
-    for _position, event in enumerate(items):
+    for event in items:
         try:
             machine.receive_event(event, now=now)
         except OrderingError as exc:
             violations.append(exc)
-            # A refused event changes nothing, but it still takes its place in the numbering.
-            machine._index += 1
+            machine.fail_run()
+    if ended:
+        unended = machine.end_of_stream()
+        if unended is not None:
+            violations.append(unended)
+    if warnings is not None:
+        warnings.extend(machine.warnings)
     return violations

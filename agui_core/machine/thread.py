@@ -64,8 +64,10 @@ from agui_core.errors import (
     format_path,
 )
 from agui_core.machine.admission import (
+    MAX_INTERRUPTS,
     bind_answers,
     check_entries,
+    check_entry_count,
     find_replay,
     find_retry,
     fingerprint,
@@ -110,10 +112,11 @@ from agui_core.machine.record import (
 from agui_core.machine.transcript import Transcript, message_size, own_json, tool_message
 from agui_core.machine.transitions import TRANSITIONS, MachineInput, ThreadState, next_state
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import MAX_DEPTH, MAX_RESUME_ENTRIES, event_to_dict, overnested_at
+from agui_core.protocol.codec import MAX_DEPTH, event_to_dict, overnested_at
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import (
     JSON,
+    PROTOCOL_VERSION,
     Interrupt,
     Message,
     ResumeEntry,
@@ -135,10 +138,9 @@ __all__ = [
     "ThreadMachine",
 ]
 
-MAX_INTERRUPTS = MAX_RESUME_ENTRIES
-"""The most interrupts one run may end with, so the most entries a resume may carry: the
-codec's :data:`~agui_core.protocol.codec.MAX_RESUME_ENTRIES`, so that the decoder refuses a
-longer resume before the machine would."""
+# MAX_INTERRUPTS (re-exported here) is the most interrupts one run may end with, so the most
+# entries a resume may carry: the codec's MAX_RESUME_ENTRIES, so that the decoder refuses a
+# longer resume before the machine would. Its home is admission, which the client shares.
 
 RESUMES_KEPT = 16
 """How many completed resumes a thread keeps for replay (rule 5), the most recent ones.
@@ -613,11 +615,7 @@ class ThreadMachine:
             running = f" with run {self._run.run_id!r}" if self._run is not None else ""
             raise RemoteProtocolError(RunErrorCode.THREAD_BUSY, f"thread {self._thread_id!r} is busy{running}")
         entries = tuple(run_input.resume or ())
-        if len(entries) > MAX_INTERRUPTS:
-            raise RemoteProtocolError(
-                RunErrorCode.INVALID_RESUME,
-                f"the resume carries {len(entries)} entries; a thread has at most {MAX_INTERRUPTS} open interrupts",
-            )
+        check_entry_count(entries)
         check_input_ids(run_input)
         check_input_depth(run_input)
         check_entries(entries)
@@ -806,7 +804,10 @@ class ThreadMachine:
             replay=self._replay_for(run_input.run_id, bool(run_input.resume)),
         )
         started = ev.RunStartedEvent(
-            thread_id=self._thread_id, run_id=run_input.run_id, parent_run_id=run_input.parent_run_id
+            thread_id=self._thread_id,
+            run_id=run_input.run_id,
+            parent_run_id=run_input.parent_run_id,
+            protocol_version=PROTOCOL_VERSION,
         )
         self._track(started)
         persist = self._persist()
@@ -852,7 +853,10 @@ class ThreadMachine:
         verifier = StreamVerifier()
         out: list[ev.Event] = [
             ev.RunStartedEvent(
-                thread_id=self._thread_id, run_id=run_input.run_id, parent_run_id=run_input.parent_run_id
+                thread_id=self._thread_id,
+                run_id=run_input.run_id,
+                parent_run_id=run_input.parent_run_id,
+                protocol_version=PROTOCOL_VERSION,
             ),
             *completed.tool_results,
             *self._replay_snapshots(completed),

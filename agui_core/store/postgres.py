@@ -72,7 +72,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal, Self
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -88,10 +88,12 @@ from agui_core.machine.record import (
     resolved_from_dicts,
 )
 from agui_core.store.base import (
+    AUDIT_MARGIN,
     Purged,
     StoreError,
     VersionConflict,
     WaitingThread,
+    audit_lines_since,
     check_purge,
     extend_lease,
     saved_instant,
@@ -539,6 +541,13 @@ class PostgresThreadStore:
             f"SELECT thread_id, record->'open' FROM {s}.threads WHERE owner = $1 AND state = 'INTERRUPTED'"
             " ORDER BY record->'open'->0->>'raisedAt' DESC NULLS LAST, thread_id DESC LIMIT $2"
         )
+        self._audit_since_sql = (
+            f"SELECT thread_id, entry FROM {s}.audit WHERE answered_at >= $1 ORDER BY answered_at, thread_id, seq"
+        )
+        self._all_waiting_sql = (
+            f"SELECT thread_id, owner, record->'open' FROM {s}.threads WHERE state = 'INTERRUPTED'"
+            " ORDER BY record->'open'->0->>'raisedAt' DESC NULLS LAST, thread_id DESC LIMIT $1"
+        )
 
     @property
     def schema(self) -> str:
@@ -743,6 +752,32 @@ class PostgresThreadStore:
             if waiting.interrupts:
                 found.append(waiting)
         return found
+
+    async def all_waiting(self, *, limit: int = 1000) -> Sequence[WaitingThread]:
+        """Every principal's threads with open interrupts, newest first: one query over the
+        interrupted rows (the operator's view, and the gauges of open interrupts of every host
+        on this database)."""
+        rows = await self._read("list the waiting threads", "fetch", self._all_waiting_sql, limit)
+        found = []
+        for thread_id, owner, text in rows:
+            try:
+                waiting = waiting_from_json(thread_id, orjson.loads(text), ANONYMOUS if owner is None else str(owner))
+            except Exception as exc:
+                raise StoreError(f"the stored record of thread {thread_id!r} is corrupt: {exc!r}") from exc
+            if waiting.interrupts:
+                found.append(waiting)
+        return found
+
+    async def audit_since(self, since: datetime, *, limit: int = 10_000) -> Sequence[tuple[str, ResolvedInterrupt]]:
+        """Every thread's audit lines closed at ``since`` or later, oldest first (one query on
+        the audit table, then the exact cut: see :data:`~agui_core.store.base.AUDIT_MARGIN`)."""
+        after = (since - AUDIT_MARGIN).astimezone(UTC).isoformat()
+        rows = await self._read("read the audit trails", "fetch", self._audit_since_sql, after)
+        try:
+            lines = [(thread_id, resolved_from_dicts([orjson.loads(entry)])[0]) for thread_id, entry in rows]
+        except Exception as exc:
+            raise StoreError(f"an audit trail is corrupt: {exc!r}") from exc
+        return audit_lines_since(lines, since, limit)
 
     async def owner_of(self, thread_id: str) -> str | None:
         """The principal ``thread_id`` belongs to, or ``None`` for a thread never saved (the

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 from agui_transports.http import HttpTransport
@@ -19,9 +20,10 @@ __all__ = ["TRANSPORTS", "make_host", "serving"]
 TRANSPORTS = ("ws", "http")
 
 
-def make_host(host_class: Callable[..., Host] = Host) -> Host:
-    """A host of :func:`conformance_agent` over a memory store (``host_class``: a broken one)."""
-    return host_class(conformance_agent, store=MemoryThreadStore(), tools=TOOLS)
+def make_host(host_class: Callable[..., Host] = Host, tools: Sequence[Any] = TOOLS) -> Host:
+    """A host of :func:`conformance_agent` over a memory store (``host_class``: a broken one;
+    ``tools``: its ``sendEmail``, :func:`~tests.conformance.agents.marking_tools` say)."""
+    return host_class(conformance_agent, store=MemoryThreadStore(), tools=list(tools))
 
 
 @asynccontextmanager

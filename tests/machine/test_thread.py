@@ -29,6 +29,7 @@ from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import MAX_DEPTH, decode_input
 from agui_core.protocol.types import (
+    PROTOCOL_VERSION,
     Interrupt,
     ResumeEntry,
     RunAgentInput,
@@ -190,7 +191,8 @@ def run_script(thread_id: str, acts: Sequence[Act]) -> tuple[ThreadMachine, list
 
 
 def run_started(thread_id: str, run_id: str) -> dict[str, Any]:
-    return {"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id}
+    # Our host declares the protocol version it speaks on every RUN_STARTED (spec 1.1).
+    return {"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id, "protocolVersion": PROTOCOL_VERSION}
 
 
 def run_finished(thread_id: str, run_id: str, **rest: Any) -> dict[str, Any]:
