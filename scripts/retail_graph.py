@@ -145,7 +145,9 @@ def build(typed_dict: Any = typing.TypedDict) -> Any:
         return "confirm" if values["total"] > REFUND_LIMIT else "propose_refund"
 
     def no_form(values: dict[str, Any]) -> dict[str, Any]:
-        return {"addressChanged": False} if values["intent"] == "address" else {"refunded": False}
+        if values["intent"] == "address":
+            return {"addressChanged": False, "form": "cancelled"}  # what the shop's result says
+        return {"refunded": False}
 
     def after_confirm(values: dict[str, Any]) -> str:
         return END if values.get("refunded") is False else "propose_refund"
