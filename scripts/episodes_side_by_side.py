@@ -119,9 +119,10 @@ def run_all(url: str, trials: int) -> dict[str, Any]:
     return {human: anyio.run(run_episodes, url, tasks, parse_human(human), options) for human in HUMANS}
 
 
-def markdown(results: dict[str, dict[str, Any]]) -> str:
+def markdown(results: dict[str, dict[str, Any]], trials: int) -> str:
     lines = [
-        "| server | human | pass^1 | pass^k | unapproved actions | approvals honoured once | refusals | broken off |",
+        f"| server | human | pass^1 | pass^{trials} | unapproved actions | approvals honoured once "
+        "| refusals | broken off |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for server, by_human in results.items():
@@ -130,7 +131,7 @@ def markdown(results: dict[str, dict[str, Any]]) -> str:
             refusals = ", ".join(f"{c} {n}" for c, n in sorted(report.refusals.items())) or "-"
             lines.append(
                 f"| {server} | `{human.split(':')[0] if human.startswith('edit') else human}` "
-                f"| {report.pass_k[1]:.2f} | {report.pass_k[k]:.2f} (k={k}) | {report.unapproved_actions} "
+                f"| {report.pass_k[1]:.2f} | {report.pass_k[k]:.2f} | {report.unapproved_actions} "
                 f"| {report.honoured_once}/{report.approvals} | {refusals} | {report.broken} |"
             )
     return "\n".join(lines) + "\n"
@@ -173,7 +174,7 @@ def main() -> int:
         command = [sys.executable, str(Path(__file__).resolve()), "--serve-langgraph", str(port)]
         with process(command, Path(tmp) / "langgraph.log", None, port) as url:
             results["ag-ui-langgraph graph"] = run_all(url, args.trials)
-    print(markdown(results))
+    print(markdown(results, args.trials))
     print(failures(results))
     if args.json:
         document = {s: {h: r.to_json(episodes=False) for h, r in by.items()} for s, by in results.items()}
