@@ -710,10 +710,29 @@ def _conformance(args: argparse.Namespace) -> int:
 
     async def drive() -> Any:
         transport = transport_for(args.url, headers=headers)
+        found: list[Any] = []
         try:
-            return await run_conformance(transport, options)
+            async with anyio.create_task_group() as group:
+
+                async def on_sigterm() -> None:
+                    # Stopped as a service is (SIGTERM): cancelled like Ctrl-C, so the suite
+                    # still cancels the interrupts it opened before the command ends.
+                    with anyio.open_signal_receiver(signal.SIGTERM) as received:
+                        async for _ in received:
+                            group.cancel_scope.cancel()
+                            return
+
+                group.start_soon(on_sigterm)
+                try:
+                    found.append(await run_conformance(transport, options))
+                except (ValueError, ProbeError) as exc:
+                    found.append(exc)  # raised below, not wrapped in the task group's ExceptionGroup
+                group.cancel_scope.cancel()
         finally:
             await transport.aclose()
+        if found and isinstance(found[0], Exception):
+            raise found[0]
+        return found[0] if found else None
 
     try:
         report = anyio.run(drive)
@@ -723,6 +742,9 @@ def _conformance(args: argparse.Namespace) -> int:
         # The suite cancelled what it had opened before the interrupt came through.
         print("agui conformance: interrupted; the interrupts the kit opened were cancelled", file=sys.stderr)
         return 130
+    if report is None:
+        print("agui conformance: terminated; the interrupts the kit opened were cancelled", file=sys.stderr)
+        return 128 + signal.SIGTERM
     print(report.table(), end="")
     if args.json:
         Path(args.json).write_bytes(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n")

@@ -1344,7 +1344,11 @@ class ThreadMachine:
         self._check_closable(run, "finish")
         outcome = RunFinishedSuccessOutcome()
         finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome, result=result)
-        self._check_depth(event_to_dict(finished), 1, finished)
+        if result is not None:  # the one part of this event the machine does not build itself
+            at = overnested_at(result, level=2)
+            if at is not None:
+                why = f"at {format_path(('result', *at))}: JSON nested at most {MAX_DEPTH} levels deep"
+                raise self._refuse(finished, why)
         effects = self._close_subagents(run, None)
         self._commit_answers(run, outcome, result)
         self._end_execution(run)
