@@ -1,4 +1,5 @@
-"""The ``agui`` command: ``serve`` an agent, play the ``demo``, ``check`` a stream, run ``conformance``, ``threads``.
+"""The ``agui`` command: ``serve`` an agent, play the ``demo``, ``check`` a stream, run ``conformance`` or
+``episodes``, look after ``threads``.
 
 ``agui serve MODULE:NAME [--ws HOST:PORT | --http HOST:PORT | --stdio | --transport NAME]
 [--store sqlite:PATH | postgresql://... | memory | --store-dsn-file FILE] [-o KEY=VALUE ...]
@@ -109,6 +110,10 @@ force (spec MUST, spec SHOULD, seed profile) and source; the summary separates w
 published spec from what misses only the seed's stricter profile. It exits with 1 when a check
 fails that the profile counts (``spec``, the default: a spec MUST; ``seed``: any), 2 when the
 server cannot be tested (unreachable, bad options), 130 when interrupted, 0 otherwise.
+
+``agui episodes URL --tasks FILE --humans HUMAN [--trials K] [--concurrency N] ...`` runs an
+agent through a task file's episodes with a scripted human and scores them (pass^k, actions
+run without an approval, replays, refusals, latencies); see :mod:`agui_core.app.episodes`.
 """
 
 from __future__ import annotations
