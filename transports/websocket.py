@@ -147,7 +147,7 @@ from agui_transports.plugin import (
 )
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
-from websockets.exceptions import ConnectionClosed, NegotiationError
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, NegotiationError
 from websockets.http11 import Request, Response
 from websockets.server import ServerProtocol
 from websockets.typing import Subprotocol
@@ -286,6 +286,16 @@ class _GuardedConnection(ServerConnection):
         if self.ticket is not None:
             self.ticket.release()
         super().connection_lost(exc)
+
+    async def handshake(self, *args: Any, **kwargs: Any) -> None:
+        """The opening handshake; one that fails (a client that closes before its request, sends
+        no HTTP, or no upgrade: websockets has answered it already where it could) is one line at
+        INFO, where websockets would log a traceback at ERROR for every such stranger."""
+        try:
+            await super().handshake(*args, **kwargs)
+        except InvalidHandshake as exc:
+            # The connection is not open, so websockets' handler aborts it and returns.
+            log.info("a handshake failed: %s", str(exc.__cause__ or exc).replace("\n", " ")[:200])
 
 
 class _Session:
