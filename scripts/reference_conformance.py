@@ -6,7 +6,7 @@ them into a virtual environment of the repository and run the script from its ro
     python3 -m venv .venv && .venv/bin/pip install -e '.[test]'
     .venv/bin/pip install ag-ui-langgraph==0.0.47 'langgraph>=1.2' ag-ui-strands==1.0.2 \
         strands-agents==1.62.0 uvicorn fastapi
-    .venv/bin/python scripts/reference_conformance.py [--only NAME ...] [--out DIR]
+    .venv/bin/python scripts/reference_conformance.py [--only NAME ...] [--out DIR] [--docs]
 
 It starts, each on a free port of 127.0.0.1:
 
@@ -28,21 +28,34 @@ It starts, each on a free port of 127.0.0.1:
 - ``agui-core-strands``: that same Strands agent (one function builds both) hosted by
   agui-core's adapter: ``agui serve scripts.reference_conformance:strands_agent --http``.
 
+- ``agui-core-email-bob`` and ``agui-core-form``: the assistant again, with the prompts of its
+  other scenarios (one approval; a form with an ``expiresAt``); ``agui-core-default``: the
+  assistant with ``email the team`` again, tested as ``agui conformance`` does by default
+  (approving nothing).
+
 Then it runs the kit in process (``agui_core.conformance.run_conformance``) against each over
-HTTP + SSE, prints each report's table, writes ``DIR/<name>.json`` (default
-``docs/conformance``) and ends with the side-by-side summary (check by check) and the versions
-of the packages used. The summary is what docs/conformance.md ("Reference integrations") shows.
+HTTP + SSE, with ``approve`` on (but for ``agui-core-default``): every agent here is local
+and scripted, its tools only count or format a string, so the checks that need a tool to run
+apply (``agui conformance`` leaves them out unless ``--approve``). It prints each report's
+table, writes ``DIR/<name>.json`` (default ``docs/conformance``) and ends with the
+side-by-side summary (check by check, with each check's force) and the versions of the
+packages used. With ``--docs`` it also rewrites the generated blocks of docs/conformance.md
+(between ``<!-- BEGIN generated: NAME -->`` and ``<!-- END generated: NAME -->``) whose
+targets were all measured: the reports there are this script's output, never edited by hand.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import functools
 import itertools
 import json
 import logging
 import os
+import platform
+import re
 import socket
 import subprocess
 import sys
@@ -54,7 +67,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from agui_core.conformance import CATALOGUE, Options, Report, run_conformance, transport_for
+from agui_core.conformance import CATALOGUE, Force, Options, Report, run_conformance, transport_for
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = (
@@ -362,6 +375,10 @@ def version(package: str) -> str:
 # answer file gives the approval the hook asks for.
 TARGETS: dict[str, tuple[Callable[[int], Any], str, dict[str, Any] | None]] = {
     "agui-core": (AguiServe, "email the team", None),
+    "agui-core-email-bob": (AguiServe, "email bob", None),
+    # The same as agui-core, run as `agui conformance` runs by default: without approve.
+    "agui-core-default": (AguiServe, "email the team", None),
+    "agui-core-form": (AguiServe, "file the quarterly form", None),
     "ag-ui-langgraph": (lambda port: UvicornThread(langgraph_app(), port), "Email the team the release notes.", None),
     # One LangGraph graph (scripts/langgraph_conformance_graph.py: two tool approvals raised in
     # parallel branches), served by ag-ui-langgraph and by agui-core's adapter (`agui serve
@@ -390,6 +407,10 @@ TARGETS: dict[str, tuple[Callable[[int], Any], str, dict[str, Any] | None]] = {
 }
 
 
+WITHOUT_APPROVE = {"agui-core-default"}
+"""Targets the kit tests as it does by default: approving nothing."""
+
+
 def measure(name: str, out: Path, options: Options) -> Report | str:
     start, prompt, answers = TARGETS[name]
     port = free_port()
@@ -399,7 +420,13 @@ def measure(name: str, out: Path, options: Options) -> Report | str:
             report = asyncio.run(
                 run_conformance(
                     transport_for(url),
-                    Options(prompt=prompt, answers=answers, expiry_wait=options.expiry_wait, timeout=options.timeout),
+                    Options(
+                        prompt=prompt,
+                        answers=answers,
+                        expiry_wait=options.expiry_wait,
+                        timeout=options.timeout,
+                        approve=name not in WITHOUT_APPROVE,
+                    ),
                     server={"name": name, "versions": {p: version(p) for p in PACKAGES}},
                 )
             )
@@ -408,7 +435,7 @@ def measure(name: str, out: Path, options: Options) -> Report | str:
     out.mkdir(parents=True, exist_ok=True)
     document = report.to_json()
     document["prompt"] = prompt
-    document["answers"] = answers
+    document["answersGiven"] = answers  # the --answers file; the kit's own answers are under "answers"
     if name == "ag-ui-strands":
         document["hookAnswers"] = HOOK_ANSWERS
     (out / f"{name}.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -417,24 +444,46 @@ def measure(name: str, out: Path, options: Options) -> Report | str:
     return report
 
 
-def summary(reports: dict[str, Report | str]) -> str:
+def _cell(report: Report | str, check_id: str) -> str:
+    if isinstance(report, str):
+        return "not run"
+    try:
+        result = report.result(check_id)
+    except KeyError:
+        return "-"
+    if result.status.value != "fail":
+        return result.status.value
+    # A result judged by another force than its check's says so.
+    extra = f" ({result.judged.value})" if result.judged is not result.spec.force else ""
+    return f"**fail**{extra}"
+
+
+def summary(reports: dict[str, Report | str], headings: dict[str, str] | None = None) -> str:
+    """The side-by-side table: a row per check with its force, a column per target, then what
+    each target breaks of the spec and misses of the seed's profile, and the totals."""
     names = list(reports)
+    shown = [(headings or {}).get(name, name) for name in names]
     lines = [
-        "| check | rule | " + " | ".join(names) + " |",
-        "| --- | --- | " + " | ".join("---" for _ in names) + " |",
+        "| check | force | rule | " + " | ".join(shown) + " |",
+        "| --- | --- | --- | " + " | ".join("---" for _ in names) + " |",
     ]
     for spec in CATALOGUE:
+        cells = [_cell(reports[name], spec.id) for name in names]
+        lines.append(f"| `{spec.id}` | {spec.force.value} | {spec.rule} | " + " | ".join(cells) + " |")
+    for label, force in (
+        ("breaks the spec (MUST)", Force.SPEC_MUST),
+        ("misses a spec SHOULD", Force.SPEC_SHOULD),
+        ("misses only the seed's profile", Force.SEED),
+    ):
         cells = []
         for name in names:
             report = reports[name]
             if isinstance(report, str):
                 cells.append("not run")
                 continue
-            try:
-                cells.append(report.result(spec.id).status.value)
-            except KeyError:
-                cells.append("-")
-        lines.append(f"| `{spec.id}` | {spec.rule} | " + " | ".join(cells) + " |")
+            failed = [r.spec.id for r in report.failed_by(force)]
+            cells.append(f"{len(failed)}" + (f": {', '.join(f'`{i}`' for i in failed)}" if failed else ""))
+        lines.append(f"| **{label}** | | | " + " | ".join(cells) + " |")
     totals = []
     for name in names:
         report = reports[name]
@@ -443,8 +492,74 @@ def summary(reports: dict[str, Report | str]) -> str:
         else:
             counts = report.counts()
             totals.append(f"{counts['pass']} pass, {counts['fail']} fail, {counts['n/a']} n/a")
-    lines.append("| **total** | | " + " | ".join(totals) + " |")
+    lines.append("| **total** | | | " + " | ".join(totals) + " |")
     return "\n".join(lines)
+
+
+# The generated blocks of docs/conformance.md: name -> (the targets, their column headings).
+DOC_BLOCKS: dict[str, tuple[str, ...]] = {
+    "catalogue": (),
+    "agui-core-scenarios": ("agui-core", "agui-core-email-bob", "agui-core-form"),
+    "agui-core-report": ("agui-core",),
+    "agui-core-default-report": ("agui-core-default",),
+    "references": ("agui-core", "ag-ui-langgraph", "ag-ui-strands"),
+    "langgraph-pair": ("agui-core-langgraph", "ag-ui-langgraph-parallel"),
+    "strands-pair": ("ag-ui-strands", "agui-core-strands"),
+}
+HEADINGS = {
+    "agui-core": "assistant `email the team`",
+    "agui-core-email-bob": "assistant `email bob`",
+    "agui-core-form": "assistant `file the quarterly form`",
+}
+
+
+def measured_line() -> str:
+    day = datetime.datetime.now(datetime.UTC).date().isoformat()
+    versions = ", ".join(f"{p} {version(p)}" for p in PACKAGES if version(p) != "not installed")
+    return f"Measured {day} on Python {platform.python_version()} with {versions}; the kit with `approve` on."
+
+
+def block_text(name: str, reports: dict[str, Report | str]) -> str:
+    targets = DOC_BLOCKS[name]
+    if name == "catalogue":
+        rows = [
+            "| check | force | rule | what | source | the seed's words (and in English) |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for spec in CATALOGUE:
+            rows.append(
+                f"| `{spec.id}` | {spec.force.value} | {spec.rule} | {spec.title} | {spec.source} | "
+                f'"{spec.seed}" ({spec.words}) |'
+            )
+        return "\n".join(rows)
+    if name in ("agui-core-report", "agui-core-default-report"):
+        report = reports[targets[0]]
+        assert not isinstance(report, str)
+        # Ports and timings change from run to run; the report is shown as measured.
+        return "```\n" + report.table().rstrip("\n") + "\n```"
+    chosen = {t: reports[t] for t in targets}
+    headings = HEADINGS if name == "agui-core-scenarios" else None
+    return measured_line() + "\n\n" + summary(chosen, headings)
+
+
+def write_docs(path: Path, reports: dict[str, Report | str]) -> list[str]:
+    """Rewrite the generated blocks of ``path`` whose targets were all measured; their names."""
+    text = path.read_text(encoding="utf-8")
+    done = []
+    for name, targets in DOC_BLOCKS.items():
+        if not all(t in reports and not isinstance(reports[t], str) for t in targets):
+            continue
+        pattern = re.compile(
+            rf"(<!-- BEGIN generated: {re.escape(name)} -->\n).*?(\n<!-- END generated: {re.escape(name)} -->)",
+            re.DOTALL,
+        )
+        if not pattern.search(text):
+            raise SystemExit(f"{path} has no generated block {name!r}")
+        body = block_text(name, reports)
+        text = pattern.sub(lambda m, body=body: m.group(1) + body + m.group(2), text)
+        done.append(name)
+    path.write_text(text, encoding="utf-8")
+    return done
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -453,6 +568,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "conformance", help="where the JSON reports go")
     parser.add_argument("--expiry-wait", type=float, default=30.0)
     parser.add_argument("--timeout", type=float, default=30.0)
+    parser.add_argument(
+        "--docs", action="store_true", help="rewrite the generated blocks of docs/conformance.md (see the docstring)"
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("OTEL_SDK_DISABLED", "true")
     # Strands' tracing logs "Failed to detach context" for every streamed run under uvicorn.
@@ -465,6 +583,9 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(report, str):
             print(f"{name}: could not be measured: {report}")
     print("versions: " + ", ".join(f"{p} {version(p)}" for p in PACKAGES))
+    if args.docs:
+        done = write_docs(ROOT / "docs" / "conformance.md", reports)
+        print(f"docs/conformance.md: rewrote {', '.join(done) or 'nothing'}")
     return 0
 
 

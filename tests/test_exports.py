@@ -21,6 +21,7 @@ PACKAGES = [
     "agui_core.examples",
     "agui_core.conformance",
     "agui_core.app",
+    "agui_core.episodes",
 ]
 
 

@@ -43,7 +43,7 @@ from agui_core.machine.client import ClientMachine, Reply
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import decode_event, encode_input
 from agui_core.protocol.framing import JsonLinesReader, jsonl_frame
-from agui_core.protocol.types import JSON, Message, RunAgentInput, UserMessage
+from agui_core.protocol.types import JSON, PROTOCOL_VERSION, Message, RunAgentInput, UserMessage
 
 __all__ = [
     "Client",
@@ -193,6 +193,7 @@ class Client:
             thread_id=thread_id,
             run_id=run_id or f"run-{self.new_id()}",
             messages=history,
+            protocol_version=PROTOCOL_VERSION,
             state=state,
             forwarded_props=forwarded_props,
         )
@@ -217,28 +218,50 @@ class Client:
     async def run(self, run_input: RunAgentInput) -> AsyncIterator[ev.Event | ev.UnknownEvent]:
         """Send ``run_input`` and yield the checked events of its stream, up to its end.
 
+        A stream may carry several runs (a replayed history before the run asked for): every
+        run's events are checked and yielded. Over a connection that marks where a response
+        ends (HTTP: ``delimits_streams``), the stream is read to that end; over WebSocket and
+        stdio it ends with the ``RUN_FINISHED`` or ``RUN_ERROR`` of the run asked for (its
+        ``runId``), or with a ``RUN_ERROR`` that refused the input before any run started.
+        Events of an unknown type are dropped (``ClientMachine.warnings`` says so): they
+        never reach the caller.
+
         Iterate to the end: a stream left half-read leaves the rest of its frames on the
         connection, so the client refuses further runs (open a new connection).
         """
         if self._desynchronized:
             raise RuntimeError("a run's stream was left half-read on this connection; open a new connection")
         machine = self.machine(run_input.thread_id)
+        delimited = bool(getattr(self.connection, "delimits_streams", False))
         self._desynchronized = True
-        await self.connection.send(encode_input(run_input))
+        frame = encode_input(run_input)
+        machine.sending(run_input)
+        await self.connection.send(frame)
+        in_run = False
         while True:
             try:
                 frame = await self.connection.receive()
             except anyio.EndOfStream:
+                if delimited and machine.end_of_stream() is None:
+                    self._desynchronized = False
+                    return
                 machine.abandon_run()
                 raise ConnectionLost(
                     f"the connection ended before the stream of run {run_input.run_id!r} did"
                 ) from None
             event = decode_event(frame)
-            machine.receive_event(event, now=self.clock())
-            ended = event.type == "RUN_FINISHED" or event.type == "RUN_ERROR"
+            delivered = machine.receive_event(event, now=self.clock())
+            if isinstance(event, ev.RunStartedEvent):
+                in_run = True
+            ended = False
+            if event.type == "RUN_FINISHED" or event.type == "RUN_ERROR":
+                asked_for = machine.run_id == run_input.run_id
+                ended = not delimited and (asked_for or not in_run)
+                in_run = False
             if ended:
                 self._desynchronized = False
-            yield event
+            if delivered is not None:
+                yield delivered
             if ended:
                 return
 

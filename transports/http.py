@@ -152,6 +152,7 @@ from agui_core.runtime.auth import AuthenticationError, Credentials
 from agui_core.runtime.capabilities import capabilities_json
 from agui_core.runtime.console import audit_document, inbox_document
 from agui_core.runtime.host import Host, refusal
+from agui_core.runtime.observe import NO_OBSERVER, Observer, trace_carrier
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
@@ -299,6 +300,7 @@ class HttpApp:
         max_input_messages: int | None = DEFAULT_MAX_INPUT_MESSAGES,
         max_feeds_per_principal: int | None = DEFAULT_MAX_FEEDS_PER_PRINCIPAL,
         public_capabilities: bool = False,
+        public_metrics: bool = False,
     ) -> None:
         """``websocket`` says whether the same host is also served over WebSocket (for the
         capabilities document); ``console`` whether to serve the approval console;
@@ -309,7 +311,8 @@ class HttpApp:
         many seconds an idle inbox feed waits between comment lines (its credentials are
         checked again at each); ``max_feeds_per_principal`` how many inbox feeds one principal
         holds open at once (``None``: no cap); ``public_capabilities`` serves the capabilities
-        document without credentials."""
+        document without credentials; ``public_metrics`` serves ``GET /metrics`` (when the host's
+        observer has metrics) without credentials."""
         self.host = host
         self.loopback_names_only = loopback_names_only
         self.max_body = max_body
@@ -332,6 +335,7 @@ class HttpApp:
             raise ValueError(f"max_feeds_per_principal is 1 or more (None: no cap), not {max_feeds_per_principal}")
         self.max_feeds_per_principal = max_feeds_per_principal
         self.public_capabilities = public_capabilities
+        self.public_metrics = public_metrics
 
     def close_feeds(self) -> None:
         """End the inbox feeds (the server is stopping): they would never end by themselves."""
@@ -363,7 +367,7 @@ class HttpApp:
                 cors = [(b"access-control-allow-origin", origin.encode("latin-1")), (b"vary", b"origin")]
             if path in ("", "/"):
                 allowed = "POST"
-            elif path in ("/capabilities", "/inbox", "/inbox/events"):
+            elif path in ("/capabilities", "/inbox", "/inbox/events", "/metrics"):
                 allowed = "GET"
             elif path.startswith((_THREADS, _AUDIT)) and len(path) > path.index("/", 1) + 1:
                 allowed = "GET"
@@ -382,6 +386,8 @@ class HttpApp:
                 if not self.public_capabilities:
                     await self._principal(headers)  # it names the tools: for those who may call them
                 await _send_json(send, 200, self._capabilities_document(), cors)
+            elif path == "/metrics":
+                await self._metrics(headers, send, cors)
             elif path == "/inbox":
                 await self._inbox(headers, send, cors)
             elif path == "/inbox/events":
@@ -441,13 +447,18 @@ class HttpApp:
         if budget is not None and not budget.charge(principal, address, len(body)):
             # Answered once the budget would take it: a client that asks again at once is slowed down.
             await anyio.sleep(min(MAX_OVER_LIMIT_PAUSE, budget.refills_in(principal, address, len(body))))
-            await _refuse_run(send, cors, budget.exceeded())
+            exceeded = budget.exceeded()
+            self.host.observer.refused(exceeded.code.value)
+            await _refuse_run(send, cors, exceeded)
             return
         try:
             run_input = read_input(body, max_messages=self.max_input_messages)
         except InvalidInputError as exc:
+            self.host.observer.refused(exc.code.value)
             await _refuse_run(send, cors, exc)
             return
+        if "traceparent" in headers:  # the run's task inherits this request's context, and with it these
+            trace_carrier.set({k: headers[k] for k in ("traceparent", "tracestate") if k in headers})
         await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]})
         await self._stream(run_input, principal, receive, send)
 
@@ -547,6 +558,18 @@ class HttpApp:
         if origin.strip().rstrip("/").lower() != f"{scheme}://{headers['host']}".lower():
             return False
         return self.host.authenticator is not None or loopback_name(headers["host"])
+
+    async def _metrics(self, headers: Mapping[str, str], send: Send, cors: list[tuple[bytes, bytes]]) -> None:
+        if not self.public_metrics:
+            await self._principal(headers)
+        served = await self.host.observer.exposition()
+        if served is None:
+            raise _Refused(404, "not_found", "this host serves no metrics (agui serve --metrics)")
+        body, media_type = served
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": [(b"content-type", media_type.encode()), *cors]}
+        )
+        await send({"type": "http.response.body", "body": body})
 
     async def _inbox(self, headers: Mapping[str, str], send: Send, cors: list[tuple[bytes, bytes]]) -> None:
         principal = await self._principal(headers)
@@ -721,7 +744,9 @@ def _bind(address: str, port: int) -> socket.socket:
     return listener
 
 
-def _guarded_protocol(gate: ConnectionGate, header_timeout: float) -> type[asyncio.Protocol]:
+def _guarded_protocol(
+    gate: ConnectionGate, header_timeout: float, observer: Observer = NO_OBSERVER
+) -> type[asyncio.Protocol]:
     """uvicorn's HTTP/1.1 protocol (h11) with this transport's edge (see the module docstring):
     each accepted connection admitted by ``gate``, ``TCP_NODELAY``, and a request head due
     within ``header_timeout`` seconds of the connection or of its first byte."""
@@ -740,6 +765,7 @@ def _guarded_protocol(gate: ConnectionGate, header_timeout: float) -> type[async
                 refuse(transport, service_unavailable("too many connections; try again later"))
                 return
             self._ticket = ticket
+            observer.connection_opened("http")
             super().connection_made(transport)
             self._await_head()
 
@@ -747,6 +773,7 @@ def _guarded_protocol(gate: ConnectionGate, header_timeout: float) -> type[async
             self._head_arrived()
             if self._ticket is not None:
                 self._ticket.release()
+                observer.connection_closed("http")
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
@@ -836,6 +863,7 @@ class HttpTransport:
             max_input_messages=options.max_input_messages,
             max_feeds_per_principal=options.max_feeds_per_principal,
             public_capabilities=options.public_capabilities,
+            public_metrics=options.public_metrics,
         )
         address, port = parse_address(options.address, default_port=DEFAULT_PORT)
         if options.loopback_only:
@@ -854,6 +882,7 @@ class HttpTransport:
                     max_connections=options.max_connections, max_per_client=options.max_connections_per_client
                 ),
                 options.header_timeout,
+                host.observer,
             ),
         )
         config.load()

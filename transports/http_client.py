@@ -61,6 +61,9 @@ class HttpConnection:
     runs are posted to ``path``.
     """
 
+    delimits_streams = True
+    """A response ends where its run's stream does: the client reads every run it carries."""
+
     def __init__(self, http: httpx.AsyncClient, path: str = "", *, max_line: int = 64 * 1024 * 1024) -> None:
         self.http = http
         self.path = path

@@ -203,6 +203,8 @@ class ServeOptions:
 
     ``public_capabilities``: answer ``GET /capabilities`` without credentials (by default it
     is behind the authenticator, like every other route: it names the tools and their schemas).
+    ``public_metrics``: answer ``GET /metrics`` (served when the host's observer has metrics:
+    ``agui serve --metrics``) without credentials.
     """
 
     address: str | None = None
@@ -223,6 +225,7 @@ class ServeOptions:
     input_budget: float | InputBudget | None = DEFAULT_INPUT_BUDGET
     max_feeds_per_principal: int | None = DEFAULT_MAX_FEEDS_PER_PRINCIPAL
     public_capabilities: bool = False
+    public_metrics: bool = False
 
 
 @runtime_checkable

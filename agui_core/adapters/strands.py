@@ -74,6 +74,7 @@ from strands.hooks.registry import HookOrder
 from strands.interrupt import Interrupt as StrandsInterrupt
 from strands.types.tools import ToolResult
 
+from agui_core.adapters.approval import approval_schema
 from agui_core.errors import LocalProtocolError
 from agui_core.machine.effects import Answer, RunTool
 from agui_core.machine.record import ToolJournalEntry
@@ -87,7 +88,7 @@ from agui_core.protocol.types import (
     UserMessage,
 )
 from agui_core.runtime.context import RunContext
-from agui_core.runtime.tools import APPROVE_SCHEMA, NOT_RUN_AGAIN
+from agui_core.runtime.tools import NOT_RUN_AGAIN, approval_message
 
 __all__ = ["CANCELLED", "Cancelled", "StrandsAdapter", "ToolApproval", "approval_schema", "is_strands_agent"]
 
@@ -125,56 +126,6 @@ CANCELLED: Final = Cancelled()
 _current_run: contextvars.ContextVar[_Run | None] = contextvars.ContextVar("agui_core_strands_run", default=None)
 
 
-def approval_schema(input_schema: Mapping[str, JSON] | None, *, allow_edits: bool) -> Mapping[str, JSON]:
-    """The ``responseSchema`` of an approval: edits (``editedArgs``) must fit ``input_schema``.
-
-    Without ``allow_edits`` an answer carrying ``editedArgs`` fails the schema
-    (``INVALID_PAYLOAD``) rather than being quietly ignored.
-    """
-    if not allow_edits:
-        return {**APPROVE_SCHEMA, "not": {"required": ["editedArgs"]}}
-    if input_schema is None:
-        return {
-            "type": "object",
-            "properties": {"approved": {"type": "boolean"}, "editedArgs": {"type": "object"}},
-            "required": ["approved"],
-        }
-    # The input schema moves under properties.editedArgs, but its definitions (pydantic's
-    # "$defs" for a model parameter) are referred to from its root: they move to the root of
-    # the approval schema, and any other reference to the input schema's root follows it.
-    edited = {k: _moved_refs(v) for k, v in input_schema.items() if k not in _DEFINITIONS}
-    schema: dict[str, JSON] = {
-        "type": "object",
-        "properties": {"approved": {"type": "boolean"}, "editedArgs": edited},
-        "required": ["approved"],
-    }
-    for key in _DEFINITIONS:
-        if isinstance(input_schema.get(key), dict):
-            schema[key] = _moved_refs(input_schema[key])
-    return schema
-
-
-_DEFINITIONS: Final = ("$defs", "definitions")
-_EDITED_ARGS: Final = "#/properties/editedArgs"
-
-
-def _moved_refs(value: JSON) -> JSON:
-    """``value`` (part of a tool's input schema) with its ``$ref``s made to fit the approval schema."""
-    if isinstance(value, list):
-        return [_moved_refs(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    moved: dict[str, JSON] = {}
-    for key, item in value.items():
-        if key == "$ref" and isinstance(item, str) and item.startswith("#"):
-            pointer = item[1:]
-            kept = any(pointer == f"/{d}" or pointer.startswith(f"/{d}/") for d in _DEFINITIONS)
-            moved[key] = item if kept else _EDITED_ARGS + pointer
-        else:
-            moved[key] = _moved_refs(item)
-    return moved
-
-
 def _input_schema(event: BeforeToolCallEvent) -> Mapping[str, JSON] | None:
     selected = event.selected_tool
     if selected is None:
@@ -204,11 +155,10 @@ class ToolApproval(HookProvider):
         name = event.tool_use["name"]
         if self.tools and name not in self.tools:
             return
-        args = orjson.dumps(event.tool_use["input"]).decode()
         answer = event.interrupt(
             "approval",
             reason={
-                "message": self.message or f"Run {name} with {args}?",
+                "message": self.message or approval_message(name, event.tool_use["input"]),
                 "responseSchema": approval_schema(_input_schema(event), allow_edits=self.allow_edits),
             },
         )

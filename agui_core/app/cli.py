@@ -1,4 +1,5 @@
-"""The ``agui`` command: ``serve`` an agent, play the ``demo``, ``check`` a recorded stream, run ``conformance``.
+"""The ``agui`` command: ``serve`` an agent, play the ``demo``, ``check`` a stream, run ``conformance`` or
+``episodes``, look after ``threads``.
 
 ``agui serve MODULE:NAME [--ws HOST:PORT | --http HOST:PORT | --stdio | --transport NAME]
 [--store sqlite:PATH | postgresql://... | memory | --store-dsn-file FILE] [-o KEY=VALUE ...]
@@ -15,6 +16,10 @@ agent. ``MODULE:NAME`` is imported from the current directory or the installed p
 - or a Strands ``Agent`` (recognised, never called: calling one runs it), or a plain function
   of no arguments returning a fresh one (called once at load) (needs ``agui-core[strands]``):
   it is hosted by :class:`~agui_core.adapters.strands.StrandsAdapter`.
+- or an OpenAI Agents SDK ``Agent`` (``agents.Agent``; recognised, never called), hosted by
+  :class:`~agui_core.adapters.openai_agents.OpenAIAgentsAdapter` (needs ``agui-core[openai-agents]``).
+- or a Pydantic AI ``Agent`` (``pydantic_ai.Agent``; recognised, never called), hosted by
+  :class:`~agui_core.adapters.pydantic_ai.PydanticAIAdapter` (needs ``agui-core[pydantic-ai]``).
 
 The transport is ``ws`` (the default, on ``127.0.0.1:8765``), ``http`` (HTTP + Server-Sent
 Events under uvicorn, the transport of stock AG-UI clients), ``stdio``, or any transport
@@ -35,7 +40,10 @@ ahead (default 10): when a host dies mid-run, another host on the same store (or
 restarted) takes the thread over once the lease has run out. ``--legacy-resume`` also takes
 the legacy LangGraph resume channel, ``forwardedProps.command.resume``, translated into
 ``resume[]`` when it is unambiguous, else refused with ``AMBIGUOUS_LEGACY_RESUME`` (see
-:func:`agui_core.adapters.langgraph.translate_legacy_resume`).
+:func:`agui_core.adapters.langgraph.translate_legacy_resume`). Every ``--expire-every SECONDS``
+(default 30; 0: never) the host closes the interrupts whose ``expiresAt`` has passed, by
+itself (:meth:`~agui_core.runtime.host.Host.expire`): the thread is free again without waiting
+for an input.
 
 Trust (SPEC section 9). ``--auth-tokens FILE`` (one ``PRINCIPAL TOKEN`` per line) or
 ``--auth-jwt-key FILE`` (signed tokens; ``--auth-jwt-algorithm``, default ``HS256``,
@@ -53,7 +61,7 @@ bytes is refused. A secret file (``--auth-tokens``, ``--auth-jwt-key``, ``--stor
 ``--tls-key``) that its group or others may read or write is refused (``chmod 600 FILE``),
 unless ``--insecure``.
 
-Limits (the ``limits`` group of ``agui serve --help``; the README's table lists every one)
+Limits (the ``limits`` group of ``agui serve --help``; the table in docs/security.md lists every one)
 bound what one client may take of the server: connections (``--max-connections``, and
 ``--max-connections-per-client`` per client address), how long a request head or an idle
 connection may take (``--header-timeout``, ``--keepalive-timeout``), what one input may carry
@@ -66,6 +74,13 @@ threads at rest (no open interrupt, no run in progress) that nobody has used for
 by a periodic sweep (see :class:`~agui_core.runtime.host.Host`); their audit trails go with
 them unless ``--retain-audit DURATION`` (not less than ``--retain``) keeps those longer.
 
+Operations (docs/operations.md). ``--metrics`` serves Prometheus metrics at ``GET /metrics`` on
+the HTTP transport and on the WebSocket port's plain side (needs ``agui-core[metrics]``; see
+:mod:`agui_core.runtime.metrics`), behind the authenticator unless ``--public-metrics``;
+``--traces`` makes OpenTelemetry spans of runs, tools and interrupts, set up by the ``OTEL_*``
+variables (needs ``agui-core[otel]``; see :mod:`agui_core.runtime.tracing`). ``agui threads``
+is the operator's command on a store: see :mod:`agui_core.app.threads`.
+
 ``agui demo [--auto] [--store PATH] [--port PORT] [--transport ws|http]`` plays the main job: a
 WebSocket (or HTTP) host on localhost over a SQLite file (default ``agui-demo.sqlite3``) serving the example agents, and
 a terminal client that answers their interrupts (you, or the demo itself with ``--auto``);
@@ -73,19 +88,32 @@ see :mod:`agui_core.app.demo`. It exits with 0 when every scenario ended as expe
 --console`` serves the approval console instead (at ``http://127.0.0.1:8770/console/`` unless
 ``--port`` says otherwise), with a thread of each scenario waiting there.
 
-``agui check FILE`` reads a recorded stream (JSON lines or Server-Sent Events, told apart by
-their first line; ``-`` reads standard input), checks it as a client would with
-:func:`~agui_core.machine.client.check_stream`, prints each violation with its line, and
-exits with 1 when there is one (0 otherwise). A frame that is not an event is a violation too.
-On standard error it then says how each run ended (:func:`run_endings`), listing the ids of the
-interrupts it leaves pending, legacy LangGraph ones (``on_interrupt``) included.
+``agui check FILE [--profile spec|seed] [--format text|json|sarif|junit]`` lints a recorded
+stream (JSON lines or Server-Sent Events, told apart by their first line; ``-`` reads standard
+input) as a client would read it (:func:`lint_recording`, :mod:`agui_core.machine.stream_lint`).
+Every finding names its rule, its severity (error, warning, info) and its force and source
+(spec MUST, spec SHOULD or the seed's profile, :mod:`agui_core.machine.rulebook`); ``--profile
+spec`` (the default, for a stream from someone else) makes only the spec's MUSTs errors,
+``--profile seed`` the seed's rules too. The report goes to standard output in every format
+(:mod:`agui_core.app.check_report`; the text one also says how each run ended,
+:func:`run_endings`, and ends with a summary line), and the exit status is 1 only when there is
+an error (0 otherwise, 2 when the file cannot be read).
 
-``agui conformance URL [--prompt TEXT | --input FILE] [--answers FILE] [--header K:V ...]
-[--json FILE] [--expiry-wait SECONDS] [--timeout SECONDS]`` drives a live AG-UI server
+``agui conformance URL [--prompt TEXT | --input FILE] [--answers FILE] [--approve] [--profile spec|seed]
+[--header K:V ...] [--json FILE] [--expiry-wait SECONDS] [--timeout SECONDS]`` drives a live AG-UI server
 (``http(s)://``: HTTP + SSE; ``ws(s)://``: WebSocket) through the interrupt contract and prints
 each check as pass, fail (with the events seen) or n/a (with why); see
-:mod:`agui_core.conformance`. It exits with 1 when a check fails, 2 when the server cannot be
-tested (unreachable, bad options), 0 otherwise.
+:mod:`agui_core.conformance`. Without ``--approve`` it approves nothing: it denies or cancels
+every approval, so no gated tool runs, and skips the checks that need one to run. At its end,
+also after a failure or Ctrl-C, it cancels every interrupt it left open. Each check names its
+force (spec MUST, spec SHOULD, seed profile) and source; the summary separates what breaks the
+published spec from what misses only the seed's stricter profile. It exits with 1 when a check
+fails that the profile counts (``spec``, the default: a spec MUST; ``seed``: any), 2 when the
+server cannot be tested (unreachable, bad options), 130 when interrupted, 0 otherwise.
+
+``agui episodes URL --tasks FILE --humans HUMAN [--trials K] [--concurrency N] ...`` runs an
+agent through a task file's episodes with a scripted human and scores them (pass^k, actions
+run without an approval, replays, refusals, latencies); see :mod:`agui_core.app.episodes`.
 """
 
 from __future__ import annotations
@@ -104,9 +132,14 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["check_recording", "load_agent", "main", "run_endings"]
+if TYPE_CHECKING:
+    from agui_core.app.check_report import CheckReport, Format
+    from agui_core.machine.rulebook import Profile
+    from agui_core.runtime.observe import Observer
+
+__all__ = ["check_recording", "lint_recording", "load_agent", "main", "run_endings"]
 
 log = logging.getLogger("agui")
 
@@ -121,6 +154,8 @@ _NETWORK_OPTIONS = (
     ("--tls-key", "tls_key"),
     ("--insecure", "insecure"),
     ("--public-capabilities", "public_capabilities"),
+    ("--metrics", "metrics"),
+    ("--public-metrics", "public_metrics"),
 )
 
 # (flag, attribute) of the options that name a file holding a secret.
@@ -175,7 +210,7 @@ def _legacy_resume() -> Any:
 
 
 def _framework_agent(found: Any) -> Any:
-    """``found`` hosted by a framework adapter, if it is a Strands agent or a factory of one.
+    """``found`` hosted by a framework adapter: an OpenAI Agents SDK agent, a Strands agent or a factory of one.
 
     A framework's agent object is recognised as it is, never called: a Strands ``Agent`` is
     callable with no arguments (``agent()`` runs it on an empty prompt, tools included). Only
@@ -183,6 +218,14 @@ def _framework_agent(found: Any) -> Any:
     builds (an agent function takes the run's context). Strands is looked for only once the
     module, or that factory, loaded it: serving a plain agent never imports a framework.
     """
+    if _instance_of(found, "agents.agent", "Agent"):
+        from agui_core.adapters.openai_agents import OpenAIAgentsAdapter
+
+        return OpenAIAgentsAdapter(found)
+    if _instance_of(found, "pydantic_ai.agent", "Agent"):
+        from agui_core.adapters.pydantic_ai import PydanticAIAdapter
+
+        return PydanticAIAdapter(found)
     if "strands" in sys.modules:
         from agui_core.adapters.strands import StrandsAdapter, is_strands_agent
 
@@ -196,6 +239,11 @@ def _framework_agent(found: Any) -> Any:
     if is_strands_agent(built):
         return StrandsAdapter(found)
     return None
+
+
+def _instance_of(found: Any, module: str, name: str) -> bool:
+    """Whether ``found`` is an instance of the class ``module.name`` (nothing is imported to tell)."""
+    return any(cls.__module__ == module and cls.__name__ == name for cls in type(found).__mro__)
 
 
 def _is_factory(found: Any) -> bool:
@@ -403,6 +451,7 @@ async def _serve(args: argparse.Namespace) -> int:
     from agui_transports.plugin import ServeOptions, load_transport
 
     from agui_core.runtime.host import Host
+    from agui_core.runtime.observe import ObservedStore
 
     if args.transport == "stdio":
         given = [flag for flag, value in _NETWORK_OPTIONS if getattr(args, value)]
@@ -422,6 +471,7 @@ async def _serve(args: argparse.Namespace) -> int:
     transport = load_transport(args.transport)
     spec = _store_spec(args)
     store = _open_store(spec)
+    observer = _observer(args)
     stop = anyio.Event()
     stopped_at: list[float] = []
     host_scope = anyio.CancelScope()
@@ -447,6 +497,7 @@ async def _serve(args: argparse.Namespace) -> int:
         ssl=tls,
         loopback_only=authenticator is None and not args.insecure,
         public_capabilities=args.public_capabilities,
+        public_metrics=args.public_metrics,
         **_limits(args),
     )
     async with anyio.create_task_group() as group:
@@ -458,7 +509,8 @@ async def _serve(args: argparse.Namespace) -> int:
                 host = await stack.enter_async_context(
                     Host(
                         agent,
-                        store=store,
+                        store=store if observer is None else ObservedStore(store, observer),
+                        observer=observer,
                         tools=tools,
                         authenticator=authenticator,
                         run_timeout=args.run_timeout,
@@ -468,6 +520,7 @@ async def _serve(args: argparse.Namespace) -> int:
                         **thread_limits,
                         retain=retain,
                         retain_audit=retain_audit,
+                        expire_every=args.expire_every or None,
                     )
                 )
                 host.send_timeout = args.send_timeout
@@ -479,6 +532,30 @@ async def _serve(args: argparse.Namespace) -> int:
             log.warning("runs still in flight were cut off")
         group.cancel_scope.cancel()
     return 0
+
+
+def _observer(args: argparse.Namespace) -> Observer | None:
+    """The host's observer as the options ask (``--metrics``, ``--traces``), or ``None``."""
+    from agui_core.runtime.observe import Observers
+
+    if args.public_metrics and not args.metrics:
+        raise ValueError("--public-metrics opens the metrics of --metrics: give --metrics too")
+    observers: list[Observer] = []
+    if args.metrics:
+        try:
+            from agui_core.runtime.metrics import PrometheusObserver
+        except ImportError:
+            raise ValueError("--metrics needs prometheus-client: pip install 'agui-core[metrics]'") from None
+        observers.append(PrometheusObserver())
+    if args.traces:
+        try:
+            from agui_core.runtime.tracing import TracingObserver, provider_from_environment
+        except ImportError:
+            raise ValueError("--traces needs opentelemetry: pip install 'agui-core[otel]'") from None
+        observers.append(TracingObserver(provider_from_environment()))
+    if not observers:
+        return None
+    return observers[0] if len(observers) == 1 else Observers(observers)
 
 
 def _frames(data: bytes) -> tuple[str, list[tuple[int, bytes]]]:
@@ -502,28 +579,49 @@ def _frames(data: bytes) -> tuple[str, list[tuple[int, bytes]]]:
     return "sse", frames
 
 
-def check_recording(data: bytes, *, name: str = "-", now: datetime | None = None) -> list[str]:
-    """Every violation in a recorded stream, one line each, in the order of the stream."""
+def lint_recording(
+    data: bytes, *, name: str = "-", profile: Profile = "spec", now: datetime | None = None
+) -> CheckReport:
+    """Every finding about a recorded stream (see :mod:`agui_core.machine.stream_lint`), each
+    with the line its event starts on; a frame that is not an event is ``invalid-event``."""
+    from agui_core.app.check_report import CheckReport, LocatedFinding
     from agui_core.errors import InvalidEventError
-    from agui_core.machine.client import check_stream
+    from agui_core.machine.stream_lint import finding, lint_stream
     from agui_core.protocol.codec import decode_event
 
-    _, frames = _frames(data)
-    found: list[tuple[int, str]] = []
+    framing, frames = _frames(data)
+    found: list[LocatedFinding] = []
     events, places = [], []
     for line, body in frames:
         try:
             event = decode_event(body)
         except InvalidEventError as exc:
-            found.append((line, f"{name}:{line}: {exc.message} [invalid-event]"))
+            found.append(LocatedFinding(finding=finding("invalid-event", profile, None, exc.message), line=line))
             continue
         events.append(event)
         places.append(line)
-    for error in check_stream(events, now=now or datetime.now(UTC)):
-        line = places[error.index] if error.index is not None else 0
-        found.append((line, f"{name}:{line}: {error.message}"))
-    found.sort(key=lambda item: item[0])
-    return [text for _, text in found]
+    for item in lint_stream(events, now=now or datetime.now(UTC), profile=profile):
+        line = places[item.index] if item.index is not None and item.index < len(places) else 0
+        found.append(LocatedFinding(finding=item, line=line))
+    found.sort(key=lambda located: located.line)
+    return CheckReport(
+        file=name,
+        profile=profile,
+        framing=framing,
+        frames=len(frames),
+        findings=tuple(found),
+        runs=tuple(run_endings(data, now=now)),
+    )
+
+
+def check_recording(
+    data: bytes, *, name: str = "-", now: datetime | None = None, profile: Profile = "spec"
+) -> list[str]:
+    """Every finding about a recorded stream, one text line each, in the order of the stream."""
+    from agui_core.app.check_report import render
+
+    report = lint_recording(data, name=name, now=now, profile=profile)
+    return render(report, "text").splitlines()[: len(report.findings)]
 
 
 def run_endings(data: bytes, *, now: datetime | None = None) -> list[str]:
@@ -577,21 +675,19 @@ def run_endings(data: bytes, *, now: datetime | None = None) -> list[str]:
     return endings
 
 
-def _check(path: str) -> int:
+def _check(path: str, *, profile: Profile = "spec", fmt: Format = "text") -> int:
+    """``agui check``: the report on standard output in every format; 1 only on errors."""
+    from agui_core.app.check_report import render
+    from agui_core.machine.rulebook import Severity
+
     try:
         data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except OSError as exc:
         print(f"agui check: {exc}", file=sys.stderr)
         return 2
-    violations = check_recording(data, name="<stdin>" if path == "-" else path)
-    for violation in violations:
-        print(violation)
-    for ending in run_endings(data):
-        print(ending, file=sys.stderr)
-    kind, frames = _frames(data)
-    summary = f"{len(frames)} frames ({kind}), {len(violations) or 'no'} violation{'s' if len(violations) != 1 else ''}"
-    print(summary, file=sys.stderr)
-    return 1 if violations else 0
+    report = lint_recording(data, name="<stdin>" if path == "-" else path, profile=profile)
+    sys.stdout.write(render(report, fmt))
+    return 1 if report.count(Severity.ERROR) else 0
 
 
 def _conformance(args: argparse.Namespace) -> int:
@@ -626,23 +722,51 @@ def _conformance(args: argparse.Namespace) -> int:
         answers=answers,
         expiry_wait=args.expiry_wait,
         timeout=args.timeout,
+        approve=args.approve,
     )
 
     async def drive() -> Any:
         transport = transport_for(args.url, headers=headers)
+        found: list[Any] = []
         try:
-            return await run_conformance(transport, options)
+            async with anyio.create_task_group() as group:
+
+                async def on_sigterm() -> None:
+                    # Stopped as a service is (SIGTERM): cancelled like Ctrl-C, so the suite
+                    # still cancels the interrupts it opened before the command ends.
+                    with anyio.open_signal_receiver(signal.SIGTERM) as received:
+                        async for _ in received:
+                            group.cancel_scope.cancel()
+                            return
+
+                group.start_soon(on_sigterm)
+                try:
+                    found.append(await run_conformance(transport, options))
+                except (ValueError, ProbeError) as exc:
+                    found.append(exc)  # raised below, not wrapped in the task group's ExceptionGroup
+                group.cancel_scope.cancel()
         finally:
             await transport.aclose()
+        if found and isinstance(found[0], Exception):
+            raise found[0]
+        return found[0] if found else None
 
     try:
         report = anyio.run(drive)
     except (ValueError, ProbeError) as exc:
         return fail(str(exc))
+    except KeyboardInterrupt:
+        # The suite cancelled what it had opened before the interrupt came through.
+        print("agui conformance: interrupted; the interrupts the kit opened were cancelled", file=sys.stderr)
+        return 130
+    if report is None:
+        print("agui conformance: terminated; the interrupts the kit opened were cancelled", file=sys.stderr)
+        return 128 + signal.SIGTERM
     print(report.table(), end="")
     if args.json:
         Path(args.json).write_bytes(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
-    return 0 if report.ok else 1
+    failed = report.breaks_spec if args.profile == "spec" else not report.ok
+    return 1 if failed else 0
 
 
 def _usage_error(exc: BaseException) -> BaseException | None:
@@ -730,6 +854,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     runs = serve.add_argument_group("runs", "how long a run may take, and how long its thread outlives a dead host")
+    runs.add_argument(
+        "--expire-every",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="look for interrupts past their expiresAt this often and close them (default 30; 0: only "
+        "when an input comes)",
+    )
     runs.add_argument(
         "--run-timeout",
         type=float,
@@ -879,6 +1011,22 @@ def _parser() -> argparse.ArgumentParser:
         help="answer GET /capabilities (tool names and schemas) without credentials (default: behind auth)",
     )
     trust.add_argument(
+        "--public-metrics",
+        action="store_true",
+        help="with --metrics, answer GET /metrics without credentials (default: behind auth)",
+    )
+    serve.add_argument(
+        "--metrics",
+        action="store_true",
+        help="serve Prometheus metrics at GET /metrics (needs agui-core[metrics]; docs/operations.md)",
+    )
+    serve.add_argument(
+        "--traces",
+        action="store_true",
+        help="OpenTelemetry spans of runs, tools and interrupts, set up by the OTEL_* variables "
+        "(needs agui-core[otel]; docs/operations.md)",
+    )
+    trust.add_argument(
         "--insecure",
         action="store_true",
         help="serve without an authenticator on an address other than loopback (every client is one principal); "
@@ -886,7 +1034,15 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     conformance = commands.add_parser(
-        "conformance", help="test a live AG-UI server's interrupt contract (http(s):// or ws(s)://)"
+        "conformance",
+        help="test a live AG-UI server's interrupt contract (http(s):// or ws(s)://)",
+        description="Test a live AG-UI server's interrupt contract. What the kit sends: runs of the "
+        "interrupting input (--prompt or --input) on fresh threads of its own (ids conformance-...), and "
+        "resumes that answer the interrupts: forms with a payload made from their responseSchema (or "
+        '--answers), approvals with a denial ({"approved": false}, false) or a cancellation, never a yes '
+        "unless --approve; malformed resumes the server should refuse; and at the end a cancelled entry for "
+        "every interrupt still open, so no thread is left waiting in the operator's inbox (also after a "
+        "failure or Ctrl-C). Run it against a server whose agent may be driven this way.",
     )
     conformance.add_argument("url", metavar="URL", help="the agent's endpoint: http(s):// (HTTP + SSE) or ws(s)://")
     said = conformance.add_mutually_exclusive_group()
@@ -895,10 +1051,25 @@ def _parser() -> argparse.ArgumentParser:
     conformance.add_argument(
         "--answers",
         metavar="FILE",
-        help="payloads to resolve interrupts with (JSON: id, position, reason or * -> payload)",
+        help="payloads to resolve interrupts with (JSON: id, position, reason or * -> payload); "
+        "one that approves a gate is sent as a denial unless --approve",
     )
     conformance.add_argument(
         "--header", action="append", default=[], metavar="NAME:VALUE", help="sent with every request (repeatable)"
+    )
+    conformance.add_argument(
+        "--approve",
+        action="store_true",
+        help="let the kit approve tool calls and confirmations, so the server RUNS its gated tools: needed by "
+        "the checks that judge a tool's execution (resume.tool-results, r5.concurrent; r8.missing-payload "
+        "when only approvals declare a schema); off by default",
+    )
+    conformance.add_argument(
+        "--profile",
+        choices=("spec", "seed"),
+        default="spec",
+        help="what fails the command (exit 1): spec (default) a broken MUST of the published AG-UI 1.1 spec; "
+        "seed also a miss of the seed's stricter profile, which agui-core's own host keeps",
     )
     conformance.add_argument("--json", metavar="FILE", help="also write the report as JSON")
     conformance.add_argument(
@@ -912,8 +1083,29 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=30.0, metavar="SECONDS", help="bound on one response (default 30)"
     )
 
-    check = commands.add_parser("check", help="check a recorded event stream (JSON lines or SSE) as a client would")
+    from agui_core.app.episodes import add_parser as add_episodes
+
+    add_episodes(commands)
+    from agui_core.app.threads import add_threads_parser
+
+    add_threads_parser(commands)
+    check = commands.add_parser(
+        "check", help="lint a recorded event stream (JSON lines or SSE) as a client would read it"
+    )
     check.add_argument("file", metavar="FILE", help="the recording; - for standard input")
+    check.add_argument(
+        "--profile",
+        choices=["spec", "seed"],
+        default="spec",
+        help="which rules are errors: spec (its MUSTs; default, for a stream from someone else) or seed "
+        "(the seed's stricter profile too, as agui-core's host keeps it)",
+    )
+    check.add_argument(
+        "--format",
+        choices=["text", "json", "sarif", "junit"],
+        default="text",
+        help="the report's format on standard output (default text)",
+    )
     return parser
 
 
@@ -932,9 +1124,17 @@ def main(argv: list[str] | None = None) -> int:
             return run_console(store=args.store, port=CONSOLE_PORT if args.port is None else args.port)
         return run_demo(auto=args.auto, store=args.store, port=args.port or 0, transport=args.transport)
     if args.command == "check":
-        return _check(args.file)
+        return _check(args.file, profile=args.profile, fmt=args.format)
     if args.command == "conformance":
         return _conformance(args)
+    if args.command == "threads":
+        from agui_core.app.threads import run_threads
+
+        return run_threads(args)
+    if args.command == "episodes":
+        from agui_core.app import episodes
+
+        return episodes.main(args)
     if args.command == "serve":
         import anyio
 

@@ -7,6 +7,14 @@ the seed's own language (Korean) and in English, as SPEC.md restates them. A res
 ``pass``, ``fail`` (with the events seen, exactly as they came) or ``n/a`` (with why: the
 server never raised what the check needs, say).
 
+Every check also names its ``source`` and its :class:`Force`: a MUST of the published AG-UI
+1.1 specification (``ag-ui-protocol/ag-ui``, ``docs/spec/1.1/``), a SHOULD of it, or a rule of
+the seed's stricter profile (the concept page agui-core's own host enforces, SPEC.md section
+11), where the specification leaves the producer free. A failure breaks the specification only
+when its force is a spec MUST; a result may carry a force of its own where what failed is
+weaker or stronger than the check's main rule (a plain input answered with success while a
+tool approval stands open breaks the spec, one refused with no code only the profile).
+
 :class:`Report` holds the results in catalogue order; :meth:`Report.table` is what a person
 reads, :meth:`Report.to_json` what a CI job reads.
 """
@@ -20,7 +28,7 @@ from typing import Any, Final
 import attrs
 import orjson
 
-__all__ = ["CATALOGUE", "CheckResult", "CheckSpec", "Report", "Status", "check_spec"]
+__all__ = ["CATALOGUE", "CheckResult", "CheckSpec", "Force", "Report", "Status", "check_spec"]
 
 
 class Status(enum.StrEnum):
@@ -29,6 +37,20 @@ class Status(enum.StrEnum):
     PASS = "pass"
     FAIL = "fail"
     NOT_APPLICABLE = "n/a"
+
+
+class Force(enum.StrEnum):
+    """How binding the rule a check tests is."""
+
+    SPEC_MUST = "spec MUST"
+    SPEC_SHOULD = "spec SHOULD"
+    SEED = "seed profile"
+
+
+_SPEC = "ag-ui docs/spec/1.1/"
+_INTERRUPTS = _SPEC + "basic/patterns/interrupt-resume.mdx"
+_LIFECYCLE = _SPEC + "events/lifecycle.mdx"
+_SCHEMA = _SPEC + "schema.mdx"
 
 
 @attrs.frozen(kw_only=True)
@@ -41,10 +63,92 @@ class CheckSpec:
     title: str
     seed: str
     words: str
+    force: Force
+    """How binding the rule is: spec MUST, spec SHOULD or the seed's profile."""
+    source: str
+    """Where the rule is written: a page of the published spec (``ag-ui docs/spec/1.1/...``) or the seed."""
+
+
+# id -> (force, source). The spec leaves most of the seed's producer rules free: coverage and
+# expiry are the consumer's to judge, an unrecognised resume entry SHOULD be let through, a
+# responseSchema is carried opaquely and RUN_ERROR.code is optional.
+_LABELS: Final[Mapping[str, tuple[Force, str]]] = {
+    "run.outcome": (
+        Force.SPEC_MUST,
+        f"{_INTERRUPTS}#interrupting (an interrupted run MUST NOT be reported as success; ids MUST be unique), "
+        f"{_SCHEMA}#runfinishedinterruptoutcome (at least one interrupt)",
+    ),
+    "run.ordering": (Force.SPEC_MUST, f"{_LIFECYCLE}#the-run, #after-a-run-closes, #error-handling"),
+    "run.snapshots": (Force.SEED, "seed: state at the interrupt boundary (SPEC.md 3); the spec asks for no snapshot"),
+    "run.reasons": (
+        Force.SPEC_MUST,
+        f"{_SCHEMA}#interrupt (reason required); seed: tool_call sets toolCallId, core: reserved (SPEC.md 4)",
+    ),
+    "run.response-schema": (Force.SEED, f"seed R6; {_SCHEMA}#interrupt: carried opaquely, not validated"),
+    "run.expires-at": (Force.SEED, f"seed R7, SPEC.md 8; {_SCHEMA}#interrupt: deliberately format-unconstrained"),
+    "r4.plain-input": (
+        Force.SEED,
+        f"seed R4; {_INTERRUPTS}#resuming: a producer MAY refuse or re-announce an uncovered interrupt, "
+        "MUST NOT end as success while one it knows is open stands unanswered",
+    ),
+    "r2.unknown-id": (
+        Force.SEED,
+        f"seed R2; {_INTERRUPTS}#resuming: an unrecognised entry SHOULD be let through with a warning",
+    ),
+    "r3.partial-resume": (
+        Force.SEED,
+        f"seed R3; {_INTERRUPTS}#resuming: coverage is the consumer's MUST; a producer that can tell "
+        "MUST NOT end as success with an interrupt uncovered",
+    ),
+    "r1.other-thread": (
+        Force.SEED,
+        f"seed R1; {_INTERRUPTS}#resuming: entries naming no interrupt of the thread are unrecognised",
+    ),
+    "r8.cancelled-with-payload": (Force.SEED, f"seed R8 (SPEC.md 2); {_SCHEMA}#resumeentry"),
+    "r8.metadata-null": (
+        Force.SEED,
+        f"seed R8; {_SCHEMA}#metadata: never null when present (refusing the input is the seed's rule)",
+    ),
+    "r8.missing-payload": (Force.SEED, "seed R8"),
+    "r6.invalid-payload": (Force.SEED, f"seed R6; {_SCHEMA}#interrupt: the spec does not validate payloads"),
+    "resume.accepted": (
+        Force.SPEC_MUST,
+        f"{_INTERRUPTS}#resuming (continuing means a new run, same threadId), {_LIFECYCLE}#the-run; "
+        "seed: the valid resume is carried out (a run that fails with RUN_ERROR misses only that)",
+    ),
+    "resume.tool-results": (Force.SEED, "seed: tool-bound interrupts (SPEC.md 5)"),
+    "resume.no-tool-restart": (Force.SEED, "seed: tool-bound interrupts (SPEC.md 5)"),
+    "resume.cancelled-not-executed": (
+        Force.SEED,
+        f"seed (SPEC.md 5); {_INTERRUPTS}#resuming: what abandoning means is the producer's business",
+    ),
+    "r5.replay": (Force.SEED, "seed R5"),
+    "r5.concurrent": (Force.SEED, "seed R5"),
+    "r7.expired": (Force.SEED, f"seed R7; {_INTERRUPTS}#resuming: expiry is the consumer's judgement"),
+    "r8.error-codes": (Force.SEED, f"seed R8, SPEC.md 8; {_LIFECYCLE}#run_error: code is OPTIONAL"),
+    "r8.refusal-keeps-interrupts": (
+        Force.SEED,
+        f"seed R8, SPEC.md 8; {_INTERRUPTS}#resuming: a noticed uncovered interrupt is kept open",
+    ),
+    "r8.streams-complete": (
+        Force.SEED,
+        f"seed R8; {_LIFECYCLE}#the-run: a run ends with RUN_FINISHED or RUN_ERROR (a cut stream is the transport's)",
+    ),
+    "r8.nothing-after-terminal": (
+        Force.SPEC_MUST,
+        f"{_LIFECYCLE}#after-a-run-closes (only RUN_STARTED, or RUN_ERROR after RUN_FINISHED, may follow); "
+        "seed: nothing but RUN_STARTED (SPEC.md 7)",
+    ),
+    "wire.events": (
+        Force.SPEC_MUST,
+        f"{_SCHEMA}#event (every member normative), {_LIFECYCLE}#error-handling; checked against @ag-ui/core 1.0.0",
+    ),
+}
 
 
 def _spec(id: str, rule: str, title: str, seed: str, words: str) -> CheckSpec:
-    return CheckSpec(id=id, rule=rule, title=title, seed=seed, words=words)
+    force, source = _LABELS[id]
+    return CheckSpec(id=id, rule=rule, title=title, seed=seed, words=words, force=force, source=source)
 
 
 CATALOGUE: Final[tuple[CheckSpec, ...]] = (
@@ -251,6 +355,13 @@ class CheckResult:
     detail: str
     notes: tuple[str, ...] = ()
     evidence: tuple[Mapping[str, Any], ...] = ()
+    force: Force | None = None
+    """The force of what this result found, where it differs from the check's (``None``: the check's)."""
+
+    @property
+    def judged(self) -> Force:
+        """The force this result is judged by: its own, else the check's."""
+        return self.force if self.force is not None else self.spec.force
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -259,6 +370,8 @@ class CheckResult:
             "title": self.spec.title,
             "seed": self.spec.seed,
             "words": self.spec.words,
+            "force": self.judged.value,
+            "source": self.spec.source,
             "status": self.status.value,
             "detail": self.detail,
             "notes": list(self.notes),
@@ -282,6 +395,16 @@ class Report:
     seconds: float
     server: Mapping[str, Any] = attrs.field(factory=dict)
     """What the kit learnt of the server: its capabilities, when it serves them."""
+    approve: bool = False
+    """Whether the kit was let approve (``--approve``): without it, it denied or cancelled every gate."""
+    answers: tuple[str, ...] = ()
+    """How the kit answered each interrupt of the main run (approved, denied, cancelled, a form's answer)."""
+    skipped: tuple[str, ...] = ()
+    """The checks not run because they need a tool to run, which only ``--approve`` allows."""
+    cleanup: tuple[Mapping[str, Any], ...] = ()
+    """What the kit did at its end to leave no interrupt open: ``{"threadId", "did", "result"}`` each."""
+    left_open: Mapping[str, Sequence[Any]] = attrs.field(factory=dict)
+    """Threads the kit opened that still have interrupts open after its cleanup (thread id -> ids)."""
 
     @property
     def failed(self) -> tuple[CheckResult, ...]:
@@ -289,8 +412,22 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        """Whether nothing failed."""
+        """Whether nothing failed (the seed's profile: every check counts)."""
         return not self.failed
+
+    def failed_by(self, force: Force) -> tuple[CheckResult, ...]:
+        """The failures judged by ``force``."""
+        return tuple(r for r in self.failed if r.judged is force)
+
+    @property
+    def breaks_spec(self) -> bool:
+        """Whether a failure breaks a MUST of the published spec."""
+        return bool(self.failed_by(Force.SPEC_MUST))
+
+    def verdict(self) -> dict[str, list[str]]:
+        """The failed check ids, by force: what breaks the spec, what misses a SHOULD, what
+        misses only the seed's stricter profile."""
+        return {force.value: [r.spec.id for r in self.failed_by(force)] for force in Force}
 
     def result(self, check_id: str) -> CheckResult:
         """The result of ``check_id``; ``KeyError`` if it is not in the report."""
@@ -312,33 +449,67 @@ class Report:
             "startedAt": self.started_at,
             "seconds": round(self.seconds, 3),
             "ok": self.ok,
+            "breaksSpec": self.breaks_spec,
             "counts": self.counts(),
+            "failedByForce": self.verdict(),
             "server": dict(self.server),
+            "approve": self.approve,
+            "answers": list(self.answers),
+            "skippedWithoutApprove": list(self.skipped),
+            "cleanup": [dict(c) for c in self.cleanup],
+            "leftOpen": {thread: list(ids) for thread, ids in self.left_open.items()},
             "checks": [r.to_json() for r in self.results],
         }
 
+    def _summary(self) -> list[str]:
+        verdict = self.verdict()
+        return [
+            _summary_line("breaks the spec (a MUST of AG-UI 1.1)", verdict[Force.SPEC_MUST.value]),
+            _summary_line("misses a SHOULD of the spec", verdict[Force.SPEC_SHOULD.value]),
+            _summary_line("misses the seed's stricter profile (the spec allows it)", verdict[Force.SEED.value]),
+        ]
+
     def table(self, *, width: int = 120) -> str:
         """The report as a person reads it: one line per check, then what failed, with the events seen."""
-        lines = [f"agui conformance {self.target} ({self.transport}), {self.seconds:.1f} s", ""]
+        lines = [f"agui conformance {self.target} ({self.transport}), {self.seconds:.1f} s"]
+        if self.approve:
+            lines.append("--approve: the kit approved the tool calls and confirmations the server asked about")
+        else:
+            lines.append("without --approve: the kit denied or cancelled every approval; it ran no gated tool")
+        lines += [f"  {answer}" for answer in self.answers]
+        lines.append("")
         id_width = max(len(r.spec.id) for r in self.results) if self.results else 10
         rule_width = max(len(r.spec.rule) for r in self.results) if self.results else 5
-        header = f"{'status':<6}  {'rule':<{rule_width}}  {'check':<{id_width}}  detail"
+        force_width = max(len(force.value) for force in Force)
+        header = f"{'status':<6}  {'force':<{force_width}}  {'rule':<{rule_width}}  {'check':<{id_width}}  detail"
         lines += [header, "-" * min(width, max(len(header), 60))]
         for result in self.results:
-            detail = _one_line(result.detail, width - 12 - rule_width - id_width)
+            detail = _one_line(result.detail, width - 14 - force_width - rule_width - id_width)
             lines.append(
-                f"{result.status.value:<6}  {result.spec.rule:<{rule_width}}  {result.spec.id:<{id_width}}  {detail}"
+                f"{result.status.value:<6}  {result.judged.value:<{force_width}}  {result.spec.rule:<{rule_width}}  "
+                f"{result.spec.id:<{id_width}}  {detail}"
             )
         counts = self.counts()
         lines += ["", f"{counts['pass']} passed, {counts['fail']} failed, {counts['n/a']} not applicable"]
+        lines += self._summary()
         skipped = [r for r in self.results if r.status is Status.NOT_APPLICABLE]
         if skipped:
             lines += ["", "Not applicable:"]
             lines += [f"  {r.spec.id}: {r.detail}" for r in skipped]
+        if self.skipped:
+            lines += ["", f"Skipped without --approve (they need a tool to run): {', '.join(self.skipped)}"]
+        closed = [c for c in self.cleanup if c.get("threadId") is not None]
+        lines += ["", f"Cleanup: {len(closed)} exchange(s) to leave no interrupt open"]
+        if self.left_open:
+            lines.append("LEFT OPEN (cancel these by hand):")
+            lines += [f"  thread {t}: {', '.join(map(str, ids))}" for t, ids in self.left_open.items()]
+        else:
+            lines.append("  every thread the kit opened is left with no open interrupt")
         for result in self.results:
             if result.status is not Status.FAIL and not result.notes:
                 continue
             lines += ["", f"{result.status.value.upper()} {result.spec.id} [{result.spec.rule}] {result.spec.title}"]
+            lines.append(f"  force: {result.judged.value}; source: {result.spec.source}")
             lines.append(f'  tests: "{result.spec.seed}" ({result.spec.words})')
             if result.status is Status.FAIL:
                 lines.append(f"  why: {result.detail}")
@@ -351,6 +522,10 @@ class Report:
                     if end and end != "terminal":
                         lines.append(f"    (stream end: {end})")
         return "\n".join(lines) + "\n"
+
+
+def _summary_line(label: str, ids: Sequence[str]) -> str:
+    return f"  {label}: {len(ids)}" + (f" ({', '.join(ids)})" if ids else "")
 
 
 def _one_line(text: str, width: int) -> str:

@@ -75,6 +75,8 @@ _FORMAT_EXAMPLES: Final[Mapping[str, str]] = {
 
 # Values of each JSON type, tried in this order when the type must be wrong.
 _WRONG_TYPE_CANDIDATES: Final[tuple[JSON, ...]] = ("not the expected type", 12345, 1.5, True, [], {}, None)
+# The falsy ones, for an approval: a careless server reading a truthy value as a yes reads none of these so.
+_FALSY_CANDIDATES: Final[tuple[JSON, ...]] = (None, False, 0, "", [])
 
 _MAX_DEPTH = 8
 
@@ -242,30 +244,35 @@ def _drop(root: JSON, path: Sequence[str]) -> JSON:
     return out
 
 
-def _wrong_type(schema: Mapping[str, Any], validators: PayloadValidators) -> Iterator[JSON]:
+def _wrong_type(schema: Mapping[str, Any], validators: PayloadValidators, falsy: bool) -> Iterator[JSON]:
     types = _types(schema)
     if not types:
         return
     # Judged by the type alone, so a value refused for another reason (an enum) is not taken.
     only: Mapping[str, Any] = {"type": types[0] if len(types) == 1 else types}
-    for candidate in _WRONG_TYPE_CANDIDATES:
+    for candidate in _FALSY_CANDIDATES if falsy else _WRONG_TYPE_CANDIDATES:
         if not _accepts(validators, only, candidate):
             yield candidate
             return
 
 
 def _mutations(
-    schema: Mapping[str, Any], base: JSON, path: tuple[str, ...], validators: PayloadValidators, depth: int
+    schema: Mapping[str, Any],
+    base: JSON,
+    path: tuple[str, ...],
+    validators: PayloadValidators,
+    depth: int,
+    falsy: bool = False,
 ) -> Iterator[tuple[str, tuple[str, ...], JSON]]:
     """(kind, path, whole payload) for each way to break ``schema`` at ``path`` in ``base``."""
     here = base
     for key in path:
         here = here[key]
     if not path:
-        for wrong in _wrong_type(schema, validators):
+        for wrong in _wrong_type(schema, validators, falsy):
             yield "wrong type", path, wrong
     else:
-        for wrong in _wrong_type(schema, validators):
+        for wrong in _wrong_type(schema, validators, falsy):
             yield "wrong property type", path, _set(base, path, wrong)
     enum = schema.get("enum")
     if isinstance(enum, list) and enum:
@@ -295,7 +302,7 @@ def _mutations(
     if isinstance(properties, Mapping):
         for name, sub in properties.items():
             if name in here and isinstance(sub, Mapping):
-                yield from _mutations(sub, base, (*path, name), validators, depth + 1)
+                yield from _mutations(sub, base, (*path, name), validators, depth + 1, falsy)
 
 
 def violating_payloads(
@@ -304,10 +311,13 @@ def violating_payloads(
     base: JSON = None,
     limit: int | None = None,
     validators: PayloadValidators | None = None,
+    falsy: bool = False,
 ) -> list[Violation]:
     """Payloads that each break ``schema`` one way, at most one per kind, in the order of
     :data:`VIOLATION_KINDS`; each is checked to fail the schema. ``base`` is the valid payload
     the mutations start from (default: :func:`valid_payload`); ``limit`` caps how many.
+    ``falsy`` makes a wrong type a falsy one (``null``, ``false``, ``0``, ``""``, ``[]``), for
+    an approval the kit must not be read as approving.
 
     An empty list means the generator found no value the schema refuses (``{}`` accepts all).
     """
@@ -318,7 +328,7 @@ def violating_payloads(
         raise
     start = base if base is not None else valid_payload(schema, validators=checker)
     found: dict[str, Violation] = {}
-    for kind, path, value in _mutations(schema, start, (), checker, 0):
+    for kind, path, value in _mutations(schema, start, (), checker, 0, falsy):
         if kind in found or _accepts(checker, schema, value):
             continue
         found[kind] = Violation(kind=kind, path="$" + "".join(f".{p}" for p in path), value=value)

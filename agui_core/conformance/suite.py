@@ -22,6 +22,16 @@ on that thread and must still be carried out (a rejected input changes nothing).
 Throughout, every response is checked: each frame a valid event, each stream in order, every
 ``RUN_ERROR`` with a ``code``, no stream cut before its terminal event, nothing after it.
 
+Nothing by surprise: without :attr:`Options.approve` the kit never says yes to a gate (a
+``tool_call`` or ``confirmation``, an interrupt bound to a tool call, an approval schema, an
+interrupt of unknown reason without a schema: :func:`is_gate`). It resolves a gate with a
+denial its schema accepts (``{"approved": false}``, ``false``) or cancels it, answers only
+forms with a real payload, makes the R6 violations of an approval falsy ones, and skips, as
+"needs --approve", the checks that judge a tool's execution. At its end, also when a check
+raised or the suite was cancelled, it cancels every interrupt still open on every thread it
+opened (:meth:`_Suite.close_threads`); the report lists what it did and anything it could not
+close.
+
 Fresh threads are assumed to interrupt alike: the kit answers interrupts by position, so a
 thread whose interrupts differ in number from the main run's makes its probe not applicable.
 Time: expiry is reckoned on this machine's wall clock (a server whose clock is ahead by more
@@ -42,7 +52,7 @@ import anyio
 import attrs
 import orjson
 
-from agui_core.conformance.checks import CATALOGUE, CheckResult, Report, Status, check_spec
+from agui_core.conformance.checks import CATALOGUE, CheckResult, Force, Report, Status, check_spec
 from agui_core.conformance.exchange import Exchange, ProbeError, ProbeTransport, exchange
 from agui_core.conformance.payloads import PayloadGenerationError, valid_payload, violating_payloads
 from agui_core.errors import OrderingError, PayloadError, ResponseSchemaError
@@ -72,6 +82,11 @@ class Options:
     ``timeout`` bounds one response; ``drain`` is how long the kit listens after a terminal
     event for frames that should not come; ``violations`` caps the invalid payloads tried per
     distinct ``responseSchema``.
+
+    ``approve`` lets the kit say yes to an approval (a tool call's, a confirmation): off by
+    default, the kit denies or cancels every interrupt that gates an action and skips the
+    checks that need a tool to run (see the module docstring). ``cleanup_timeout`` bounds the
+    cancelling of the interrupts the kit leaves open at its end.
     """
 
     prompt: str = DEFAULT_PROMPT
@@ -83,6 +98,8 @@ class Options:
     drain: float = 0.05
     violations: int = 4
     thread_prefix: str = "conformance"
+    approve: bool = False
+    cleanup_timeout: float = 30.0
 
 
 class _NotApplicable(Exception):
@@ -124,6 +141,47 @@ def _expires(interrupt: Mapping[str, Any]) -> datetime | None:
         return None
 
 
+def is_gate(interrupt: Mapping[str, Any]) -> bool:
+    """Whether a yes to ``interrupt`` may let the agent act: anything but a form.
+
+    A form is an ``input_required`` interrupt, or one whose ``responseSchema`` asks for
+    something other than an approval (no ``approved`` property, not a bare boolean). A
+    ``tool_call`` or ``confirmation``, an interrupt bound to a tool call, an approval schema
+    and an interrupt of an unknown reason without a schema are gates: the kit cannot tell what
+    a yes would set off.
+    """
+    schema = interrupt.get("responseSchema")
+    if interrupt.get("reason") in ("tool_call", "confirmation") or isinstance(interrupt.get("toolCallId"), str):
+        return True
+    if isinstance(schema, Mapping):
+        properties = schema.get("properties")
+        if isinstance(properties, Mapping) and "approved" in properties:
+            return True
+        return schema.get("type") == "boolean"
+    return interrupt.get("reason") != "input_required"
+
+
+def could_consent(payload: JSON) -> bool:
+    """Whether a careless reader could take ``payload`` for a yes: a truthy ``approved``, a
+    ``true`` among its top-level values, or a truthy value that is not an object."""
+    if isinstance(payload, Mapping):
+        return bool(payload.get("approved")) or any(value is True for value in payload.values())
+    return bool(payload)
+
+
+class _Cancel:
+    """The answer "cancelled": the kit abandons the interrupt instead of resolving it."""
+
+    def __repr__(self) -> str:
+        return "cancelled"
+
+
+CANCEL: Final = _Cancel()
+"""The answer the kit gives a gate it may not approve and cannot deny within its schema."""
+
+_NEEDS_APPROVE: Final = "needs --approve"
+
+
 def _results_of(ex: Exchange) -> list[tuple[Any, Any]]:
     return [(e.get("toolCallId"), e.get("content")) for e in ex.of_type("TOOL_CALL_RESULT")]
 
@@ -132,6 +190,15 @@ def _code(ex: Exchange) -> str | None:
     terminal = ex.terminal
     code = terminal.get("code") if terminal is not None else None
     return code if isinstance(code, str) else None
+
+
+def _admitted_after_close(ex: Exchange) -> bool:
+    """Whether what followed ``ex``'s terminal event is what the 1.1 lifecycle admits after a
+    closed run: a RUN_ERROR straight after RUN_FINISHED, or a RUN_STARTED opening a new run."""
+    first = ex.after_terminal[0].type if ex.after_terminal else None
+    if first == "RUN_STARTED":
+        return True
+    return first == "RUN_ERROR" and ex.frames[-1].type == "RUN_FINISHED" and len(ex.after_terminal) == 1
 
 
 def ran_at_once(early: Exchange, late: Exchange) -> bool:
@@ -164,7 +231,24 @@ class _Suite:
         self._prefix = f"{options.thread_prefix}-{uuid.uuid4().hex}"  # unguessable: nobody takes our threads first
         self._serial = 0
         self._payloads: list[JSON] = []
+        self._given: list[bool] = []
         self._answer_error: str | None = None
+        self.answers: list[str] = []
+        """How the kit answered each interrupt of the main run, for the report."""
+        self.withheld = False
+        """Whether, without ``approve``, the kit denies or cancels an interrupt of the main run."""
+        self.skipped: list[str] = []
+        """The checks not run for want of ``approve``."""
+        self.open: dict[str, tuple[Mapping[str, Any], ...]] = {}
+        """Threads the kit opened that have interrupts open, as far as it saw."""
+        self.latest: dict[str, tuple[Mapping[str, Any], ...]] = {}
+        self.history: dict[str, tuple[Any, Any]] = {}
+        """The messages and state of each thread's last interrupting run (its snapshots), if sent."""
+        """The interrupts each thread's last interrupting response announced."""
+        self.unread: dict[str, Mapping[str, Any]] = {}
+        """Threads whose last response the kit did not read to its end: what it sent."""
+        self.cleanup: list[dict[str, Any]] = []
+        """What the kit did at its end to leave no interrupt open, thread by thread."""
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -180,6 +264,7 @@ class _Suite:
         *,
         notes: Sequence[str] = (),
         evidence: Sequence[Exchange] = (),
+        force: Force | None = None,
     ) -> None:
         self.results[check_id] = CheckResult(
             spec=check_spec(check_id),
@@ -187,10 +272,54 @@ class _Suite:
             detail=detail,
             notes=tuple(notes),
             evidence=tuple(e.evidence() for e in evidence),
+            force=force if force is not None and force is not check_spec(check_id).force else None,
         )
 
     def _na(self, check_id: str, why: str) -> None:
         self._set(check_id, Status.NOT_APPLICABLE, why)
+
+    def _needs_approve(self, check_id: str, why: str) -> None:
+        self.skipped.append(check_id)
+        self._na(check_id, f"{_NEEDS_APPROVE}: {why}")
+
+    def _track(self, thread_id: Any, sent: Mapping[str, Any], ex: Exchange) -> None:
+        """What ``ex`` says of the interrupts open on ``thread_id``.
+
+        An interrupt counts as closed only once a resume that answers it was carried out: a
+        server that calls a plain input a success while its interrupts stay open (breaking the
+        spec) does not make the kit forget them. A refusal changes nothing.
+        """
+        if not isinstance(thread_id, str):
+            return
+        if ex.finished:
+            self.unread.pop(thread_id, None)
+            answered = {e.get("interruptId") for e in sent.get("resume") or () if isinstance(e, Mapping)}
+            kept = [i for i in self.open.get(thread_id, ()) if i.get("id") not in answered]
+            kept += [i for i in ex.interrupts if i.get("id") not in {k.get("id") for k in kept}]
+            if kept:
+                self.open[thread_id] = tuple(kept)
+            else:
+                self.open.pop(thread_id, None)
+            if ex.interrupts:
+                self.latest[thread_id] = tuple(ex.interrupts)
+                messages, state = ex.last("MESSAGES_SNAPSHOT"), ex.last("STATE_SNAPSHOT")
+                self.history[thread_id] = (
+                    messages.get("messages") if messages is not None else None,
+                    state.get("snapshot") if state is not None else None,
+                )
+        elif ex.ending in ("closed", "timeout"):
+            self.unread[thread_id] = sent
+        else:
+            self.unread.pop(thread_id, None)
+
+    async def _exchange(self, connection: Any, probe: str, sent: Mapping[str, Any]) -> Exchange:
+        """One exchange on ``connection``, its thread marked unread until the response is read."""
+        thread_id = sent.get("threadId")
+        if isinstance(thread_id, str):
+            self.unread[thread_id] = sent
+        result = await exchange(connection, probe, sent, timeout=self.options.timeout, drain=self.options.drain)
+        self._track(thread_id, sent, result)
+        return result
 
     async def _send(self, probe: str, sent: Mapping[str, Any]) -> Exchange:
         try:
@@ -209,7 +338,7 @@ class _Suite:
                 status=exc.status,
             )
         else:
-            result = await exchange(connection, probe, sent, timeout=self.options.timeout, drain=self.options.drain)
+            result = await self._exchange(connection, probe, sent)
         self.exchanges.append(result)
         return result
 
@@ -282,6 +411,7 @@ class _Suite:
             keys = [interrupt.get("id"), str(position), interrupt.get("reason"), "*"]
             key = next((k for k in keys if isinstance(k, str) and k in given), None)
             schema = self._schema(interrupt)
+            self._given.append(key is not None)
             if key is not None:
                 payloads.append(copy.deepcopy(given[key]))
                 continue
@@ -301,6 +431,51 @@ class _Suite:
             else:
                 payloads.append({})
         self._payloads = payloads
+        for position, interrupt in enumerate(interrupts):
+            answer = self._answer(interrupt, position)
+            what = f"#{position} {interrupt.get('reason')}"
+            if isinstance(answer, _Cancel):
+                self.withheld = True
+                self.answers.append(f"{what}: cancelled")
+            elif answer is not payloads[position]:
+                self.withheld = True
+                self.answers.append(f"{what}: denied with {orjson.dumps(answer).decode()}")
+            elif is_gate(interrupt) and could_consent(answer):
+                self.answers.append(f"{what}: approved with {orjson.dumps(answer).decode()} (--approve)")
+            else:
+                self.answers.append(f"{what}: answered with {orjson.dumps(answer).decode()}")
+
+    def _answer(self, interrupt: Mapping[str, Any], position: int) -> JSON | _Cancel:
+        """The answer to ``interrupt`` (at ``position``): its payload, or without ``approve``
+        a denial or :data:`CANCEL` where the payload could be read as a yes to a gate."""
+        payload = self._payloads[position]
+        if self.options.approve or not is_gate(interrupt):
+            return payload
+        if self._given[position] and not could_consent(payload):
+            return payload  # the person running the kit gave this answer, and it says no
+        return self._denial(interrupt, payload)
+
+    def _denial(self, interrupt: Mapping[str, Any], payload: JSON) -> JSON | _Cancel:
+        """``payload`` turned into a no that ``interrupt``'s schema accepts; :data:`CANCEL` if none is."""
+        schema = self._schema(interrupt)
+        candidates: list[JSON] = []
+        if isinstance(payload, Mapping):
+            candidates.append({k: False if v is True else v for k, v in payload.items()} | {"approved": False})
+            candidates.append({k: False if v is True else v for k, v in payload.items()})
+        elif payload is True:
+            candidates.append(False)
+        if schema is None and interrupt.get("reason") == "tool_call":
+            candidates.append({"approved": False})
+        elif schema is None and interrupt.get("reason") == "confirmation":
+            candidates.append(False)
+        for candidate in candidates:
+            if could_consent(candidate):
+                continue
+            if schema is not None and self._accepts(schema, candidate):
+                return candidate
+            if schema is None and interrupt.get("reason") in ("tool_call", "confirmation"):
+                return candidate
+        return CANCEL
 
     def _entries(self, thread: _Interrupted) -> list[dict[str, Any]]:
         """The valid resume of ``thread``: every interrupt resolved with its payload."""
@@ -314,10 +489,19 @@ class _Suite:
                     f"interrupt {interrupt.get('id')!r} expired ({interrupt.get('expiresAt')}) before the kit "
                     "could answer it; the server's expiresAt leaves too little time"
                 )
-        return [
-            {"interruptId": interrupt.get("id"), "status": "resolved", "payload": copy.deepcopy(payload)}
-            for interrupt, payload in zip(thread.interrupts, self._payloads, strict=True)
-        ]
+        return self._answers_of(thread)
+
+    def _answers_of(self, thread: _Interrupted) -> list[dict[str, Any]]:
+        entries: list[dict[str, Any]] = []
+        for position, interrupt in enumerate(thread.interrupts):
+            answer = self._answer(interrupt, position)
+            if isinstance(answer, _Cancel):
+                entries.append({"interruptId": interrupt.get("id"), "status": "cancelled"})
+            else:
+                entries.append(
+                    {"interruptId": interrupt.get("id"), "status": "resolved", "payload": copy.deepcopy(answer)}
+                )
+        return entries
 
     # -- judging -----------------------------------------------------------------------------
 
@@ -377,7 +561,25 @@ class _Suite:
         verdict = self._judge_refusal(ex, expected)
         if ex.refused and followup:
             await self._followup(thread, label)
-        self._set(check_id, verdict.status, verdict.detail, notes=verdict.notes, evidence=[thread.exchange, ex])
+        self._set(
+            check_id,
+            verdict.status,
+            verdict.detail,
+            notes=verdict.notes,
+            evidence=[thread.exchange, ex],
+            force=self._uncovered_force(check_id, thread, sent, ex) if verdict.status is Status.FAIL else None,
+        )
+
+    @staticmethod
+    def _uncovered_force(check_id: str, thread: _Interrupted, sent: Mapping[str, Any], ex: Exchange) -> Force | None:
+        """The spec's MUST where an input left a tool approval unanswered and the run still ended
+        as success: the input's messages carry the gated call with neither a result nor an entry,
+        so the producer could tell the approval was open (interrupt-resume, Resuming)."""
+        if check_id not in ("r4.plain-input", "r3.partial-resume") or not ex.finished or ex.interrupts:
+            return None
+        answered = {e.get("interruptId") for e in sent.get("resume") or () if isinstance(e, Mapping)}
+        uncovered = [i for i in thread.interrupts if i.get("id") not in answered]
+        return Force.SPEC_MUST if any(isinstance(i.get("toolCallId"), str) for i in uncovered) else None
 
     @staticmethod
     def _run_id(ex: Exchange) -> Any:
@@ -517,7 +719,10 @@ class _Suite:
             elif call is not None and call not in calls:
                 problems.append(f"interrupt {iid!r} names tool call {call!r}, which the run never showed")
         if problems:
-            self._set("run.reasons", Status.FAIL, "; ".join(problems), evidence=[ex])
+            # Only a missing reason breaks the spec (the schema requires one); the rest is the seed's.
+            spec_broken = any("has no reason" in problem for problem in problems)
+            force = Force.SPEC_MUST if spec_broken else Force.SEED
+            self._set("run.reasons", Status.FAIL, "; ".join(problems), evidence=[ex], force=force)
         else:
             self._set("run.reasons", Status.PASS, f"reasons {', '.join(reasons)}")
 
@@ -574,8 +779,15 @@ class _Suite:
         started = ex.frames[0].data if ex.frames and ex.frames[0].type == "RUN_STARTED" else None
         ordering = self._ordering(ex)
         if not ex.finished or started is None:
+            # A run may fail (RUN_ERROR is the producer reporting its own failure, and a cut
+            # stream is r8.streams-complete's): the spec does not promise the resume succeeds,
+            # the seed does. A resumed run that is not a new run of the thread breaks the spec.
             self._set(
-                "resume.accepted", Status.FAIL, f"the valid resume was not carried out: {ex.summary()}", evidence=[ex]
+                "resume.accepted",
+                Status.FAIL,
+                f"the valid resume was not carried out: {ex.summary()}",
+                evidence=[ex],
+                force=Force.SEED,
             )
         elif started.get("threadId") != main.thread_id or started.get("runId") == self._run_id(main.exchange):
             self._set(
@@ -604,6 +816,10 @@ class _Suite:
             self._na("resume.no-tool-restart", "no interrupt is bound to a tool call")
             return
         results = {call for call, _ in _results_of(ex)}
+        if self.withheld:
+            self._needs_approve(
+                "resume.tool-results", "the kit denied or cancelled every approval, so no approved tool call ran"
+            )
         missing = [
             str(i.get("toolCallId"))
             for i, entry in zip(main.interrupts, entries, strict=True)
@@ -611,7 +827,9 @@ class _Suite:
             and entry.get("status") == "resolved"
             and i.get("toolCallId") not in results
         ]
-        if not ex.finished:
+        if self.withheld:
+            pass
+        elif not ex.finished:
             self._na("resume.tool-results", "the resume was not carried out")
         elif missing:
             self._set(
@@ -721,15 +939,23 @@ class _Suite:
 
         await self._refusal_probe("r8.metadata-null", "metadata-null", main, ["INVALID_RESUME"], null_metadata)
 
+        candidates = [
+            n
+            for n, i in enumerate(main.interrupts)
+            if (s := self._schema(i)) is not None and not self._accepts(s, None)
+        ]
+        # A resolved entry with no payload is a yes to a server that reads the status alone.
         required = next(
-            (
-                n
-                for n, i in enumerate(main.interrupts)
-                if (s := self._schema(i)) is not None and not self._accepts(s, None)
-            ),
+            (n for n in candidates if self.options.approve or not is_gate(main.interrupts[n])),
             None,
         )
-        if required is None:
+        if required is None and candidates:
+            self._needs_approve(
+                "r8.missing-payload",
+                "only approvals declare a responseSchema that a missing payload fails, and a server that reads "
+                "a resolved entry as a yes would run the tool",
+            )
+        elif required is None:
             self._na("r8.missing-payload", "no interrupt declares a responseSchema that a missing payload fails")
         else:
 
@@ -764,13 +990,26 @@ class _Suite:
             if key in tried:
                 continue
             tried.add(key)
+            base = self._answer(interrupt, position)
+            if isinstance(base, _Cancel):
+                lines.append(
+                    f"#{position}: not tried (the kit cancels this approval: it has no denial its schema accepts)"
+                )
+                continue
+            gate = is_gate(interrupt) and not self.options.approve
             try:
                 violations = violating_payloads(
-                    schema, base=self._payloads[position], limit=self.options.violations, validators=self.validators
+                    schema,
+                    base=base,
+                    limit=None if gate else self.options.violations,
+                    validators=self.validators,
+                    falsy=gate,
                 )
             except (PayloadGenerationError, ResponseSchemaError) as exc:
                 lines.append(f"#{position}: no violation made ({exc})")
                 continue
+            if gate:  # never a value a careless server could read as a yes
+                violations = [v for v in violations if not could_consent(v.value)][: self.options.violations]
             for violation in violations:
                 label = f"r6 #{position} {violation.describe()}"
                 try:
@@ -806,6 +1045,9 @@ class _Suite:
 
     async def _concurrent_probe(self, main: _Interrupted) -> None:
         check_id = "r5.concurrent"
+        if self.withheld:
+            self._needs_approve(check_id, "executing at most once is judged on an approved tool call")
+            return
         try:
             thread = await self._fresh("concurrent", main)
             sent = self._next_input(thread, self._entries(thread))
@@ -822,13 +1064,7 @@ class _Suite:
 
         async def one(slot: int) -> None:
             await release.wait()
-            pair[slot] = await exchange(
-                connections[slot],
-                f"concurrent #{slot + 1}",
-                sent,
-                timeout=self.options.timeout,
-                drain=self.options.drain,
-            )
+            pair[slot] = await self._exchange(connections[slot], f"concurrent #{slot + 1}", sent)
 
         async with anyio.create_task_group() as group:
             group.start_soon(one, 0)
@@ -908,10 +1144,7 @@ class _Suite:
             self._na("r7.expired", self._answer_error)
             return
         await anyio.sleep(max(due - time.monotonic(), 0.0))
-        entries = [
-            {"interruptId": i.get("id"), "status": "resolved", "payload": copy.deepcopy(p)}
-            for i, p in zip(thread.interrupts, self._payloads, strict=True)
-        ]
+        entries = self._answers_of(thread)
         ex = await self._send("r7: a resume after expiresAt", self._next_input(thread, entries))
         verdict = self._judge_refusal(ex, ["INTERRUPT_EXPIRED"])
         self._set("r7.expired", verdict.status, verdict.detail, notes=verdict.notes, evidence=[thread.exchange, ex])
@@ -966,6 +1199,9 @@ class _Suite:
             )
         trailing = [e for e in self.exchanges if e.after_terminal]
         if trailing:
+            # The spec admits a new RUN_STARTED after a closed run, and a RUN_ERROR right after
+            # RUN_FINISHED; the seed (verifyEvents) admits neither in the same response.
+            admitted = all(_admitted_after_close(e) for e in trailing)
             self._set(
                 "r8.nothing-after-terminal",
                 Status.FAIL,
@@ -974,6 +1210,7 @@ class _Suite:
                     for e in trailing[:5]
                 ),
                 evidence=trailing[:5],
+                force=Force.SEED if admitted else Force.SPEC_MUST,
             )
         else:
             self._set("r8.nothing-after-terminal", Status.PASS, "no frame after a terminal event")
@@ -994,9 +1231,101 @@ class _Suite:
             count = sum(len(e.frames) for e in self.exchanges)
             self._set("wire.events", Status.PASS, f"{count} events, all valid and in order")
 
+    # -- leaving nothing open ----------------------------------------------------------------
+
+    async def close_threads(self) -> None:
+        """Cancel every interrupt the kit left open, on every thread it opened.
+
+        Runs at the end of the suite, also when a check raised or the suite was cancelled
+        (shielded, bounded by :attr:`Options.cleanup_timeout`). A thread whose last response
+        was cut is asked again with the same input (same ``runId``) to learn how that run
+        ended; an approving resume is never sent again. Each open interrupt is answered with
+        a ``cancelled`` entry, round after round while the resumed run interrupts anew; an
+        interrupt past its ``expiresAt`` is left out of the entries (the thread closes it on
+        the next input) unless nothing else is open. What could not be closed is reported.
+        """
+        with anyio.CancelScope(shield=True), anyio.move_on_after(self.options.cleanup_timeout) as bounded:
+            for thread_id, sent in list(self.unread.items()):
+                if self.options.approve and sent.get("resume"):
+                    continue  # the run it started may have run a tool; asking again might run it again
+                ex = await self._cleanup_send(f"cleanup {thread_id}: the cut response asked again", sent)
+                self._note_cleanup(thread_id, "asked again", ex)
+            for thread_id in list(self.open):
+                await self._cancel_thread(thread_id)
+        if bounded.cancelled_caught:
+            self.cleanup.append({"threadId": None, "did": "stopped", "result": "cleanup_timeout reached"})
+
+    async def _cleanup_send(self, probe: str, sent: Mapping[str, Any]) -> Exchange:
+        try:
+            connection = await self.transport.connect()
+        except ProbeError as exc:
+            now = time.monotonic()
+            return Exchange(
+                probe=probe,
+                sent=sent,
+                frames=(),
+                after_terminal=(),
+                ending="connect-error",
+                detail=exc.message,
+                sent_at=now,
+                ended_at=now,
+                status=exc.status,
+            )
+        return await self._exchange(connection, probe, sent)
+
+    def _note_cleanup(self, thread_id: str, did: str, ex: Exchange) -> None:
+        self.cleanup.append({"threadId": thread_id, "did": did, "result": ex.summary()})
+
+    async def _cancel_thread(self, thread_id: str) -> None:
+        narrowed = False
+        for _ in range(4):  # a cancelled resume may interrupt again (a chained interrupt)
+            interrupts = self.open.get(thread_id)
+            if not interrupts:
+                return
+            now = _now()
+            live = [i for i in interrupts if (e := _expires(i)) is None or e > now]
+            entries = [{"interruptId": i.get("id"), "status": "cancelled"} for i in (live or interrupts)]
+            sent = {**self._template(), "threadId": thread_id, "runId": self._new_id("cleanup"), "resume": entries}
+            messages, state = self.history.get(thread_id, (None, None))
+            if messages is not None:
+                sent["messages"] = copy.deepcopy(messages)
+            if state is not None:
+                sent["state"] = copy.deepcopy(state)
+            ex = await self._cleanup_send(f"cleanup {thread_id}: cancel {len(entries)} interrupt(s)", sent)
+            ids = ", ".join(str(e["interruptId"]) for e in entries)
+            self._note_cleanup(thread_id, f"cancelled {ids}", ex)
+            if not live and ex.refused:
+                # Every interrupt was past its expiresAt: the refusal was the thread's first input
+                # since, and closes them as expired (agui-core); no other input closes them.
+                self.open.pop(thread_id, None)
+                return
+            latest = self.latest.get(thread_id, ())
+            if ex.refused and not narrowed and latest and len(latest) < len(interrupts):
+                # Some of those the kit kept may have been closed after all: the last ones announced.
+                narrowed = True
+                self.open[thread_id] = latest
+                continue
+            if not ex.finished:
+                return
+        self.cleanup.append({"threadId": thread_id, "did": "gave up", "result": "still interrupting after 4 cancels"})
+
+    @property
+    def left_open(self) -> dict[str, list[Any]]:
+        """The threads that still have interrupts open (as far as the kit saw), with their ids."""
+        found = {t: [i.get("id") for i in interrupts] for t, interrupts in self.open.items()}
+        for thread_id in self.unread:
+            found.setdefault(thread_id, ["(unknown: the response was cut)"])
+        return found
+
     # -- the whole suite ---------------------------------------------------------------------
 
     async def run(self) -> None:
+        try:
+            await self._run()
+        finally:
+            await self.close_threads()
+
+    async def _run(self) -> None:
         thread_id = self._new_id("main")
         ex = await self._send("main: interrupting run", self._first_input(thread_id))
         if ex.ending == "connect-error":
@@ -1058,4 +1387,9 @@ async def run_conformance(
         started_at=started.isoformat(timespec="seconds").replace("+00:00", "Z"),
         seconds=time.monotonic() - clock,
         server=known,
+        approve=suite.options.approve,
+        answers=tuple(suite.answers),
+        skipped=tuple(suite.skipped),
+        cleanup=tuple(suite.cleanup),
+        left_open=suite.left_open,
     )

@@ -37,8 +37,10 @@ SEND_EMAIL_ARGS_SCHEMA: Mapping[str, JSON] = {
         "body": {"type": "string"},
     },
     "required": ["to", "subject", "body"],
+    "additionalProperties": False,
 }
-"""The arguments of ``sendEmail``; an approval offers them as ``editedArgs`` (the seed's pattern)."""
+"""The arguments of ``sendEmail``; an approval offers them as ``editedArgs`` (the seed's pattern),
+exactly as the host holds edits to them."""
 
 DRAFT: Mapping[str, JSON] = {"to": "bob@example.com", "subject": "Hi", "body": "Hi Bob, just saying hi."}
 """The email ``email_agent`` proposes."""

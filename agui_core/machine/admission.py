@@ -5,7 +5,9 @@ what the thread holds (its open interrupts, its audit trail, its completed resum
 facts the host hands in. Each either returns what the input binds or raises
 :class:`~agui_core.errors.RemoteProtocolError` naming the rule; none changes anything, so a
 rejected input leaves the thread exactly as it was. :class:`~agui_core.machine.thread.ThreadMachine`
-calls them in order before it takes a transition.
+calls them in order before it takes a transition, and :meth:`ClientMachine.resume
+<agui_core.machine.client.ClientMachine.resume>` calls the same ones before it builds a resume,
+so the client never builds a resume the agent side refuses, nor refuses one it accepts.
 """
 
 from __future__ import annotations
@@ -20,18 +22,34 @@ from agui_core.machine.expiry import read_expires_at
 from agui_core.machine.facts import InterruptHome
 from agui_core.machine.interrupts import BoundAnswer, answer_fault, check_answer_payload, format_ids
 from agui_core.machine.record import CompletedResume, OpenInterrupt, ResolvedInterrupt, payload_digest
+from agui_core.protocol.codec import MAX_RESUME_ENTRIES
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import JSON, ResumeEntry
 
 __all__ = [
+    "MAX_INTERRUPTS",
     "bind_answers",
     "check_entries",
+    "check_entry_count",
     "find_replay",
     "find_retry",
     "fingerprint",
     "partition_open",
     "raised_elsewhere",
 ]
+
+
+MAX_INTERRUPTS = MAX_RESUME_ENTRIES
+"""How many interrupts a thread holds open at most, so how many entries one resume carries."""
+
+
+def check_entry_count(entries: Sequence[ResumeEntry]) -> None:
+    """At most :data:`MAX_INTERRUPTS` entries (``INVALID_RESUME``): no thread holds more open."""
+    if len(entries) > MAX_INTERRUPTS:
+        raise RemoteProtocolError(
+            RunErrorCode.INVALID_RESUME,
+            f"the resume carries {len(entries)} entries; a thread has at most {MAX_INTERRUPTS} open interrupts",
+        )
 
 
 def _canonical(value: JSON) -> str:
@@ -206,4 +224,4 @@ def _check_payload(item: OpenInterrupt, entry: ResumeEntry, validators: PayloadV
     except PayloadError as exc:
         raise RemoteProtocolError(
             RunErrorCode.INVALID_PAYLOAD, exc.message, interrupt_ids=[item.interrupt.id], path=exc.path
-        ) from None
+        ) from exc

@@ -47,9 +47,25 @@ Rules added to the verifier's, by ``OrderingError.rule``:
     reference client cannot read them and would never treat them as expired.
 ``interrupt-schema-invalid``
     A ``responseSchema`` that cannot be compiled, so no answer could be checked against it.
+
+Warnings (:attr:`ClientMachine.warnings`, :class:`ClientWarning`) are kept apart from
+rejections: the event is accepted, and the warning names its rule and index.
+
 ``snapshot-missing``
     An interrupt ``RUN_FINISHED`` in a run that sent no ``STATE_SNAPSHOT`` or no
-    ``MESSAGES_SNAPSHOT`` before it.
+    ``MESSAGES_SNAPSHOT`` before it. The seed asks an agent for both; the published spec does
+    not make a client reject a stream without them.
+``event-unknown``
+    An event of a type this version does not describe: accepted (it cannot abort the run) and
+    never delivered.
+``property-unknown``
+    An event property this version does not describe: stripped from what
+    :meth:`ClientMachine.receive_event` returns (nested objects keep theirs in ``extra``).
+``activity-delta-unapplicable``
+    An ``ACTIVITY_DELTA`` whose patch does not apply to its activity (left as it was).
+``state-delta-unapplicable``
+    A ``STATE_DELTA`` that does not apply to :attr:`ClientMachine.state` (left as it was,
+    :attr:`ClientMachine.state_stale` set).
 
 Interrupts move as the agent's thread machine moves them: they open with the ``RUN_FINISHED``
 that announces them; a ``RUN_STARTED`` takes every open interrupt as answered by that run
@@ -66,6 +82,15 @@ an interrupt outcome holding one interrupt per ``on_interrupt`` event (see
 :func:`legacy_interrupt`); :attr:`ClientMachine.legacy_interrupts` tells that the open
 interrupts came that way. A structured interrupt outcome, when the run sends one too, wins.
 
+The client side is cut along its jobs: this module follows the stream and builds resumes;
+:mod:`~agui_core.machine.client_messages` assembles the conversation,
+:mod:`~agui_core.machine.replies` holds the answers (:class:`Reply` and its helpers),
+:mod:`~agui_core.machine.routing` says which UI an interrupt needs,
+:mod:`~agui_core.machine.legacy_langgraph` reads ``on_interrupt`` events,
+:mod:`~agui_core.machine.admission` (shared with the agent side) decides what a resume may
+carry, and :mod:`~agui_core.machine.stream_lint` grades a whole recording. The names they
+export are re-exported here, where callers have always found them.
+
 Time comes in as ``now`` (an aware datetime); run ids come from the caller. The machine reads
 ``expiresAt`` to the millisecond, as a JavaScript client does, so an interrupt the reference
 client calls expired is expired here too (never the reverse).
@@ -74,10 +99,9 @@ client calls expired is expired here too (never the reverse).
 from __future__ import annotations
 
 import enum
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 import attrs
 import orjson
@@ -87,24 +111,40 @@ from agui_core.errors import (
     LocalProtocolError,
     OrderingError,
     PayloadError,
+    RemoteProtocolError,
     RunErrorCode,
 )
-from agui_core.machine.expiry import read_expires_at
+from agui_core.machine.admission import bind_answers, check_entries, check_entry_count, partition_open
+from agui_core.machine.client_messages import MessageAssembly
+from agui_core.machine.expiry import is_interrupt_expired, read_expires_at
 from agui_core.machine.interrupts import (
-    CONFIRMATION_SCHEMA,
     answer_fault,
-    check_answer_payload,
     check_interrupt,
     format_ids,
     offers_edits,
 )
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
+from agui_core.machine.legacy_langgraph import LEGACY_INTERRUPT_EVENT, legacy_interrupt
 from agui_core.machine.ordering import StreamVerifier
+from agui_core.machine.record import OpenInterrupt
+from agui_core.machine.replies import (
+    REPLY_KEYS,
+    Reply,
+    approve,
+    approve_with_edits,
+    cancel,
+    deny,
+    plain_json,
+    resolve,
+)
+from agui_core.machine.routing import DEFAULT_CONFIRMATION_SCHEMA, ProposedToolCall, Route, RouteKind, route_interrupt
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import input_to_dict
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import (
+    EMPTY,
     JSON,
+    PROTOCOL_VERSION,
     AssistantMessage,
     Context,
     Interrupt,
@@ -121,9 +161,11 @@ from agui_core.protocol.validation import validate_input
 
 __all__ = [
     "CLIENT_RULES",
+    "CLIENT_WARNINGS",
     "DEFAULT_CONFIRMATION_SCHEMA",
     "LEGACY_INTERRUPT_EVENT",
     "ClientMachine",
+    "ClientWarning",
     "ProposedToolCall",
     "Reply",
     "Route",
@@ -141,50 +183,6 @@ __all__ = [
     "resolve",
 ]
 
-LEGACY_INTERRUPT_EVENT = "on_interrupt"
-"""The ``CUSTOM`` event name legacy LangGraph servers announce an interrupt with."""
-
-LEGACY_REASON = "langgraph:interrupt"
-
-
-def legacy_interrupt(event: ev.CustomEvent, *, fallback_id: str) -> Interrupt:
-    """The interrupt a legacy ``on_interrupt`` ``CUSTOM`` event announces.
-
-    Its ``value`` (the value given to LangGraph's ``interrupt()``, often sent as a JSON string)
-    gives ``reason``, ``message`` and ``responseSchema`` when it is an object carrying them; a
-    string value is the ``message``. The id is the LangGraph interrupt id the event's
-    ``rawEvent`` carries, else ``fallback_id``. Without a reason (or with ``tool_call``, which
-    the event cannot bind to a tool call), the interrupt is ``input_required`` when it has a
-    schema, else ``langgraph:interrupt``. The value is kept in ``metadata["langgraph"]``.
-    """
-    value: Any = event.value
-    if isinstance(value, str):
-        try:
-            value = orjson.loads(value)
-        except orjson.JSONDecodeError:
-            pass
-    raw = event.raw_event
-    raw_id = raw.get("id") if isinstance(raw, Mapping) else None
-    fields: dict[str, Any] = {}
-    reason: Any = None
-    if isinstance(value, Mapping):
-        reason = value.get("reason")
-        if isinstance(value.get("message"), str):
-            fields["message"] = value["message"]
-        if isinstance(value.get("responseSchema"), Mapping):
-            fields["response_schema"] = value["responseSchema"]
-    elif isinstance(value, str):
-        fields["message"] = value
-    if not isinstance(reason, str) or not reason or reason == "tool_call":
-        reason = "input_required" if "response_schema" in fields else LEGACY_REASON
-    return Interrupt(
-        id=raw_id if isinstance(raw_id, str) and raw_id else fallback_id,
-        reason=reason,
-        metadata={"langgraph": {"value": value, "legacy": LEGACY_INTERRUPT_EVENT}},
-        **fields,
-    )
-
-
 CLIENT_RULES = frozenset(
     {
         "thread-mismatch",
@@ -199,116 +197,34 @@ CLIENT_RULES = frozenset(
         "interrupt-tool-call-unknown",
         "interrupt-expires-at-invalid",
         "interrupt-schema-invalid",
-        "snapshot-missing",
     }
 )
 """The rules the client machine checks beyond the reference client's ``verifyEvents``."""
 
-DEFAULT_CONFIRMATION_SCHEMA: Mapping[str, Any] = CONFIRMATION_SCHEMA
-"""What a ``confirmation`` without a ``responseSchema`` is answered with (SPEC section 4)."""
-
-# RFC 3339 section 5.6 (a space may stand for "T", as the RFC's note allows).
-_REPLY_KEYS = frozenset({"status", "payload", "metadata"})
-
-
-# --- reading expiresAt ---------------------------------------------------------------------
-
-
-def is_interrupt_expired(interrupt: Interrupt, now: datetime) -> bool:
-    """Whether ``interrupt`` can no longer be answered at ``now`` (the instant itself counts).
-
-    No ``expiresAt`` never expires. Raises ``ValueError`` for an unreadable ``expiresAt``
-    (an interrupt the machine accepted always has a readable one).
-    """
-    if interrupt.expires_at is None:
-        return False
-    return read_expires_at(interrupt.expires_at) <= now
-
-
-# --- answers -------------------------------------------------------------------------------
+CLIENT_WARNINGS = frozenset(
+    {
+        "snapshot-missing",
+        "event-unknown",
+        "property-unknown",
+        "activity-delta-unapplicable",
+        "state-delta-unapplicable",
+    }
+)
+"""What the client machine warns about (:attr:`ClientMachine.warnings`) and never rejects: the
+published spec does not make them a MUST of the producer."""
 
 
 @attrs.frozen(kw_only=True)
-class Reply:
-    """A person's answer to one interrupt, before it becomes a resume entry.
+class ClientWarning:
+    """Something the client noticed in an accepted event and did not reject.
 
-    ``payload=None`` leaves the payload out; ``metadata=None`` leaves the metadata out.
-    Build one with :func:`resolve`, :func:`approve`, :func:`deny`, :func:`approve_with_edits`
-    or :func:`cancel`.
+    ``rule`` is one of :data:`CLIENT_WARNINGS`, ``index`` the event's position in everything the
+    machine was fed, ``message`` what was seen, naming the event type.
     """
 
-    status: Literal["resolved", "cancelled"]
-    payload: JSON = None
-    metadata: Mapping[str, JSON] | None = None
-
-
-def resolve(payload: JSON, metadata: Mapping[str, JSON] | None = None) -> Reply:
-    """Answer with ``payload`` (checked against the interrupt's ``responseSchema``)."""
-    return Reply(status="resolved", payload=payload, metadata=metadata)
-
-
-def approve(metadata: Mapping[str, JSON] | None = None) -> Reply:
-    """Approve: the payload ``{"approved": true}``."""
-    return Reply(status="resolved", payload={"approved": True}, metadata=metadata)
-
-
-def deny(metadata: Mapping[str, JSON] | None = None) -> Reply:
-    """Deny: the payload ``{"approved": false}`` (a denial is an answer, not a cancellation)."""
-    return Reply(status="resolved", payload={"approved": False}, metadata=metadata)
-
-
-def approve_with_edits(edited_args: Mapping[str, JSON], metadata: Mapping[str, JSON] | None = None) -> Reply:
-    """Approve with the tool call's arguments replaced whole by ``edited_args``.
-
-    Only for an interrupt whose ``responseSchema`` declares ``properties.editedArgs``.
-    """
-    return Reply(
-        status="resolved",
-        payload={"approved": True, "editedArgs": edited_args},
-        metadata=metadata,
-    )
-
-
-def cancel(metadata: Mapping[str, JSON] | None = None) -> Reply:
-    """Give up on the interrupt without an answer (a bound tool call is then not executed)."""
-    return Reply(status="cancelled", metadata=metadata)
-
-
-# --- routing -------------------------------------------------------------------------------
-
-RouteKind: TypeAlias = Literal["approval", "form", "confirmation", "fallback"]
-
-
-@attrs.frozen(kw_only=True)
-class ProposedToolCall:
-    """A tool call as the client saw it proposed: ``arguments`` is the JSON text streamed or
-    snapshotted, ``args`` its parsed value (``None`` when the text is not JSON)."""
-
-    id: str
-    name: str | None
-    arguments: str
-    args: JSON = None
-
-
-@attrs.frozen(kw_only=True)
-class Route:
-    """The UI an interrupt needs.
-
-    ``kind``: ``approval`` (reason ``tool_call``), ``form`` (``input_required``),
-    ``confirmation`` or ``fallback`` (any other reason: render ``message``, ``schema`` and
-    ``metadata``). ``schema`` is the schema the answer must satisfy: the ``responseSchema``,
-    or :data:`DEFAULT_CONFIRMATION_SCHEMA` for a confirmation that declares none.
-    ``editable`` (approval) says whether an edit form may be offered; ``tool_call`` (approval)
-    is the call awaiting the decision, when the client saw it.
-    """
-
-    kind: RouteKind
-    interrupt: Interrupt
-    message: str | None = None
-    schema: Mapping[str, JSON] | None = None
-    metadata: Mapping[str, JSON] | None = None
-    editable: bool = False
-    tool_call: ProposedToolCall | None = None
+    rule: str
+    index: int
+    message: str
 
 
 # --- the machine ---------------------------------------------------------------------------
@@ -328,7 +244,11 @@ class RunStatus(enum.StrEnum):
     REJECTED = "rejected"
     """The last input got a lone ``RUN_ERROR``: no run started, nothing changed."""
     ABANDONED = "abandoned"
-    """The run's stream broke off (:meth:`ClientMachine.abandon_run`)."""
+    """The run's stream broke off (:meth:`ClientMachine.abandon_run`), or ended with the run
+    still open (:meth:`ClientMachine.end_of_stream`)."""
+    FAILED = "failed"
+    """The client rejected an event of the run (:meth:`ClientMachine.fail_run`): the rest of
+    the run is not judged, its answered interrupts are open again."""
 
 
 @attrs.frozen
@@ -354,29 +274,6 @@ def _bare_message(error: OrderingError) -> str:
     return text.removeprefix(prefix).removesuffix(suffix)
 
 
-def _plain_json(value: Any, where: str, depth: int = 0) -> Any:
-    """``value`` as plain JSON (dicts and lists, copied), or ``TypeError``/``ValueError`` for
-    what JSON cannot carry as it is (sets, NaN, non-string keys, arbitrary objects)."""
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"{where} holds {value!r}, which JSON cannot carry")
-        return value
-    if depth > 200:
-        raise ValueError(f"{where} is nested too deeply")
-    if isinstance(value, Mapping):
-        out = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError(f"{where} has the key {key!r}; JSON object keys are strings")
-            out[key] = _plain_json(item, f"{where}.{key}", depth + 1)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [_plain_json(item, f"{where}[{index}]", depth + 1) for index, item in enumerate(value)]
-    raise TypeError(f"{where} holds a {type(value).__name__}, which is not a JSON value")
-
-
 class ClientMachine:
     """The client side of one thread's runs. See the module docstring for how to drive it."""
 
@@ -393,7 +290,7 @@ class ClientMachine:
         self._outcome: RunFinishedOutcome | None = None
         self._result: JSON = None
         self._last_error: ev.RunErrorEvent | None = None
-        self._messages: tuple[Message, ...] = ()
+        self._assembly = MessageAssembly()
         self._state: JSON = None
         self._state_stale = False
         self._tool_calls: dict[str, _ToolCallDraft] = {}
@@ -402,6 +299,10 @@ class ClientMachine:
         self._run_snapshot_tool_calls: set[str] = set()
         self._legacy_run: list[Interrupt] = []  # on_interrupt events of the run in progress
         self._legacy_open = False
+        self._warnings: list[ClientWarning] = []
+        self._skipping = False  # the rest of a failed run is passed over, not judged
+        self._run_started_at = 0  # the index of the current run's RUN_STARTED
+        self._pending_warnings: list[ClientWarning] = []
 
     # -- reading -------------------------------------------------------------------------
 
@@ -413,6 +314,11 @@ class ClientMachine:
     def index(self) -> int:
         """How many events the machine has been fed: the index the next one gets."""
         return self._index
+
+    @property
+    def warnings(self) -> tuple[ClientWarning, ...]:
+        """Every warning so far, in order: what was accepted but not as the seed asks."""
+        return tuple(self._warnings)
 
     @property
     def run_id(self) -> str | None:
@@ -459,8 +365,10 @@ class ClientMachine:
 
     @property
     def messages(self) -> tuple[Message, ...]:
-        """The messages of the latest ``MESSAGES_SNAPSHOT``."""
-        return self._messages
+        """The conversation as the accepted events built it (see
+        :mod:`agui_core.machine.client_messages`): streamed text, reasoning, tool calls and
+        results, activity, reconciled with each ``MESSAGES_SNAPSHOT`` by id, across runs."""
+        return self._assembly.messages
 
     @property
     def state(self) -> JSON:
@@ -507,38 +415,31 @@ class ClientMachine:
 
     def route(self, interrupt: Interrupt) -> Route:
         """The UI ``interrupt`` needs. Never raises: an unknown reason gets the fallback."""
-        schema = interrupt.response_schema if isinstance(interrupt.response_schema, Mapping) else None
-        metadata = interrupt.metadata if isinstance(interrupt.metadata, Mapping) else None
-        message = interrupt.message if isinstance(interrupt.message, str) else None
-        reason = interrupt.reason
-        common: dict[str, Any] = {"interrupt": interrupt, "message": message, "metadata": metadata}
-        if reason == "tool_call":
-            call_id = interrupt.tool_call_id
-            call = self.proposed_tool_call(call_id) if isinstance(call_id, str) else None
-            return Route(
-                kind="approval",
-                schema=schema,
-                editable=offers_edits(schema),
-                tool_call=call,
-                **common,
-            )
-        if reason == "input_required":
-            return Route(kind="form", schema=schema, **common)
-        if reason == "confirmation":
-            return Route(
-                kind="confirmation",
-                schema=schema if schema is not None else DEFAULT_CONFIRMATION_SCHEMA,
-                **common,
-            )
-        return Route(kind="fallback", schema=schema, **common)
+        call_id = interrupt.tool_call_id
+        call = self.proposed_tool_call(call_id) if isinstance(call_id, str) else None
+        return route_interrupt(interrupt, call)
 
     # -- events --------------------------------------------------------------------------
 
-    def receive_event(self, event: ev.Event | ev.UnknownEvent, *, now: datetime) -> None:
-        """Take the next event of the thread, or raise ``OrderingError`` and change nothing."""
+    def receive_event(self, event: ev.Event | ev.UnknownEvent, *, now: datetime) -> ev.Event | None:
+        """Take the next event of the thread, or raise ``OrderingError`` and change nothing.
+
+        Returns what application code may see of it: the event with the properties this
+        version does not describe stripped (``property-unknown`` warns about each), or ``None``
+        for an event that is not delivered (an unknown type, the rest of a failed run).
+        """
         self._check_now(now, "receive_event")
+        self._pending_warnings = []
         verifier = self._verifier
         etype = event.type
+        if self._skipping:
+            if etype != "RUN_STARTED":
+                # The failed run's own events, up to its end: counted, never judged again.
+                self._index += 1
+                if etype in ("RUN_FINISHED", "RUN_ERROR"):
+                    self._skipping = False
+                return None
+            self._skipping = False
         starts_stream = (verifier is None or not verifier.run_active) and etype in (
             "RUN_STARTED",
             "RUN_ERROR",
@@ -553,10 +454,73 @@ class ClientMachine:
             verifier.check(event)
         except OrderingError as exc:
             raise OrderingError(exc.rule, _bare_message(exc), event=event, index=self._index) from None
+        if isinstance(event, ev.UnknownEvent):
+            self._warn("event-unknown", f"an event of unknown type {etype!r} was dropped")
+        elif event.extra:
+            for key in sorted(event.extra):
+                self._warn(
+                    "property-unknown", f"{etype} carries /{key}, which this version does not describe; stripped"
+                )
         # Accepted: from here on the machine changes.
+        self._warnings.extend(self._pending_warnings)
+        self._pending_warnings = []
         self._verifier = verifier
         self._index += 1
         self._apply(event, verifier, now)
+        if isinstance(event, ev.UnknownEvent):
+            return None
+        return attrs.evolve(event, extra=EMPTY) if event.extra else event
+
+    def fail_run(self) -> None:
+        """The event just refused fails its run; call it after ``receive_event`` raised.
+
+        A malformed known value is fatal to the run (the spec's processing model), and the
+        events after it would only be judged against a run the client no longer follows: each
+        would be a follow-on error. So the run ends here as :attr:`RunStatus.FAILED`, the
+        interrupts it was answering open again, and the rest of its events, up to its
+        ``RUN_FINISHED`` or ``RUN_ERROR`` or the next ``RUN_STARTED``, are counted and passed
+        over. The refused event itself takes its place in the numbering.
+        """
+        self._index += 1
+        if self._verifier is not None and self._verifier.run_active:
+            self._open = self._answering + self._open
+            self._answering = ()
+        self._verifier = None
+        self._status = RunStatus.FAILED
+        self._skipping = True
+
+    def end_of_stream(self) -> OrderingError | None:
+        """The stream ended here. Returns the error when a run is still open, else ``None``.
+
+        A run whose stream ends before its ``RUN_FINISHED`` or ``RUN_ERROR`` did not end: it is
+        treated as abandoned (see :meth:`abandon_run`) and the error, rule ``run-not-ended``,
+        names it with the index of its ``RUN_STARTED``. The rest of a failed run ending with
+        the stream is no new error: it was reported once.
+        """
+        self._skipping = False
+        verifier = self._verifier
+        if verifier is None or not verifier.run_active:
+            return None
+        run_id = verifier.run_id
+        self.abandon_run()
+        return OrderingError(
+            "run-not-ended",
+            f"the stream ended with run {run_id!r} still open: no RUN_FINISHED or RUN_ERROR",
+            index=self._run_started_at,
+        )
+
+    def sending(self, run_input: RunAgentInput) -> None:
+        """``run_input`` is about to be sent on this thread: its ``messages``, when it has any,
+        become the conversation the run continues (the client's own messages, which no event
+        carries back), and its ``state``, when it has one, the baseline the run's deltas apply
+        to. An input without messages (a bare resume) leaves the conversation as it is."""
+        if run_input.thread_id != self._thread_id:
+            raise LocalProtocolError(f"input for thread {run_input.thread_id!r} on thread {self._thread_id!r}")
+        if run_input.messages:
+            self._assembly.reconcile(run_input.messages, keep_client_only=True)
+        if run_input.state is not None:
+            self._state = run_input.state
+            self._state_stale = False
 
     def abandon_run(self) -> None:
         """The stream of the run in progress broke off before its end.
@@ -570,6 +534,10 @@ class ClientMachine:
         self._answering = ()
         self._verifier = None
         self._status = RunStatus.ABANDONED
+
+    def _warn(self, rule: str, message: str) -> None:
+        """Keep a warning about the event being received; it counts once the event is accepted."""
+        self._pending_warnings.append(ClientWarning(rule=rule, index=self._index, message=message))
 
     def _fail(self, rule: str, message: str, event: object) -> OrderingError:
         return OrderingError(rule, message, event=event, index=self._index)
@@ -658,19 +626,28 @@ class ClientMachine:
                     event,
                 )
         if missing:
-            raise self._fail(
+            self._warn(
                 "snapshot-missing",
                 f"{label} with interrupts {format_ids(i.id for i in interrupts)} in a run that sent no "
-                f"{' and no '.join(missing)}; the interrupt boundary carries both",
-                event,
+                f"{' and no '.join(missing)}; the seed's interrupt boundary carries both",
             )
 
     def _apply(self, event: ev.Event | ev.UnknownEvent, verifier: StreamVerifier, now: datetime) -> None:
         if isinstance(event, ev.UnknownEvent):
             return
+        lane_call = self._chunk_lane(event, verifier) if isinstance(event, ev.ToolCallChunkEvent) else None
+        if isinstance(event, ev.TextMessageChunkEvent | ev.ReasoningMessageChunkEvent) and event.message_id is None:
+            lane_message = self._chunk_lane(event, verifier)
+            if lane_message is not None:
+                event = attrs.evolve(event, message_id=lane_message)
+        problem = self._assembly.apply(event, tool_call_id=lane_call)
+        if problem is not None:
+            index = self._index - 1
+            self._warnings.append(ClientWarning(rule="activity-delta-unapplicable", index=index, message=problem))
         if isinstance(event, ev.RunStartedEvent):
             self._status = RunStatus.RUNNING
             self._run_id = event.run_id
+            self._run_started_at = self._index - 1
             self._answering = self._open
             self._open = ()
             self._run_snapshots = set()
@@ -707,10 +684,17 @@ class ClientMachine:
         elif isinstance(event, ev.StateDeltaEvent):
             try:
                 self._state = apply_patch(self._state, event.delta)
-            except JsonPatchError:
+            except JsonPatchError as exc:
+                # The spec's consumer rule: warned about and skipped, the state left as it was.
                 self._state_stale = True
+                self._warnings.append(
+                    ClientWarning(
+                        rule="state-delta-unapplicable",
+                        index=self._index - 1,
+                        message=f"STATE_DELTA does not apply to the state and was skipped: {exc}",
+                    )
+                )
         elif isinstance(event, ev.MessagesSnapshotEvent):
-            self._messages = tuple(event.messages)
             self._run_snapshots.add(event.type)
             for message in event.messages:
                 if isinstance(message, AssistantMessage):
@@ -737,18 +721,29 @@ class ClientMachine:
             announced.setdefault(interrupt.id, interrupt)
         return RunFinishedInterruptOutcome(interrupts=tuple(announced.values()))
 
+    @staticmethod
+    def _chunk_lane(
+        event: ev.ToolCallChunkEvent | ev.TextMessageChunkEvent | ev.ReasoningMessageChunkEvent,
+        verifier: StreamVerifier,
+    ) -> str | None:
+        """The id a chunk continues: its own, else its lane's as the verifier placed it (the
+        tagged lane, else the only one of its kind)."""
+        if isinstance(event, ev.ToolCallChunkEvent):
+            own, kind = event.tool_call_id, "tool"
+        else:
+            own, kind = event.message_id, "text" if isinstance(event, ev.TextMessageChunkEvent) else "reasoning"
+        if own is not None:
+            return own
+        lanes = [entity for lane_kind, entity in verifier.chunk_streams.values() if lane_kind == kind]
+        tagged = verifier.chunk_streams.get(event.subagent_run_id)
+        if tagged is not None and tagged[0] == kind:
+            return tagged[1]
+        return lanes[0] if len(lanes) == 1 else None
+
     def _apply_tool_chunk(self, event: ev.ToolCallChunkEvent, verifier: StreamVerifier) -> None:
-        call_id = event.tool_call_id
+        call_id = self._chunk_lane(event, verifier)
         if call_id is None:
-            # The verifier has placed the chunk in its lane: the tagged one, else the only one.
-            lanes = [entity for kind, entity in verifier.chunk_streams.values() if kind == "tool"]
-            tagged = verifier.chunk_streams.get(event.subagent_run_id)
-            if tagged is not None and tagged[0] == "tool":
-                call_id = tagged[1]
-            elif len(lanes) == 1:
-                call_id = lanes[0]
-            else:
-                return
+            return
         draft = self._tool_calls.get(call_id)
         if draft is None or (event.tool_call_name is not None and event.tool_call_name != draft.name):
             draft = self._tool_calls[call_id] = _ToolCallDraft(event.tool_call_name)
@@ -769,7 +764,7 @@ class ClientMachine:
         tools: Sequence[Tool] | None = None,
         context: Sequence[Context] | None = None,
         forwarded_props: JSON = None,
-        protocol_version: str | None = None,
+        protocol_version: str | None = PROTOCOL_VERSION,
     ) -> RunAgentInput:
         """The ``RunAgentInput`` that answers every open interrupt with ``answers``.
 
@@ -778,7 +773,9 @@ class ClientMachine:
         (``{"status": ..., "payload"?: ..., "metadata"?: ...}``). Entries follow the order the
         interrupts were announced in. ``messages`` and ``state`` are sent as given (none by
         default); pass :attr:`messages` and :attr:`state` to send back what the interrupt
-        boundary's snapshots carried. Nothing changes in the machine: the run counts as
+        boundary's snapshots carried. ``protocol_version`` is declared on the input (the spec's
+        versioning page makes it a MUST; pass ``None`` only toward a peer that predates the
+        field). Nothing changes in the machine: the run counts as
         started when its ``RUN_STARTED`` arrives.
 
         Raises :class:`~agui_core.errors.LocalProtocolError` for an answer the agent would
@@ -788,10 +785,12 @@ class ClientMachine:
         :class:`~agui_core.errors.PayloadError` with the JSON path. In order: a run in
         progress (``THREAD_BUSY``); nothing open to answer, an answer that is not a
         :class:`Reply` or a well-formed mapping, a bad status, metadata ``None`` or not an
-        object, a cancelled answer with a payload, a value JSON cannot carry
-        (``INVALID_RESUME``); an id that is not open (``UNKNOWN_INTERRUPT_ID``); a resolved
-        answer at or after ``expiresAt`` (``INTERRUPT_EXPIRED``; cancelling stays allowed); an
-        open interrupt left unanswered (``PARTIAL_RESUME``); a payload that fails the
+        object, a cancelled answer with a payload, a value JSON cannot carry, more entries than
+        a thread holds interrupts (``INVALID_RESUME``); then the agent side's own admission
+        (:mod:`agui_core.machine.admission`, the same functions): an id that is not open
+        (``UNKNOWN_INTERRUPT_ID``); a resolved answer at or after ``expiresAt``
+        (``INTERRUPT_EXPIRED``; cancelling stays allowed, and an expired interrupt need not be
+        answered at all); a live interrupt left unanswered (``PARTIAL_RESUME``); a payload that fails the
         ``responseSchema`` (a ``confirmation`` without one takes a boolean), or that carries
         ``editedArgs`` for an interrupt whose schema does not offer edits (``INVALID_PAYLOAD``);
         an input that fails the wire schema (``INVALID_INPUT``).
@@ -813,41 +812,33 @@ class ClientMachine:
                 f"thread {self._thread_id!r} has no open interrupts to answer",
             )
         replies = {iid: self._read_reply(iid, answer) for iid, answer in answers.items()}
-        open_by_id = {o.interrupt.id: o.interrupt for o in self._open}
-        unknown = [iid for iid in replies if iid not in open_by_id]
-        if unknown:
-            raise self._refuse(
-                RunErrorCode.UNKNOWN_INTERRUPT_ID,
-                f"no interrupt {format_ids(unknown)} is open on thread {self._thread_id!r} "
-                f"(open: {format_ids(open_by_id)})",
+        # Entries in the order the interrupts were announced; an unknown id after them, for
+        # admission to refuse.
+        order = {o.interrupt.id: position for position, o in enumerate(self._open)}
+        entries = [
+            ResumeEntry(
+                interrupt_id=iid,
+                status=reply.status,
+                payload=reply.payload if reply.status == "resolved" else None,
+                metadata=reply.metadata,
             )
-        for iid, reply in replies.items():
-            if reply.status == "resolved" and is_interrupt_expired(open_by_id[iid], now):
-                raise self._refuse(
-                    RunErrorCode.INTERRUPT_EXPIRED,
-                    f"interrupt {iid!r} expired at {open_by_id[iid].expires_at}; it can only be cancelled now",
-                    reply,
-                )
-        missing = [iid for iid in open_by_id if iid not in replies]
-        if missing:
-            raise self._refuse(
-                RunErrorCode.PARTIAL_RESUME,
-                f"open interrupt {format_ids(missing)} has no answer; one resume answers every open "
-                "interrupt (cancel the ones to decline)",
+            for iid, reply in sorted(replies.items(), key=lambda item: order.get(item[0], len(order)))
+        ]
+        # The agent side's own admission rules, so whatever one accepts the other accepts.
+        try:
+            check_entry_count(entries)
+            check_entries(entries)
+            live, expired = partition_open(
+                (OpenInterrupt(interrupt=o.interrupt, run_id=o.run_id) for o in self._open), now
             )
-        entries = []
-        for iid, interrupt in open_by_id.items():
-            reply = replies[iid]
-            if reply.status == "resolved":
-                self._check_payload(interrupt, reply)
-            entries.append(
-                ResumeEntry(
-                    interrupt_id=iid,
-                    status=reply.status,
-                    payload=reply.payload if reply.status == "resolved" else None,
-                    metadata=reply.metadata,
-                )
+            bind_answers(
+                entries, thread_id=self._thread_id, live=live, expired=expired, resolved=(), validators=self._validators
             )
+        except RemoteProtocolError as exc:
+            ids: list[str] = list(exc.details.get("interrupt_ids") or ())
+            at_fault = replies.get(ids[0]) if len(ids) == 1 else None
+            cause = exc.__cause__ if isinstance(exc.__cause__, PayloadError) else None
+            raise self._refuse(exc.code, exc.message, at_fault) from cause
         run_input = RunAgentInput(
             thread_id=self._thread_id,
             run_id=run_id,
@@ -879,7 +870,7 @@ class ClientMachine:
         if isinstance(answer, Reply):
             reply = answer
         elif isinstance(answer, Mapping):
-            extra = sorted(str(k) for k in answer if k not in _REPLY_KEYS)
+            extra = sorted(str(k) for k in answer if k not in REPLY_KEYS)
             if extra:
                 raise self._refuse(
                     RunErrorCode.INVALID_RESUME,
@@ -917,20 +908,14 @@ class ClientMachine:
             # A copy, so the entry is plain JSON and the caller's objects stay theirs.
             reply = Reply(
                 status=reply.status,
-                payload=_plain_json(reply.payload, "payload"),
-                metadata=_plain_json(reply.metadata, "metadata"),
+                payload=plain_json(reply.payload, "payload"),
+                metadata=plain_json(reply.metadata, "metadata"),
             )
         except (TypeError, ValueError) as exc:
             raise self._refuse(RunErrorCode.INVALID_RESUME, f"{where}: {exc}", answer) from None
         except RecursionError:
             raise self._refuse(RunErrorCode.INVALID_RESUME, f"{where} is nested too deeply", answer) from None
         return reply
-
-    def _check_payload(self, interrupt: Interrupt, reply: Reply) -> None:
-        try:
-            check_answer_payload(interrupt, reply.payload, self._validators)
-        except PayloadError as exc:
-            raise self._refuse(RunErrorCode.INVALID_PAYLOAD, exc.message, reply) from exc
 
     def _refuse(self, code: RunErrorCode, message: str, answer: object = None) -> LocalProtocolError:
         error = LocalProtocolError(f"resume refused: {message}", state=self._status, event=answer)
@@ -949,13 +934,18 @@ def check_stream(
     now: datetime,
     thread_id: str | None = None,
     payload_validators: PayloadValidators | None = None,
+    ended: bool = False,
+    warnings: list[ClientWarning] | None = None,
 ) -> list[OrderingError]:
     """Every violation in a recorded stream of decoded events, in order (empty: none).
 
     The stream is checked as a :class:`ClientMachine` would receive it; each error's
-    ``index`` is the event's position in ``events``. A refused event is skipped and the check
-    goes on, so one early fault may explain several later ones. ``thread_id`` defaults to the
-    thread the first ``RUN_STARTED`` or ``RUN_FINISHED`` names.
+    ``index`` is the event's position in ``events``. A refused event fails its run
+    (:meth:`ClientMachine.fail_run`): the rest of that run is passed over and the check goes
+    on with the next run, so one fault is reported once, never with follow-on errors.
+    ``thread_id`` defaults to the thread the first ``RUN_STARTED`` or ``RUN_FINISHED`` names.
+    ``ended``: the recording is the whole stream, so a run still open at its end is an error
+    (``run-not-ended``). ``warnings``, when given, receives the machine's warnings.
     """
     items = list(events)
     if thread_id is None:
@@ -965,11 +955,16 @@ def check_stream(
         )
     machine = ClientMachine(thread_id, payload_validators=payload_validators)
     violations: list[OrderingError] = []
-    for _position, event in enumerate(items):
+    for event in items:
         try:
             machine.receive_event(event, now=now)
         except OrderingError as exc:
             violations.append(exc)
-            # A refused event changes nothing, but it still takes its place in the numbering.
-            machine._index += 1
+            machine.fail_run()
+    if ended:
+        unended = machine.end_of_stream()
+        if unended is not None:
+            violations.append(unended)
+    if warnings is not None:
+        warnings.extend(machine.warnings)
     return violations

@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-__all__ = ["read_expires_at"]
+from agui_core.protocol.types import Interrupt
+
+__all__ = ["is_interrupt_expired", "read_expires_at"]
 
 _RFC3339 = re.compile(
     r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})",
@@ -30,3 +32,14 @@ def read_expires_at(value: str) -> datetime:
     except ValueError:
         raise unreadable from None  # shaped right, but no such instant (hour 24, February 30)
     return instant.replace(microsecond=instant.microsecond // 1000 * 1000)
+
+
+def is_interrupt_expired(interrupt: Interrupt, now: datetime) -> bool:
+    """Whether ``interrupt`` can no longer be answered at ``now`` (the instant itself counts).
+
+    No ``expiresAt`` never expires. Raises ``ValueError`` for an unreadable ``expiresAt``
+    (an interrupt the machine accepted always has a readable one).
+    """
+    if interrupt.expires_at is None:
+        return False
+    return read_expires_at(interrupt.expires_at) <= now

@@ -21,6 +21,7 @@ import attrs
 __all__ = [
     "EMPTY",
     "JSON",
+    "PROTOCOL_VERSION",
     "ActivityMessage",
     "AgentCapabilities",
     "AssistantMessage",
@@ -75,6 +76,14 @@ JSON: TypeAlias = Any
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
 """The shared, immutable ``extra`` of an object that carried no unknown keys."""
+
+PROTOCOL_VERSION = "1.0"
+"""The AG-UI protocol version agui-core speaks (``MAJOR.MINOR``, as the spec publishes it).
+
+The published spec's versioning page (1.1) makes declaring it a MUST on both sides: a producer
+on ``RUN_STARTED.protocolVersion``, a consumer on ``RunAgentInput.protocolVersion``. The value
+is what the wire speaks: the 1.0 schema of ``@ag-ui/core`` and ``ag-ui-protocol`` (declaring
+1.1 would claim shapes we do not send, and makes the 1.0 reference client warn on every run)."""
 
 
 def _extra() -> Any:

@@ -10,7 +10,9 @@ so the document cannot claim more than the host serves:
 - ``state``: snapshots (the interrupt boundary emits them) and persistent state (the store);
 - ``transport``: the flags the caller passes, the transport knowing what it serves;
 - ``identity``: the agent's ``name`` and ``description`` attributes where it has them,
-  otherwise its function name and the first line of its docstring.
+  otherwise its function name and the first line of its docstring;
+- ``custom``: ``profile`` (the rules the host enforces on input, :data:`ENFORCED_PROFILE`) and
+  ``protocolVersion`` (the version its ``RUN_STARTED`` declares).
 """
 
 from __future__ import annotations
@@ -23,7 +25,12 @@ from agui_core.protocol import types as t
 from agui_core.protocol.codec import converter
 from agui_core.runtime.host import Host
 
-__all__ = ["capabilities", "capabilities_json"]
+__all__ = ["ENFORCED_PROFILE", "capabilities", "capabilities_json"]
+
+ENFORCED_PROFILE = "seed"
+"""The profile a host enforces, declared as ``custom.profile`` in its capabilities: ``seed``,
+the concept page's strict rules (coverage, linkage, expiry, payload schemas refused with
+``RUN_ERROR``), where the published spec leaves most of them to the client."""
 
 
 def capabilities_json(host: Host, *, transport: t.TransportCapabilities | None = None) -> bytes:
@@ -49,6 +56,9 @@ def capabilities(host: Host, *, transport: t.TransportCapabilities | None = None
             approvals=bool(gated),
             approve_with_edits=any(tool.allow_edits for tool in gated),
         ),
+        # Which rules the host enforces on input: the seed's eight contract rules, stricter
+        # than the published spec asks of an agent (docs/conformance.md lists each rule).
+        custom={"profile": ENFORCED_PROFILE, "protocolVersion": t.PROTOCOL_VERSION},
     )
 
 

@@ -66,7 +66,8 @@ from agui_core.machine.record import Proposal, ResolvedInterrupt, ToolJournalEnt
 from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
-from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome
+from agui_core.runtime.observe import NO_OBSERVER, Observer
+from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome, approval_message, failed_result
 
 __all__ = ["Reply", "RunContext", "Suspend", "TextStream", "run_agent"]
 
@@ -240,8 +241,12 @@ class RunContext:
         new_id: Callable[[], str],
         now: Callable[[], Any],
         send: _Send | None = None,
+        observer: Observer = NO_OBSERVER,
+        run_token: object = None,
     ) -> None:
         self._machine = machine
+        self._observer = observer
+        self._run_token = run_token  # the observer's token for this run
         self._carry = carry
         self._send = send
         self._new_id = new_id
@@ -583,7 +588,7 @@ class RunContext:
             approval = Interrupt(
                 id=approval_id,
                 reason="tool_call",
-                message=message if message is not None else f"Run {name} with {orjson.dumps(args).decode()}?",
+                message=message if message is not None else approval_message(name, args),
                 tool_call_id=call_id,
                 response_schema=registered.approval_schema,
                 metadata=metadata,
@@ -600,18 +605,24 @@ class RunContext:
             )
         else:
             await self._tool_started(call_id, name, args)
+            failure: Mapping[str, JSON] | None = None
+            tool = self._observer.tool_started(self._run_token, name=name, call_id=call_id)
             try:
                 returned = await registered.invoke(args)
             except Exception as exc:  # the tool's failure is the agent's to handle, not the run's
+                self._observer.tool_ended(tool, name=name, result="failed")
                 outcome = ToolOutcome(tool_call_id=call_id, name=name, status="failed", args=args, error=repr(exc))
-                content = f"error: {type(exc).__name__}"
+                content, failure = failed_result(exc)
             else:
+                self._observer.tool_ended(tool, name=name, result="executed")
                 value = _as_json(returned, f"tool {name!r}")  # not JSON: the run fails, the tool is not run again
                 self._machine.tool_value(call_id, value)
                 outcome = ToolOutcome(tool_call_id=call_id, name=name, status="executed", args=args, result=value)
                 content = value if isinstance(value, str) else orjson.dumps(value).decode()
             result_id = self._free(f"result-{call_id}")
-            await self.emit(ev.ToolCallResultEvent(message_id=result_id, tool_call_id=call_id, content=content))
+            await self.emit(
+                ev.ToolCallResultEvent(message_id=result_id, tool_call_id=call_id, content=content, metadata=failure)
+            )
         self.tool_outcomes[call_id] = outcome
         self._replay.settle(index, _outcome_to_json(outcome))
         return outcome
@@ -829,12 +840,21 @@ class RunContext:
         """An interrupt asking to approve ``tool_call_id`` (closed in this run)."""
         from agui_core.runtime.tools import APPROVE_SCHEMA, APPROVE_WITH_EDITS_SCHEMA
 
+        # A call of a tool the host runs offers the edits its parameters allow, the schema they are held to.
+        proposed = self._machine.proposed_tool_call(tool_call_id)
+        registered = self._tools.get(proposed[0]) if proposed is not None else None
+        if not allow_edits:
+            schema = APPROVE_SCHEMA
+        elif registered is not None:
+            schema = registered.approval_schema
+        else:
+            schema = APPROVE_WITH_EDITS_SCHEMA
         return Interrupt(
             id=self.new_id("approval"),
             reason="tool_call",
             message=message,
             tool_call_id=tool_call_id,
-            response_schema=APPROVE_WITH_EDITS_SCHEMA if allow_edits else APPROVE_SCHEMA,
+            response_schema=schema,
         )
 
     def interrupt(self, *interrupts: Interrupt | Awaitable[Any]) -> Awaitable[None]:

@@ -64,6 +64,15 @@ the store's :meth:`~agui_core.store.base.ThreadStore.purge`: at start, then ever
 ``retain_audit`` (seconds, not less than ``retain``) keeps them apart longer. Hosts sharing a
 store may all sweep: the store lets one purge at a time.
 
+Active expiry. With ``expire_every`` (seconds), a task in the host's task group looks for
+interrupts whose ``expiresAt`` has passed on the host's clock, at start and then every
+``expire_every`` seconds (:meth:`Host.expire`), and closes them through the thread's machine
+(:meth:`~agui_core.machine.thread.ThreadMachine.expire`): each one ``expired`` in the audit
+trail, the thread free once none is left open; a late resume is still refused with
+``INTERRUPT_EXPIRED``. Without it, an expired interrupt is closed at the thread's next input.
+Hosts sharing a store may all look: the save is a compare-and-set, so one closes a thread.
+The agent is not run on an expiry: it learns of it at its next run.
+
 Failures. Whatever ends a run early (the agent raising, breaking a protocol rule, running out
 of time, the store failing, the host shutting down) ends it with ``RUN_ERROR`` and puts the
 thread back where the stored record says it stood before the run; the agent's traceback and
@@ -100,6 +109,7 @@ from agui_core.machine.effects import (
     SendRecorded,
     StartAgent,
 )
+from agui_core.machine.expiry import read_expires_at
 from agui_core.machine.facts import InterruptHome
 from agui_core.machine.ownership import may_read
 from agui_core.machine.record import ANONYMOUS, OpenInterrupt, Proposal, ResolvedInterrupt, ThreadRecord
@@ -110,6 +120,7 @@ from agui_core.machine.thread import (
     ThreadLimits,
     ThreadMachine,
 )
+from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import JSON, Interrupt, RunAgentInput
@@ -117,8 +128,9 @@ from agui_core.runtime.auth import AuthenticationError, Authenticator, Credentia
 from agui_core.runtime.clock import Clock, SystemClock, as_clock
 from agui_core.runtime.context import RunContext, run_agent
 from agui_core.runtime.lease import LeaseKeeper
+from agui_core.runtime.observe import NO_OBSERVER, Observer
 from agui_core.runtime.streams import Outlet, Pace, RunEvents
-from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome
+from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome, failed_result
 from agui_core.runtime.views import ThreadView
 from agui_core.runtime.watch import ThreadChanges
 from agui_core.store.base import Purged, StoreError, ThreadStore, VersionConflict, WaitingThread
@@ -126,9 +138,12 @@ from agui_core.store.memory import MemoryThreadStore
 
 # RunEvents and ThreadView live in agui_core.runtime.streams and .views; named here too, as what
 # Host.run and Host.view return, for those who import them from the host.
-__all__ = ["PURGE_BATCH", "Agent", "Host", "InputTranslator", "RunEvents", "ThreadView", "refusal"]
+__all__ = ["EXPIRY_BATCH", "PURGE_BATCH", "Agent", "Host", "InputTranslator", "RunEvents", "ThreadView", "refusal"]
 
 log = logging.getLogger("agui_core.host")
+
+EXPIRY_BATCH = 10_000
+"""How many waiting threads one look for expired interrupts reads at most (the newest)."""
 
 PURGE_BATCH = 500
 """How many threads one purge of a sweep removes at most: a sweep purges batch after batch
@@ -174,10 +189,14 @@ class Host:
         retain: float | None = None,
         retain_audit: float | None = None,
         sweep_every: float | None = None,
+        observer: Observer | None = None,
+        expire_every: float | None = None,
     ) -> None:
         """``retain``, ``retain_audit`` and ``sweep_every`` (seconds) are the retention of the
         module docstring; ``retain=None`` keeps every thread. ``sweep_every`` defaults to a tenth
-        of ``retain``, at least 1 s and at most an hour."""
+        of ``retain``, at least 1 s and at most an hour. ``observer`` is told what the host does
+        (metrics, traces: :mod:`agui_core.runtime.observe`); by default nobody is.
+        ``expire_every`` (seconds) turns on active expiry (see the module docstring)."""
         self.agent = agent
         self.store: ThreadStore = store if store is not None else MemoryThreadStore()
         self.tools: Mapping[str, Tool] = {t.name: t for t in tools}
@@ -224,11 +243,24 @@ class Host:
         """Seconds a purged thread's audit trail is kept after the thread's last save (``None``: not kept apart)."""
         self.sweep_every = sweep_every if sweep_every is not None else min(max(1.0, (retain or 0) / 10), 3600.0)
         """Seconds between two sweeps, on the host's clock."""
+        if expire_every is not None and not 0 < expire_every < math.inf:
+            raise ValueError(f"expire_every is a positive number of seconds, not {expire_every:g}")
+        self.expire_every = expire_every
+        """Seconds between two looks for expired interrupts, on the host's clock (``None``: never)."""
         self._busy: set[str] = set()
         self._group: anyio.abc.TaskGroup | None = None
         self._sweeping: anyio.CancelScope | None = None
+        self._expiring: anyio.CancelScope | None = None
         self.changes = ThreadChanges()
         """Every thread record this host saves, for whoever watches (the approval console's feed)."""
+        self.observer: Observer = observer if observer is not None else NO_OBSERVER
+        """Who is told what the host does (:mod:`agui_core.runtime.observe`)."""
+        self.observer.bind(self.store, self.clock)
+        # For an active observer, per thread being carried: the open interrupt ids and the number
+        # of closed ones as last loaded or saved (what the next save is compared with), and the
+        # token of the run in progress. Emptied when the thread's run ends.
+        self._seen: dict[str, tuple[frozenset[str], int]] = {}
+        self._run_tokens: dict[str, object] = {}
 
     async def authenticate(self, credentials: Credentials) -> str:
         """The principal ``credentials`` stand for (:data:`ANONYMOUS` without an authenticator).
@@ -326,12 +358,61 @@ class Host:
                     log.exception("retention: the sweep failed; trying again in %g s", self.sweep_every)
                 await self._clock.sleep(self.sweep_every)
 
+    async def expire(self) -> int:
+        """Close every interrupt of the store whose ``expiresAt`` has passed on the host's clock
+        (what active expiry does every ``expire_every`` seconds); how many this host closed.
+
+        Each thread is closed by its machine (:meth:`ThreadMachine.expire`) and saved by
+        compare-and-set: where hosts share a store and look at once, one closes a thread, the
+        others find it saved before them and leave it. A thread running here is left for later.
+        """
+        now = self.clock()
+        closed = 0
+        for waiting in await self.store.all_waiting(limit=EXPIRY_BATCH):
+            due = [o for o in waiting.interrupts if _expired(o, now)]
+            thread_id = waiting.thread_id
+            if not due or thread_id in self._busy:
+                continue
+            self._busy.add(thread_id)
+            try:
+                machine = await self._load(thread_id)
+                effects = machine.expire(now)
+                for effect in effects:
+                    if isinstance(effect, Persist):
+                        await self._save(effect)
+                        closed += len(due)
+            except VersionConflict:
+                log.debug("thread %r was saved by another host while expiring its interrupts", thread_id)
+            finally:
+                self._busy.discard(thread_id)
+                if self.observer.active:
+                    self._seen.pop(thread_id, None)
+        if closed:
+            log.info("active expiry: closed %d expired interrupts", closed)
+        return closed
+
+    async def _expire_forever(self) -> None:
+        """Look for expired interrupts at start, then every ``expire_every`` seconds, until the host exits."""
+        assert self._expiring is not None and self.expire_every is not None
+        with self._expiring:
+            while True:
+                try:
+                    await self.expire()
+                except StoreError as exc:
+                    log.warning("active expiry failed (%s); trying again in %g s", exc, self.expire_every)
+                except Exception:
+                    log.exception("active expiry failed; trying again in %g s", self.expire_every)
+                await self._clock.sleep(self.expire_every)
+
     async def __aenter__(self) -> Host:
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         if self.retain is not None:
             self._sweeping = anyio.CancelScope()
             self._group.start_soon(self._sweep_forever)
+        if self.expire_every is not None:
+            self._expiring = anyio.CancelScope()
+            self._group.start_soon(self._expire_forever)
         return self
 
     async def __aexit__(
@@ -340,7 +421,9 @@ class Host:
         group, self._group = self._group, None
         assert group is not None
         if self._sweeping is not None:
-            self._sweeping.cancel()  # the one task of the host's that would never end by itself
+            self._sweeping.cancel()  # the tasks of the host's that would never end by themselves
+        if self._expiring is not None:
+            self._expiring.cancel()
         return await group.__aexit__(exc_type, exc, tb)
 
     def run(self, run_input: RunAgentInput, *, principal: str = ANONYMOUS) -> RunEvents:
@@ -384,16 +467,24 @@ class Host:
                         await out(_run_error("the host could not carry out this run; its log has the details"))
         finally:
             self._busy.discard(run_input.thread_id)
+            if self.observer.active:
+                self._seen.pop(run_input.thread_id, None)
+                self._run_tokens.pop(run_input.thread_id, None)
 
     async def _refuse_busy(self, run_input: RunAgentInput, principal: str) -> list[ev.Event]:
         """What the sender of an input hears while another run holds its thread, as the stored
         thread and the machine decide it: ``FORBIDDEN`` for a stranger, else ``THREAD_BUSY``."""
         machine = await self._load(run_input.thread_id)
         effects = machine.receive_input(run_input, now=self.clock(), principal=principal, busy=True)
+        for effect in effects:
+            if isinstance(effect, Reject):
+                self.observer.refused(effect.event.code or "")
         return [effect.event for effect in effects if isinstance(effect, Emit | Reject)]
 
     async def _load(self, thread_id: str) -> ThreadMachine:
         record = await self.store.load(thread_id)
+        if self.observer.active:
+            self._seen[thread_id] = _interrupts_of(record)
         if record is None:
             return ThreadMachine(thread_id, payload_validators=self._validators, limits=self.thread_limits)
         return ThreadMachine.from_record(record, payload_validators=self._validators, limits=self.thread_limits)
@@ -402,6 +493,20 @@ class Host:
         record = attrs.evolve(effect.record, saved_at=self.clock().isoformat())  # the thread's last activity
         await self.store.save(record)
         self.changes.saved(record)
+        if self.observer.active:
+            self._observe_save(record)
+
+    def _observe_save(self, record: ThreadRecord) -> None:
+        """Tell the observer which interrupts ``record``'s save opened and closed."""
+        thread_id = record.thread_id
+        seen_open, seen_closed = self._seen.get(thread_id, (frozenset(), 0))
+        self._seen[thread_id] = (_, now_closed) = _interrupts_of(record)
+        run = self._run_tokens.get(thread_id)
+        if now_closed > seen_closed:
+            self.observer.interrupts_closed(run, thread_id=thread_id, closed=record.resolved[seen_closed:])
+        raised = [o for o in record.open_interrupts if o.interrupt.id not in seen_open]
+        if raised:
+            self.observer.interrupts_raised(run, thread_id=thread_id, interrupts=raised)
 
     async def _handle(self, run_input: RunAgentInput, principal: str, out: Outlet) -> None:
         thread_id = run_input.thread_id
@@ -451,6 +556,8 @@ class Host:
         for ``send_timeout`` seconds at most (then it is dropped; see :class:`Outlet`).
         """
         if len(effects) == 1 and effects[0].__class__ in _LONE_EVENTS:  # most steps: one event, nothing saved
+            if effects[0].__class__ is Reject:
+                self.observer.refused(effects[0].event.code or "")
             await out(effects[0].event)
             return
         if any(isinstance(effect, Persist) for effect in effects):
@@ -464,6 +571,8 @@ class Host:
             if isinstance(effect, Persist):
                 await self._save(effect)
             elif isinstance(effect, Emit | Reject):
+                if isinstance(effect, Reject):
+                    self.observer.refused(effect.event.code or "")
                 await out(effect.event)
 
     async def _recover_abandoned(self, machine: ThreadMachine, now: datetime) -> None:
@@ -473,6 +582,7 @@ class Host:
         effects = machine.close_abandoned_run(now, run_timeout=timeout)
         if effects:
             log.warning("closing run %r of thread %r: its host stopped before it ended", run_id, machine.thread_id)
+            self.observer.lease_taken_over()
         for effect in effects:
             if isinstance(effect, Persist):
                 await self._save(effect)
@@ -540,6 +650,11 @@ class Host:
         deadline = anyio.CancelScope()  # cancelled when run_timeout has passed on the host's clock
         timer = self._start_deadline(deadline)
         failure: str | None = None
+        observer = self.observer
+        token = observer.run_started(thread_id=machine.thread_id, run_id=run_input.run_id)
+        if observer.active:
+            self._run_tokens[machine.thread_id] = token
+        outcome = "stopped"
         # The lease is kept until the run's last save: its RUN_ERROR included.
         try:
             try:
@@ -555,6 +670,8 @@ class Host:
                         new_id=self.new_id,
                         now=self.clock,
                         send=out,
+                        observer=observer,
+                        run_token=token,
                     )
                     await run_agent(self.agent, ctx)
                 if keeper.lost:
@@ -591,10 +708,16 @@ class Host:
                         await self._fail(machine.thread_id, run, "the host stopped during the run", out)
                     raise
             if failure is not None:
+                outcome = "error"
                 await self._fail(machine.thread_id, run, failure, out)
+            elif out.ended:
+                outcome = "interrupt" if machine.state is ThreadState.INTERRUPTED else "success"
         finally:
             keeper.stop()
             timer.cancel()
+            observer.run_ended(
+                token, outcome=outcome, code=RunErrorCode.AGENT_ERROR.value if outcome == "error" else None
+            )
 
     def _start_deadline(self, deadline: anyio.CancelScope) -> anyio.CancelScope:
         """Cancel ``deadline`` once ``run_timeout`` has passed on the host's clock; cancel the
@@ -639,8 +762,10 @@ class Host:
                 continue  # not one of the host's tools: the agent carries it out (an adapter's framework)
             if isinstance(decision, LeaveUnrun):  # a cancelled call gets no result on the wire (SPEC section 5)
                 outcomes[call_id] = ToolOutcome(tool_call_id=call_id, name=name, status="cancelled", args=args)
+                self.observer.tool_ended(None, name=name, result="cancelled")
             elif isinstance(decision, ReportDenied):
                 outcomes[call_id] = ToolOutcome(tool_call_id=call_id, name=name, status="denied", args=args)
+                self.observer.tool_ended(None, name=name, result="denied")
                 await carry(machine.emit(self._result(machine, call_id, "the user denied this call")))
             elif isinstance(decision, SendRecorded):
                 # Started by an earlier attempt at this run, which failed or whose host died:
@@ -648,6 +773,8 @@ class Host:
                 recorded = decision.result
                 value = decision.value if decision.value is not None else (recorded and recorded.content)
                 status: Literal["executed", "unknown"] = "executed" if recorded is not None else "unknown"
+                if status == "unknown":
+                    self.observer.tool_ended(None, name=name, result="unknown")
                 outcomes[call_id] = ToolOutcome(
                     tool_call_id=call_id, name=name, status=status, args=args, result=value, edited=decision.edited
                 )
@@ -676,11 +803,14 @@ class Host:
             )
         ran = Proposal(tool_call_id=call_id, name=name, arguments=orjson.dumps(args).decode())
         await carry(machine.tool_started(call_id, now=self.clock(), ran=ran))
+        tool = self.observer.tool_started(self._run_tokens.get(machine.thread_id), name=name, call_id=call_id)
         try:
             value = await registered.invoke(args)
         except Exception as exc:
+            self.observer.tool_ended(tool, name=name, result="failed")
             log.exception("tool %r failed for tool call %r", name, call_id)
-            await carry(machine.emit(self._result(machine, call_id, f"the tool failed ({type(exc).__name__})")))
+            content, metadata = failed_result(exc)
+            await carry(machine.emit(self._result(machine, call_id, content, metadata)))
             return ToolOutcome(
                 tool_call_id=call_id,
                 name=name,
@@ -689,6 +819,7 @@ class Host:
                 error=f"{type(exc).__name__}: {exc}",
                 edited=edited,
             )
+        self.observer.tool_ended(tool, name=name, result="executed")
         value = orjson.loads(orjson.dumps(value))  # as JSON gives it back: what a retry hands the agent
         content = value if isinstance(value, str) else orjson.dumps(value).decode()
         machine.tool_value(call_id, value)  # saved with the result: a retry hands the agent this very value
@@ -704,13 +835,33 @@ class Host:
             return False
         return True
 
-    def _result(self, machine: ThreadMachine, call_id: str, content: str) -> ev.ToolCallResultEvent:
+    def _result(
+        self, machine: ThreadMachine, call_id: str, content: str, metadata: Mapping[str, JSON] | None = None
+    ) -> ev.ToolCallResultEvent:
         # The usual id is predictable; one a client already took for a message of its own gets
         # a fresh suffix, so the thread's message ids stay unique.
         message_id = f"result-{call_id}"
         if machine.has_message(message_id):
             message_id = f"{message_id}-{self.new_id()}"
-        return ev.ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content)
+        return ev.ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content, metadata=metadata)
+
+
+def _expired(opened: OpenInterrupt, now: datetime) -> bool:
+    """Whether ``opened`` has an ``expiresAt`` that has passed at ``now`` (unreadable: not this host's to judge)."""
+    expires = opened.interrupt.expires_at
+    if expires is None:
+        return False
+    try:
+        return read_expires_at(expires) <= now  # the machine's own reading, which decides
+    except ValueError:
+        return False
+
+
+def _interrupts_of(record: ThreadRecord | None) -> tuple[frozenset[str], int]:
+    """The ids of ``record``'s open interrupts and how many it has closed (what a save changes)."""
+    if record is None:
+        return frozenset(), 0
+    return frozenset(o.interrupt.id for o in record.open_interrupts), len(record.resolved)
 
 
 _LONE_EVENTS = (Emit, Reject)

@@ -14,6 +14,8 @@ refused unless it allows them (``additionalProperties``, or a ``**kwargs`` param
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import inspect
 import types
 import typing
@@ -21,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 import attrs
+import cattrs
 
 from agui_core.protocol.types import JSON
 
@@ -31,6 +34,8 @@ __all__ = [
     "NO_EDITS",
     "Tool",
     "ToolOutcome",
+    "approval_message",
+    "failed_result",
     "tool",
 ]
 
@@ -54,6 +59,47 @@ APPROVE_WITH_EDITS_SCHEMA: Mapping[str, JSON] = {
     "required": ["approved"],
 }
 """The approve-with-edits pattern of SPEC section 5: ``editedArgs`` replaces the arguments whole."""
+
+MAIN_ARGUMENT_SHOWN = 80
+"""How much of a tool call's main argument its default approval message shows (characters)."""
+
+
+def approval_message(name: str, args: Mapping[str, JSON] | object) -> str:
+    """The question an approval asks when its agent wrote none, in a person's words.
+
+    ``Run deleteFile on "c.txt"?``: the tool and its main argument (the first whose value is
+    text, a number or yes/no), never the arguments' JSON; ``Run cleanUp?`` when it has none.
+    """
+    if isinstance(args, Mapping):
+        for value in args.values():
+            if isinstance(value, str) and value.strip():
+                shown = " ".join(value.split())
+                if len(shown) > MAIN_ARGUMENT_SHOWN:
+                    shown = shown[:MAIN_ARGUMENT_SHOWN] + "…"
+                return f'Run {name} on "{shown}"?'
+            if isinstance(value, bool | int | float):
+                return f"Run {name} on {str(value).lower() if isinstance(value, bool) else value}?"
+    return f"Run {name}?"
+
+
+FAILURE_SHOWN = 500
+"""How much of a tool's exception message its failed result carries (characters)."""
+
+
+def failed_result(exc: BaseException) -> tuple[str, Mapping[str, JSON]]:
+    """The content and metadata of the ``TOOL_CALL_RESULT`` of a tool that raised ``exc``.
+
+    The content says it failed and why, in the tool's own words (its exception's message, cut
+    to :data:`FAILURE_SHOWN` characters): what the model and the person are told. The metadata
+    ``{"agui-core": {"status": "failed", "error": ...}}`` says the same to a program, so a
+    client shows a failure as one.
+    """
+    said = str(exc).strip()
+    if len(said) > FAILURE_SHOWN:
+        said = said[:FAILURE_SHOWN] + "…"
+    error = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+    return f"the tool failed ({error})", {"agui-core": {"status": "failed", "error": error}}
+
 
 NO_EDITS: Mapping[str, JSON] = {"not": {}, "description": "this tool takes no edits"}
 """The parameter schema of a tool that allows no edits: no ``editedArgs`` passes it."""
@@ -87,21 +133,29 @@ class Tool:
     def approval_schema(self) -> Mapping[str, JSON]:
         """The ``responseSchema`` of this tool's approvals (SPEC section 5), as clients see it.
 
-        Edits are checked against :attr:`parameters` on the server whatever this offers.
+        ``editedArgs`` is exactly :attr:`parameters`, the schema the host checks edits against, so
+        a client knows which edits pass before it sends them.
         """
         if not self.allow_edits:
             return APPROVE_SCHEMA
-        if self.args_schema is None:
-            return APPROVE_WITH_EDITS_SCHEMA
         return {
             "type": "object",
-            "properties": {"approved": {"type": "boolean"}, "editedArgs": self.args_schema},
+            "properties": {"approved": {"type": "boolean"}, "editedArgs": dict(self.parameters)},
             "required": ["approved"],
         }
 
     async def invoke(self, args: Mapping[str, JSON]) -> JSON:
-        """Call the function with ``args`` as keyword arguments; await it when it is async."""
-        result = self.function(**args)
+        """Call the function with ``args`` as keyword arguments; await it when it is async.
+
+        An argument the signature declares as an attrs class or a dataclass (or a list or
+        optional of one) arrives as that class, built from its JSON.
+        """
+        hints = _hints(self.function) if self.args_schema is None else {}
+        given = {
+            key: _structure.structure(value, hints[key]) if key in hints and _holds_record_class(hints[key]) else value
+            for key, value in args.items()
+        }
+        result = self.function(**given)
         if inspect.isawaitable(result):
             result = await result
         return result
@@ -117,20 +171,89 @@ _JSON_TYPES: Mapping[Any, str] = {
     tuple: "array",
 }
 
+_structure = cattrs.Converter()
+"""Turns edited or proposed JSON arguments into the attrs classes and dataclasses a tool declares."""
 
-def _annotation_schema(annotation: Any) -> dict[str, JSON]:
-    """The JSON type of a parameter annotation, where it is a plain one (else any value)."""
+
+def _is_record_class(annotation: Any) -> bool:
+    return isinstance(annotation, type) and (attrs.has(annotation) or dataclasses.is_dataclass(annotation))
+
+
+def _record_schema(cls: type, seen: frozenset[Any]) -> dict[str, JSON]:
+    """An attrs class, dataclass or TypedDict as a closed JSON object: its fields, the required ones."""
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # annotations that cannot be resolved: any value under each name
+        hints = {}
+    properties: dict[str, JSON] = {}
+    required: list[JSON] = []
+    if typing.is_typeddict(cls):
+        for key in hints:
+            properties[key] = _annotation_schema(hints[key], seen)
+        required = [key for key in hints if key in getattr(cls, "__required_keys__", frozenset(hints))]
+    elif attrs.has(cls):
+        for field in attrs.fields(cls):
+            if not field.init:
+                continue
+            key = field.alias or field.name
+            properties[key] = _annotation_schema(hints.get(field.name, Any), seen)
+            if field.default is attrs.NOTHING:
+                required.append(key)
+    else:
+        for item in dataclasses.fields(cls):
+            if not item.init:
+                continue
+            properties[item.name] = _annotation_schema(hints.get(item.name, Any), seen)
+            if item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING:
+                required.append(item.name)
+    schema: dict[str, JSON] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _annotation_schema(annotation: Any, seen: frozenset[Any] = frozenset()) -> dict[str, JSON]:
+    """The JSON Schema of a parameter annotation; any value (``{}``) where none can be said.
+
+    Plain types, ``list[X]``, ``dict[str, X]``, ``Literal``, enums, optional values, and
+    attrs classes, dataclasses and TypedDicts (closed objects of their fields, nested as deep as
+    they go; a class that contains itself is any object from its second appearance).
+    """
     origin = typing.get_origin(annotation) or annotation
+    arguments = typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
-        members = [m for m in typing.get_args(annotation) if m is not type(None)]
-        options = [_annotation_schema(m) for m in members]
-        if all("type" in o for o in options) and len(typing.get_args(annotation)) > len(members):
-            return {"type": [str(o["type"]) for o in options] + ["null"]}
-        return {}
+        members = [m for m in arguments if m is not type(None)]
+        options = [_annotation_schema(m, seen) for m in members]
+        if len(arguments) > len(members):
+            options.append({"type": "null"})
+        if any(not option for option in options):
+            return {}
+        if len(options) == 1:
+            return options[0]
+        if all(set(option) == {"type"} and isinstance(option["type"], str) for option in options):
+            return {"type": [option["type"] for option in options]}  # Optional[str]: ["string", "null"]
+        return {"anyOf": list(options)}
+    if origin is Literal:
+        return {"enum": [value for value in arguments if isinstance(value, str | int | float | bool)]}
+    if typing.is_typeddict(origin) or _is_record_class(origin):
+        if origin in seen:
+            return {"type": "object"}
+        return _record_schema(origin, seen | {origin})
+    if isinstance(origin, type) and issubclass(origin, enum.Enum):
+        return {"enum": [member.value for member in origin if isinstance(member.value, str | int | float | bool)]}
     if isinstance(origin, type):
         for python, json_type in _JSON_TYPES.items():
             if issubclass(origin, python) and not (python is int and issubclass(origin, bool)):
-                return {"type": json_type}
+                schema: dict[str, JSON] = {"type": json_type}
+                if json_type == "array" and origin is not tuple and len(arguments) == 1:
+                    items = _annotation_schema(arguments[0], seen)
+                    if items:
+                        schema["items"] = items
+                if json_type == "object" and len(arguments) == 2:
+                    values = _annotation_schema(arguments[1], seen)
+                    if values:
+                        schema["additionalProperties"] = values
+                return schema
         if issubclass(origin, Mapping):
             return {"type": "object"}
     return {}
@@ -142,10 +265,7 @@ def _signature_schema(function: Callable[..., Any]) -> dict[str, JSON]:
         signature = inspect.signature(function)
     except (TypeError, ValueError):
         return {"type": "object"}
-    try:
-        hints = typing.get_type_hints(function)
-    except Exception:  # annotations that cannot be resolved: names only
-        hints = {}
+    hints = _hints(function)
     properties: dict[str, JSON] = {}
     required: list[JSON] = []
     extra = False
@@ -160,6 +280,20 @@ def _signature_schema(function: Callable[..., Any]) -> dict[str, JSON]:
     if required:
         schema["required"] = required
     return schema
+
+
+def _hints(function: Callable[..., Any]) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(function)
+    except Exception:  # annotations that cannot be resolved: names only
+        return {}
+
+
+def _holds_record_class(annotation: Any) -> bool:
+    """Whether JSON for ``annotation`` must be structured before the tool sees it."""
+    if _is_record_class(annotation):
+        return True
+    return any(_holds_record_class(argument) for argument in typing.get_args(annotation))
 
 
 def tool(

@@ -29,8 +29,8 @@ serves it) until the thread's last activity is older than that second cutoff.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -39,11 +39,13 @@ from agui_core.errors import AguiError, RunErrorCode
 from agui_core.machine.record import OpenInterrupt, ResolvedInterrupt, ThreadRecord, record_from_dict, record_to_dict
 
 __all__ = [
+    "AUDIT_MARGIN",
     "Purged",
     "StoreError",
     "ThreadStore",
     "VersionConflict",
     "WaitingThread",
+    "audit_lines_since",
     "check_purge",
     "extend_lease",
     "newest_first",
@@ -76,6 +78,9 @@ class WaitingThread:
 
     thread_id: str
     interrupts: tuple[OpenInterrupt, ...]
+    owner: str | None = None
+    """The principal the thread belongs to (filled by :meth:`ThreadStore.all_waiting`, which
+    lists everyone's; :meth:`ThreadStore.waiting` lists one owner's and may leave it out)."""
 
     @property
     def raised_at(self) -> str | None:
@@ -133,6 +138,16 @@ class ThreadStore(Protocol):
         has passed are still open here (a thread closes them at its next input).
         """
 
+    async def all_waiting(self, *, limit: int = 1000) -> Sequence[WaitingThread]:
+        """Every principal's threads with open interrupts, each with its owner, newest first,
+        ``limit`` at most: the operator's view (``agui threads list``, the gauges of open
+        interrupts of every host on the store), never a client's."""
+
+    async def audit_since(self, since: datetime, *, limit: int = 10_000) -> Sequence[tuple[str, ResolvedInterrupt]]:
+        """Every thread's audit lines closed at ``since`` or later (by ``answered_at``), as
+        ``(thread id, line)``, oldest first, ``limit`` at most: the operator's export
+        (``agui threads export-audit``). ``since`` is an aware datetime."""
+
     async def owner_of(self, thread_id: str) -> str | None:
         """The principal ``thread_id`` belongs to, or ``None`` for a thread never saved.
 
@@ -171,14 +186,14 @@ def extend_lease(record: ThreadRecord, until: str | None) -> ThreadRecord:
     return attrs.evolve(record, active_run=attrs.evolve(run, lease_until=until))
 
 
-def waiting_from_json(thread_id: str, open_interrupts: Sequence[Any]) -> WaitingThread:
+def waiting_from_json(thread_id: str, open_interrupts: Sequence[Any], owner: str | None = None) -> WaitingThread:
     """A :class:`WaitingThread` from a record's ``open`` list as :func:`record_to_dict` writes it.
 
     The record reader stays the one reader of that JSON: the list is read inside an empty record's.
     """
     shell = record_to_dict(ThreadRecord(thread_id=thread_id))
     shell["open"] = list(open_interrupts)
-    return WaitingThread(thread_id=thread_id, interrupts=record_from_dict(shell).open_interrupts)
+    return WaitingThread(thread_id=thread_id, interrupts=record_from_dict(shell).open_interrupts, owner=owner)
 
 
 def newest_first(threads: Sequence[WaitingThread]) -> list[WaitingThread]:
@@ -202,6 +217,30 @@ def saved_instant(record: ThreadRecord) -> datetime | None:
     if instant is None or instant.tzinfo is None:
         raise StoreError(f"thread {record.thread_id!r}: saved_at {text!r} is not an instant with a time zone")
     return instant
+
+
+AUDIT_MARGIN = timedelta(days=1)
+"""How much earlier than asked a store's own query for :meth:`ThreadStore.audit_since` reaches:
+``answered_at`` is text as each host wrote it, whose offsets are within a day of UTC; the
+lines found are then sorted and cut exactly by :func:`audit_lines_since`."""
+
+
+def audit_lines_since(
+    lines: Iterable[tuple[str, ResolvedInterrupt]], since: datetime, limit: int
+) -> list[tuple[str, ResolvedInterrupt]]:
+    """The ``lines`` closed at ``since`` or later, oldest first, ``limit`` at most."""
+    if since.tzinfo is None:
+        raise ValueError("audit_since takes an aware datetime")
+    found: list[tuple[datetime, str, int, tuple[str, ResolvedInterrupt]]] = []
+    for order, (thread_id, entry) in enumerate(lines):
+        try:
+            closed = datetime.fromisoformat(entry.answered_at) if entry.answered_at is not None else None
+        except ValueError:
+            closed = None
+        if closed is not None and closed.tzinfo is not None and closed >= since:
+            found.append((closed, thread_id, order, (thread_id, entry)))
+    found.sort(key=lambda item: item[:3])
+    return [item[3] for item in found[:limit]]
 
 
 def check_purge(idle_before: datetime, audit_before: datetime | None, limit: int) -> None:

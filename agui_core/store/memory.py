@@ -42,6 +42,7 @@ from agui_core.store.base import (
     StoreError,
     VersionConflict,
     WaitingThread,
+    audit_lines_since,
     check_purge,
     extend_lease,
     newest_first,
@@ -218,6 +219,33 @@ class MemoryThreadStore:
             if r.owner == owner and r.state is ThreadState.INTERRUPTED and r.open_interrupts
         ]
         return newest_first(found)[:limit]
+
+    async def all_waiting(self, *, limit: int = 1000) -> Sequence[WaitingThread]:
+        """Every principal's threads with open interrupts, newest first (a walk over every thread)."""
+        await checkpoint()
+        self._check_open()
+        records = (
+            held if isinstance(held, ThreadRecord) else record_from_dict(orjson.loads(held))
+            for held in self._records.values()
+        )
+        found = [
+            WaitingThread(
+                thread_id=r.thread_id, interrupts=r.open_interrupts, owner=ANONYMOUS if r.owner is None else r.owner
+            )
+            for r in records
+            if r.state is ThreadState.INTERRUPTED and r.open_interrupts
+        ]
+        return newest_first(found)[:limit]
+
+    async def audit_since(self, since: datetime, *, limit: int = 10_000) -> Sequence[tuple[str, ResolvedInterrupt]]:
+        """Every thread's audit lines closed at ``since`` or later, oldest first (a walk over every thread)."""
+        await checkpoint()
+        self._check_open()
+        records = (
+            held if isinstance(held, ThreadRecord) else record_from_dict(orjson.loads(held))
+            for held in self._records.values()
+        )
+        return audit_lines_since(((r.thread_id, e) for r in records for e in r.resolved), since, limit)
 
     async def owner_of(self, thread_id: str) -> str | None:
         """The principal ``thread_id`` belongs to, or ``None`` for a thread never saved (one lookup)."""

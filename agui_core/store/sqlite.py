@@ -115,10 +115,12 @@ from agui_core.machine.record import (
 from agui_core.protocol.codec import converter
 from agui_core.protocol.types import Message
 from agui_core.store.base import (
+    AUDIT_MARGIN,
     Purged,
     StoreError,
     VersionConflict,
     WaitingThread,
+    audit_lines_since,
     check_purge,
     extend_lease,
     saved_instant,
@@ -195,6 +197,10 @@ _WAITING = (
     "SELECT thread_id, json_extract(record, '$.open') FROM threads"
     " WHERE state = 'INTERRUPTED' AND json_extract(record, '$.owner') = ?"
     " ORDER BY json_extract(record, '$.open[0].raisedAt') DESC, thread_id DESC LIMIT ?"
+)
+_ALL_WAITING = (
+    "SELECT thread_id, json_extract(record, '$.owner'), json_extract(record, '$.open') FROM threads"
+    " WHERE state = 'INTERRUPTED' ORDER BY json_extract(record, '$.open[0].raisedAt') DESC, thread_id DESC LIMIT ?"
 )
 
 # Version 2 added the leases table: opening a version 1 file creates it. Version 3 moved
@@ -458,6 +464,18 @@ class SqliteThreadStore:
     async def waiting(self, owner: str, *, limit: int = 100) -> Sequence[WaitingThread]:
         """The threads of ``owner`` with open interrupts, newest first (one indexed query)."""
         return await self._call(self._waiting, owner, limit)
+
+    async def all_waiting(self, *, limit: int = 1000) -> Sequence[WaitingThread]:
+        """Every principal's threads with open interrupts, newest first (one query over the
+        interrupted rows: the operator's view, see :meth:`ThreadStore.all_waiting
+        <agui_core.store.base.ThreadStore.all_waiting>`)."""
+        return await self._call(self._all_waiting, limit)
+
+    async def audit_since(self, since: datetime, *, limit: int = 10_000) -> Sequence[tuple[str, ResolvedInterrupt]]:
+        """Every thread's audit lines closed at ``since`` or later, oldest first (one query on
+        the audit table, then the exact cut: see :data:`~agui_core.store.base.AUDIT_MARGIN`)."""
+        lines = await self._read(self._audit_since, _utc(since - AUDIT_MARGIN))
+        return audit_lines_since(lines, since, limit)
 
     async def owner_of(self, thread_id: str) -> str | None:
         """The principal ``thread_id`` belongs to, or ``None`` for a thread never saved (one
@@ -1024,16 +1042,33 @@ class SqliteThreadStore:
         except Exception as exc:
             raise StoreError(f"the audit trail of thread {thread_id!r} is corrupt: {exc!r}") from exc
 
+    def _audit_since(self, after: str) -> list[tuple[str, ResolvedInterrupt]]:
+        connection = self._connect_reader()
+        try:
+            rows = connection.execute(
+                "SELECT thread_id, entry FROM audit WHERE answered_at >= ? ORDER BY answered_at, thread_id, seq",
+                (after,),
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the audit trails: {exc}") from exc
+        try:
+            return [(thread_id, resolved_from_dicts([orjson.loads(entry)])[0]) for thread_id, entry in rows]
+        except Exception as exc:
+            raise StoreError(f"an audit trail is corrupt: {exc!r}") from exc
+
+    def _index_waiting(self, connection: sqlite3.Connection) -> None:
+        if not self._waiting_indexed:
+            exists = connection.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'threads_waiting'"
+            ).fetchone()
+            if exists is None:  # only the first query on a file writes: the index
+                connection.execute(_WAITING_INDEX)
+            self._waiting_indexed = True
+
     def _waiting(self, owner: str, limit: int) -> list[WaitingThread]:
         connection = self._connect()
         try:
-            if not self._waiting_indexed:
-                exists = connection.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'threads_waiting'"
-                ).fetchone()
-                if exists is None:  # only the first query on a file writes: the index
-                    connection.execute(_WAITING_INDEX)
-                self._waiting_indexed = True
+            self._index_waiting(connection)
             rows = connection.execute(_WAITING, (owner, limit)).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot list the waiting threads of {owner!r}: {exc}") from exc
@@ -1041,6 +1076,23 @@ class SqliteThreadStore:
         for thread_id, text in rows:
             try:
                 waiting = waiting_from_json(thread_id, orjson.loads(text))
+            except Exception as exc:
+                raise StoreError(f"the stored record of thread {thread_id!r} is corrupt: {exc!r}") from exc
+            if waiting.interrupts:
+                found.append(waiting)
+        return found
+
+    def _all_waiting(self, limit: int) -> list[WaitingThread]:
+        connection = self._connect()
+        try:
+            self._index_waiting(connection)  # its rows are the interrupted ones: a scan of them only
+            rows = connection.execute(_ALL_WAITING, (limit,)).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot list the waiting threads: {exc}") from exc
+        found = []
+        for thread_id, owner, text in rows:
+            try:
+                waiting = waiting_from_json(thread_id, orjson.loads(text), ANONYMOUS if owner is None else str(owner))
             except Exception as exc:
                 raise StoreError(f"the stored record of thread {thread_id!r} is corrupt: {exc!r}") from exc
             if waiting.interrupts:

@@ -3,7 +3,8 @@
 One operation is one run of :data:`~benchmarks.scenarios.transports.EVENTS_PER_OP` text
 deltas (plus ``RUN_STARTED``, the message's start and end, and ``RUN_FINISHED``): a client
 on a kept-alive connection posts the input and reads the chunked ``text/event-stream``
-response to its end. Every server is uvicorn (same version, same options) on 127.0.0.1:
+response to its end. Every server is uvicorn (same version, same options) on 127.0.0.1, its
+connections with ``TCP_NODELAY`` as ``agui serve --http`` gives them:
 
 - ours: the agent streams the deltas through :class:`~agui_core.runtime.host.Host` (thread
   machine, ordering rules, state tracking) and :class:`~agui_transports.http.HttpApp`
@@ -151,7 +152,13 @@ async def _uvicorn(app: Any) -> AsyncIterator[int]:
     """``app`` under uvicorn on a free port of 127.0.0.1; yields the port."""
     import uvicorn
 
-    listener = socket.create_server(("127.0.0.1", 0))
+    # As agui serve --http binds (agui_transports.http): a listener that says IPPROTO_TCP, so
+    # asyncio sets TCP_NODELAY on every connection it accepts. socket.create_server says 0, and
+    # then a response's last small write waits for the client's delayed ACK (40 ms) whenever it
+    # follows a larger one not yet acknowledged: a stall of the benchmark, not of a server.
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
     config = uvicorn.Config(app, lifespan="off", log_config=None, access_log=False, timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)  # off the main thread: uvicorn leaves signals alone
     task = asyncio.get_running_loop().create_task(server.serve(sockets=[listener]))

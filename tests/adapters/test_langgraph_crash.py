@@ -87,7 +87,12 @@ async def test_killed_after_the_graph_paused_the_retry_announces_the_graphs_inte
 
     code, events = host_process(paths, run_1, "--skew", str(SKEW))
     retry = thread.check(events)
-    assert code == 0 and retry[0] == {"type": "RUN_STARTED", "threadId": "t", "runId": "run-1"}
+    assert code == 0 and retry[0] == {
+        "type": "RUN_STARTED",
+        "threadId": "t",
+        "runId": "run-1",
+        "protocolVersion": "1.0",
+    }
     (announced,) = retry[-1]["outcome"]["interrupts"]
     assert announced["reason"] == "tool_call" and announced["toolCallId"] == "call-order"
     # The graph's proposal is sent again (the dead run's stream never reached the record).

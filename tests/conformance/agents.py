@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import itertools
 from datetime import UTC, timedelta
+from pathlib import Path
 from typing import Any
 
 from agui_core.examples.filing import QUARTERLY_FILING_SCHEMA
 from agui_core.protocol.types import JSON
 from agui_core.runtime import RunContext, tool
 
-__all__ = ["EXECUTIONS", "FORM_TTL", "TOOLS", "conformance_agent", "send_email"]
+__all__ = ["EXECUTIONS", "FORM_TTL", "TOOLS", "conformance_agent", "marking_tools", "send_email"]
 
 FORM_TTL = timedelta(seconds=2)
 """How long the form stays answerable: long enough for a probe, short enough for R7 in CI."""
@@ -33,6 +34,20 @@ async def send_email(to: str, subject: str, body: str = "") -> dict[str, Any]:
 
 
 TOOLS = [send_email]
+
+
+def marking_tools(directory: Path) -> list[Any]:
+    """The tools of :func:`conformance_agent`, whose ``sendEmail`` leaves a file in ``directory``
+    each time it runs: the mark a test looks for to know whether a gated tool ran."""
+
+    @tool("sendEmail", needs_approval=True)
+    async def send_marked_email(to: str, subject: str, body: str = "") -> dict[str, Any]:
+        """Send an email (a stand-in that writes a file per execution)."""
+        execution = next(EXECUTIONS)
+        (directory / f"sent-{execution}-{to}").write_text(subject, encoding="utf-8")
+        return {"sent": True, "to": to, "execution": execution}
+
+    return [send_marked_email]
 
 
 async def conformance_agent(ctx: RunContext) -> JSON:

@@ -7,14 +7,15 @@ from typing import Any
 
 import pytest
 
-from agui_core.conformance import Options, Status, run_conformance, transport_for
+from agui_core.conformance import CATALOGUE, Force, Options, Status, run_conformance, transport_for
 from agui_core.runtime import Host
 from tests.conformance import broken
 from tests.conformance.servers import make_host, serving
 
 pytestmark = pytest.mark.anyio
 
-OPTIONS = Options(expiry_wait=5.0, timeout=10.0, drain=0.02)
+# --approve: every check applies, those that need a tool to run included.
+OPTIONS = Options(expiry_wait=5.0, timeout=10.0, drain=0.02, approve=True)
 
 # (broken host, the checks that must fail: every other check passes or does not apply)
 CASES: list[tuple[type[Host], set[str]]] = [
@@ -67,3 +68,30 @@ async def test_a_failure_shows_the_events_that_broke_the_rule() -> None:
     table = report.table()
     assert "FAIL r4.plain-input [R4]" in table and '"type":"RUN_FINISHED"' in table
     assert report.to_json()["checks"][6]["id"] == "r4.plain-input"
+
+
+async def test_each_failure_is_labelled_with_the_force_it_breaks() -> None:
+    # A plain input answered with success while two tool approvals stand open: the input's
+    # messages carry the gated calls, so the spec's MUST (never success over an open interrupt
+    # the producer can tell of) is broken, not only the seed's R4.
+    report = await _report(broken.AcceptsPlainInput)
+    result = report.result("r4.plain-input")
+    assert result.spec.force is Force.SEED and result.judged is Force.SPEC_MUST
+    assert report.breaks_spec and report.verdict() == {
+        "spec MUST": ["r4.plain-input"],
+        "spec SHOULD": [],
+        "seed profile": [],
+    }
+    assert report.to_json()["checks"][6]["force"] == "spec MUST"
+    # Accepting an unknown id is what the spec recommends; only the seed's profile refuses it.
+    report = await _report(broken.AcceptsUnknownIds)
+    assert not report.breaks_spec and report.verdict()["seed profile"] == ["r2.unknown-id"]
+    assert "misses the seed's stricter profile (the spec allows it): 1 (r2.unknown-id)" in report.table()
+
+
+def test_every_check_names_its_force_and_source() -> None:
+    for spec in CATALOGUE:
+        assert spec.force in Force
+        assert spec.source.startswith(("ag-ui docs/spec/1.1/", "seed")), spec.id
+        if spec.force is not Force.SEED:
+            assert "ag-ui docs/spec/1.1/" in spec.source, spec.id

@@ -5,18 +5,43 @@
 ``expiresAt`` :data:`EXPIRES_IN` ahead, for the tests of expiry; ``review`` raises two
 interrupts of reasons no client knows (:data:`REVIEW_SCHEMA`, a nested form, and a free answer);
 ``scheduled`` gates a tool call with a question of its own (:data:`CHOICE_SCHEMA`), not an
-approval.
+approval; ``booking`` proposes ``bookRoom``, a tool declared with typed parameters (a nested
+dataclass) and no ``args_schema``; ``failing`` proposes ``deleteFile``, a tool that raises.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, timedelta
 
-from agui_core.examples import QUARTERLY_FILING_SCHEMA, TOOLS, assistant
+from agui_core.examples import QUARTERLY_FILING_SCHEMA, assistant
+from agui_core.examples import TOOLS as EXAMPLE_TOOLS
 from agui_core.protocol.types import JSON, Interrupt
 from agui_core.runtime.context import RunContext
+from agui_core.runtime.tools import tool
 
 __all__ = ["CHOICE_SCHEMA", "EXPIRES_IN", "REVIEW_SCHEMA", "TOOLS", "agent"]
+
+
+@dataclasses.dataclass
+class Room:
+    building: str
+    floor: int
+
+
+@tool("bookRoom", needs_approval=True)
+async def book_room(title: str, room: Room, hours: float = 1.0) -> dict[str, JSON]:
+    """Book a meeting room (a stand-in: it returns the booking)."""
+    return {"booked": title, "building": room.building, "floor": room.floor, "hours": hours}
+
+
+@tool("deleteFile", needs_approval=True)
+async def delete_file(name: str) -> str:
+    """Delete a file (a stand-in that always fails, as a read-only disk would)."""
+    raise PermissionError(f"{name} is on a read-only disk")
+
+
+TOOLS = [*EXAMPLE_TOOLS, book_room, delete_file]
 
 EXPIRES_IN = timedelta(seconds=4)
 
@@ -81,9 +106,31 @@ async def scheduled(ctx: RunContext) -> JSON:
     return None
 
 
+async def booking(ctx: RunContext) -> JSON:
+    proposed = {"title": "Planning", "room": {"building": "A", "floor": 2}, "hours": 1.5}
+    outcome = await ctx.call_tool("bookRoom", proposed, message="Book a room for the planning meeting?")
+    await ctx.text(f"Booking: {outcome.status}.")
+    return {"status": outcome.status, "result": outcome.result}
+
+
+async def failing(ctx: RunContext) -> JSON:
+    outcome = await ctx.call_tool("deleteFile", {"name": "c.txt"})
+    await ctx.text(f"Deleting c.txt: {outcome.status}.")
+    return {"status": outcome.status}
+
+
 async def agent(ctx: RunContext) -> JSON:
     props = ctx.input.forwarded_props
     kept = ctx.continuation if ctx.resumed else None
+    scenario = props.get("scenario") if isinstance(props, dict) else None
+    if scenario == "booking" or (isinstance(kept, dict) and kept.get("booking")):
+        if not ctx.resumed:
+            ctx.continuation = {"booking": True}
+        return await booking(ctx)
+    if scenario == "failing" or (isinstance(kept, dict) and kept.get("failing")):
+        if not ctx.resumed:
+            ctx.continuation = {"failing": True}
+        return await failing(ctx)
     if (isinstance(props, dict) and props.get("scenario") == "scheduled") or (
         isinstance(kept, dict) and kept.get("scheduled")
     ):

@@ -72,9 +72,20 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     tokens = folder / "tokens"
     tokens.write_text("".join(f"{who} {token}\n" for who, token in TOKENS.items()))
     tokens.chmod(0o600)
+    yield from serve(folder, "--auth-tokens", str(tokens))
+
+
+@pytest.fixture(scope="package")
+def anonymous(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """The same agent on a host without an authenticator: everyone is ``anonymous`` (loopback only)."""
+    yield from serve(tmp_path_factory.mktemp("anonymous"))
+
+
+def serve(folder: Path, *options: str, target: str = "tests.console.agents:agent") -> Iterator[Served]:
+    """``agui serve TARGET --http`` on a free port over a SQLite file in ``folder``, until the end."""
     command = [
-        sys.executable, "-m", "agui_core.app.cli", "serve", "tests.console.agents:agent",
-        "--http", "127.0.0.1:0", "--store", f"sqlite:{folder / 'threads.sqlite3'}", "--auth-tokens", str(tokens),
+        sys.executable, "-m", "agui_core.app.cli", "serve", target,
+        "--http", "127.0.0.1:0", "--store", f"sqlite:{folder / 'threads.sqlite3'}", *options,
     ]  # fmt: skip
     process = subprocess.Popen(
         command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True

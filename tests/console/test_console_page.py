@@ -382,3 +382,139 @@ def test_a_second_window_that_answers_differently_is_told_so_in_plain_words(
     assert entry["payload"] == {"approved": True} and entry["ran"]["name"] == "sendEmail"
     other.page.get_by_role("button", name="Show what is open now").click()
     expect(other.page.locator("#answers")).to_have_text("Nothing on this thread waits for an answer.")
+
+
+# --- the console's words match what happened (issue 25) -----------------------------------------
+
+DOCS = ROOT / "docs"
+
+
+def shoot(page: Page, name: str) -> None:
+    """A screenshot of the page for the docs, taken as the test sees it."""
+    page.mouse.move(0, 0)
+    path = DOCS / name
+    page.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 10_000
+
+
+def test_inbox_entries_name_the_tool_its_main_argument_and_the_agents_message_never_json(
+    served: Served, ann: Session
+) -> None:
+    page = ann.page
+    served.run("words-email", "email")
+    served.run("words-delete", "failing")
+    served.run("words-filing", "filing")
+    entry = page.locator('button.thread[data-thread="words-email"]')
+    expect(entry.locator(".title")).to_have_text("Approve sendEmail: bob@example.com")
+    expect(entry.locator(".said")).to_contain_text("bob@example.com")  # the agent's own message
+    expect(page.locator('button.thread[data-thread="words-delete"] .title')).to_have_text("Approve deleteFile: c.txt")
+    expect(page.locator('button.thread[data-thread="words-filing"] .title')).not_to_be_empty()
+    for text in page.locator("button.thread").all_inner_texts():
+        assert "{" not in text and '":' not in text, text  # never the arguments' JSON
+    ann.open("words-delete")
+    card = ann.card("deleteFile")
+    expect(card.locator("legend").first).to_contain_text('Run deleteFile on "c.txt"?')
+    expect(card.locator("legend").first).not_to_contain_text("{")
+    shoot(page, "console-inbox.png")
+
+
+def test_an_approval_of_a_tool_declared_by_its_signature_is_edited_in_a_form(served: Served, ann: Session) -> None:
+    page = ann.page
+    (interrupt,) = interrupts_of(served.run("book-1", "booking"))
+    published = interrupt["responseSchema"]["properties"]["editedArgs"]
+    assert published["properties"]["room"]["properties"] == {
+        "building": {"type": "string"},
+        "floor": {"type": "integer"},
+    }  # read from the signature's dataclass: what the host enforces
+    ann.open("book-1")
+    card = ann.card("Book a room for the planning meeting?")
+    card.get_by_label("Approve with edits").check()
+    expect(card.locator("textarea")).to_have_count(0)  # a form, not a JSON box
+    building = card.get_by_label("building (required)")
+    floor = card.get_by_label("floor (required)")
+    expect(building).to_have_value("A")
+    expect(floor).to_have_value("2")
+    building.fill("B")
+    shoot(page, "console-approval-edits.png")
+
+    floor.fill("second")
+    page.get_by_role("button", name="Send answer").click()
+    expect(floor).to_have_attribute("aria-invalid", "true")
+    expect(card).to_contain_text("whole number")
+    assert ann.posts == []  # the form refused what the host would refuse
+    shoot(page, "console-form-error.png")
+
+    floor.fill("3")
+    page.get_by_role("button", name="Send answer").click()
+    expect(ann.run_log).to_contain_text("Booking: executed.")
+    (sent,) = ann.posts
+    assert sent["resume"][0]["payload"] == {
+        "approved": True,
+        "editedArgs": {"title": "Planning", "room": {"building": "B", "floor": 3}, "hours": 1.5},
+    }
+
+
+def test_a_tool_that_failed_is_shown_as_a_failure_in_its_own_words(served: Served, ann: Session) -> None:
+    page = ann.page
+    served.run("fail-1", "failing")
+    ann.open("fail-1")
+    ann.card("deleteFile").get_by_label("Approve", exact=True).check()
+    page.get_by_role("button", name="Send answer").click()
+    failure = ann.run_log.locator(".failed")
+    expect(failure).to_have_text("deleteFile failed: PermissionError: c.txt is on a read-only disk")
+    expect(ann.run_log).to_contain_text("Finished, but deleteFile failed (see above).")
+    expect(ann.run_log.locator(".ok")).to_have_count(0)  # no green "Done."
+    expect(ann.run_log).not_to_contain_text("Done.")
+    shoot(page, "console-failed-tool.png")
+
+
+def test_a_new_request_after_an_answer_is_pointed_at_where_it_is(served: Served, ann: Session) -> None:
+    page = ann.page
+    served.run("next-1", "filing")
+    ann.open("next-1")
+    expect(page.locator(".card")).to_have_count(1)
+    answers = page.locator("#answers")
+    run = ann.run_log
+    card = page.locator(".card").first
+    card.get_by_label("quarter (required)").select_option(label="Q1")
+    card.get_by_label("year (required)").fill("2026")
+    card.get_by_label("revenue (required)").fill("100")
+    page.get_by_role("button", name="Send answer").click()
+    expect(run).to_contain_text("The agent has a new request for you (above).")
+    above = page.evaluate(
+        "([a, r]) => !!(document.querySelector(a).compareDocumentPosition(document.querySelector(r)) & 4)",
+        ["#answers", "#run"],
+    )
+    assert above  # the requests come before the log in the page: "above" is where they are
+    expect(answers.locator(".card")).to_have_count(1)
+
+
+def test_a_host_without_an_authenticator_shows_no_sign_in_machinery(anonymous: Served, new_session: Any) -> None:
+    body = {
+        "threadId": "anon-1",
+        "runId": "anon-1-start",
+        "messages": [{"id": "anon-1-ask", "role": "user", "content": "Please help."}],
+        "tools": [],
+        "context": [],
+        "forwardedProps": {"scenario": "email"},
+    }
+    import httpx
+
+    httpx.post(anonymous.url + "/", json=body, timeout=30).raise_for_status()
+    page = new_session().page
+    page.goto(anonymous.console)
+    expect(page.locator('button.thread[data-thread="anon-1"]')).to_be_visible()
+    expect(page.locator("#who")).to_be_hidden()
+    expect(page.locator("#sign-out")).to_be_hidden()
+    expect(page.locator("#signin")).to_be_hidden()
+    expect(page.get_by_text("anonymous")).to_have_count(0)
+
+
+def test_an_empty_token_is_refused_on_the_page(served: Served, new_session: Any) -> None:
+    session: Session = new_session()
+    page = session.page
+    page.goto(served.console)
+    page.get_by_label("Your access token").fill("   ")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("#signin-error")).to_have_text("Enter the access token your host's operator gave you.")
+    expect(page.locator("#workspace")).to_be_hidden()

@@ -60,6 +60,30 @@ def test_the_demo_serves_the_console_with_a_thread_of_each_scenario_waiting(tmp_
     assert out.endswith("agui demo: stopped\n") and err == ""
 
 
+def test_scripts_demo_console_run_as_a_process_serves_the_console_not_the_terminal_demo(tmp_path: Path) -> None:
+    # What the demo's own last line advises: the script must hand --console on to `agui demo`.
+    process = subprocess.Popen(
+        ["bash", str(ROOT / "scripts" / "demo"), "--console", "--port", "0", "--store", str(tmp_path / "d.sqlite3")],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        found = re.fullmatch(r"agui demo: the approval console: (http://127\.0\.0\.1:\d+)/console/\n", first)
+        assert found, first + (process.stderr.read() if process.poll() is not None and process.stderr else "")
+        page = httpx.get(found.group(1) + "/console/", timeout=10)
+        assert page.status_code == 200 and "<title>Approvals" in page.text
+    finally:
+        process.send_signal(signal.SIGINT)  # the script exec'd agui: this is agui's process
+        out, _ = process.communicate(timeout=20)
+    assert process.returncode == 0
+    assert "auto" not in out and out.endswith("agui demo: stopped\n")
+
+
 def test_the_console_is_served_at_the_address_the_main_job_names(monkeypatch: pytest.MonkeyPatch) -> None:
     import agui_core.app.demo
     from agui_core.app.cli import main

@@ -226,8 +226,18 @@ async def test_inputs_the_reference_client_builds_are_accepted_and_resume_the_th
         assert len(second["messages"]) == 1 + (scenario != "input_required")
 
         interrupted, resumed = cycle.runs
-        assert interrupted[0] == {"type": "RUN_STARTED", "threadId": case["threadId"], "runId": first["runId"]}
-        assert resumed[0] == {"type": "RUN_STARTED", "threadId": case["threadId"], "runId": second["runId"]}
+        assert interrupted[0] == {
+            "type": "RUN_STARTED",
+            "threadId": case["threadId"],
+            "runId": first["runId"],
+            "protocolVersion": "1.0",
+        }
+        assert resumed[0] == {
+            "type": "RUN_STARTED",
+            "threadId": case["threadId"],
+            "runId": second["runId"],
+            "protocolVersion": "1.0",
+        }
         assert resumed[-1]["outcome"] == {"type": "success"}
         assert [r["result"] for r in cycle.results] == [None, RESUMED_RESULTS[scenario]]
         assert cycle.pending == []

@@ -107,8 +107,8 @@ def test_a_custom_event_of_another_name_opens_nothing() -> None:
 def test_agui_check_says_how_each_recorded_run_ended(capsys: pytest.CaptureFixture[str]) -> None:
     _, raw = recorded("legacy-parallel.sse")
     assert main(["check", str(FIXTURES / "legacy-parallel.sse")]) == 0
-    err = capsys.readouterr().err.splitlines()
-    (ending,) = (line for line in err if line.startswith("run run-1"))
+    out = capsys.readouterr().out.splitlines()
+    (ending,) = (line for line in out if line.startswith("run run-1"))
     assert ending.endswith(
         "interrupt, pending " + ", ".join(on_interrupt_ids(raw)) + " (legacy on_interrupt, no outcome)"
     )

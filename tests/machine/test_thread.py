@@ -29,6 +29,7 @@ from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import MAX_DEPTH, decode_input
 from agui_core.protocol.types import (
+    PROTOCOL_VERSION,
     Interrupt,
     ResumeEntry,
     RunAgentInput,
@@ -190,7 +191,8 @@ def run_script(thread_id: str, acts: Sequence[Act]) -> tuple[ThreadMachine, list
 
 
 def run_started(thread_id: str, run_id: str) -> dict[str, Any]:
-    return {"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id}
+    # Our host declares the protocol version it speaks on every RUN_STARTED (spec 1.1).
+    return {"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id, "protocolVersion": PROTOCOL_VERSION}
 
 
 def run_finished(thread_id: str, run_id: str, **rest: Any) -> dict[str, Any]:
@@ -2005,3 +2007,10 @@ def test_the_audit_trail_keeps_proposals_without_their_edit_schemas() -> None:
     (entry,) = machine.resolved
     assert entry.proposal is not None and entry.proposal.parameters is None
     assert (entry.proposal.name, entry.proposal.arguments) == ("send", '{"to":"a"}')
+
+
+def test_a_result_too_deep_is_refused_where_it_goes_too_deep() -> None:
+    machine = running()
+    error = refused(machine, finish({"k": nested_lists(MAX_DEPTH)}), f"at most {MAX_DEPTH} levels")
+    assert error.message.startswith("in state RUNNING, RUN_FINISHED: at $.result.k[0]")
+    machine.finish({"k": nested_lists(MAX_DEPTH - 3)})  # level 2 holds the result: 1 + 1 + depth - 3

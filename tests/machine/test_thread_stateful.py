@@ -315,7 +315,7 @@ class ThreadLife(RuleBasedStateMachine):
             assert all(isinstance(e, Emit) for e in effects), trace(effects)
             assert self.machine.record() == before
             out = [event_to_dict(e.event) for e in effects if isinstance(e, Emit)]
-            assert out[0] == {"type": "RUN_STARTED", "threadId": THREAD, "runId": run_id}
+            assert out[0] == {"type": "RUN_STARTED", "threadId": THREAD, "runId": run_id, "protocolVersion": "1.0"}
             assert [e for e in out if e["type"] == "TOOL_CALL_RESULT"] == results
             assert out[-1] == {**finished, "runId": run_id}
         # One of its interrupts answered differently: refused.

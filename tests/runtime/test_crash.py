@@ -141,7 +141,7 @@ async def test_a_host_killed_in_the_first_run(tmp_path: Path, point: str) -> Non
 
     # The same input again, from a new host process on the same file.
     retry = thread.check(host_process(db, effects, run_1, *past_the_dead_run(point)).events)
-    assert retry[0] == {"type": "RUN_STARTED", "threadId": "t", "runId": "run-1"}
+    assert retry[0] == {"type": "RUN_STARTED", "threadId": "t", "runId": "run-1", "protocolVersion": "1.0"}
     assert retry[-1]["outcome"]["type"] == "interrupt"
     (announced,) = retry[-1]["outcome"]["interrupts"]
     if point == "interrupt-saved":
@@ -184,7 +184,7 @@ async def test_a_host_killed_in_the_resumed_run(tmp_path: Path, point: str) -> N
     # No approved tool ran twice; one that started and died is not run again, and says so.
     assert lines(effects) == ([] if point == "tool-before-effect" else ["t"])
     unknown = point in ("tool-before-effect", "tool-after-effect")
-    assert retry[0] == {"type": "RUN_STARTED", "threadId": "t", "runId": "run-2"}
+    assert retry[0] == {"type": "RUN_STARTED", "threadId": "t", "runId": "run-2", "protocolVersion": "1.0"}
     assert retry[1]["type"] == "TOOL_CALL_RESULT" and retry[1]["toolCallId"] == interrupt.tool_call_id
     assert ("not run again" in retry[1]["content"]) if unknown else (retry[1]["content"] == "recorded t")
     assert retry[-1]["outcome"] == {"type": "success"}

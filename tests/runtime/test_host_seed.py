@@ -183,6 +183,15 @@ async def test_the_same_resume_again_is_a_replay_that_runs_nothing(store: Thread
 # ---------------------------------------------------------------------------------------------
 
 SEED_EDIT_FINISHED = seed_finished_to("approve-with-edits", BOB)
+# The seed's editedArgs schema leaves unknown keys unsaid; the host publishes the schema it holds
+# edits to, which refuses them (issue 25: the published edit schema is the enforced one).
+SEED_EDIT_FINISHED["outcome"]["interrupts"][0]["responseSchema"] = {
+    **SEED_RUN_FINISHED["approve-with-edits"]["outcome"]["interrupts"][0]["responseSchema"],
+    "properties": {
+        "approved": {"type": "boolean"},
+        "editedArgs": {**EMAIL_ARGS_SCHEMA, "additionalProperties": False},
+    },
+}
 
 PROPOSED = {"to": BOB, "subject": "Hi", "body": "Hi", "cc": CAROL}
 EDITED = {"to": BOB, "subject": "Hi", "body": "Hi (revised per my note)"}

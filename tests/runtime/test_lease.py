@@ -127,7 +127,7 @@ async def test_a_live_lease_is_thread_busy_and_a_run_out_one_is_closed_and_carri
             answered = await thread.send({"runId": "run-3", "resume": [APPROVE, ARCHIVE_YES]})
     # The dead run was closed, its answers were open again, and the same resume carried them:
     # the tool's recorded result is sent again, and the tool did not run a second time.
-    assert answered[0] == {"type": "RUN_STARTED", "threadId": "t", "runId": "run-3"}
+    assert answered[0] == {"type": "RUN_STARTED", "threadId": "t", "runId": "run-3", "protocolVersion": "1.0"}
     assert answered[1]["type"] == "TOOL_CALL_RESULT" and answered[1]["content"] == "sent to ops@example.com"
     assert answered[-1]["outcome"] == {"type": "success"} and answered[-1]["result"] == {"mail": "executed"}
     assert sent == ["ops@example.com"]

@@ -90,3 +90,62 @@ def approval_id(waiting: object) -> str:
     interrupts = waiting.interrupts  # type: ignore[attr-defined]
     interrupt_id: str = interrupts[0].interrupt.id
     return interrupt_id
+
+
+async def test_all_waiting_lists_every_owners_open_threads_newest_first_with_their_owners(store: ThreadStore) -> None:
+    clock = minutes()
+    async with Host(email_agent, store=store, tools=TOOLS, clock=lambda: next(clock)) as host:
+        assert await store.all_waiting() == []
+        for thread_id, who in [("t1", "ann"), ("t2", "bob"), ("t3", "ann")]:
+            events = [e async for e in host.run(start(thread_id), principal=who)]
+            assert events[-1].outcome.type == "interrupt"  # type: ignore[union-attr]
+
+        waiting = await store.all_waiting()
+        assert [(w.thread_id, w.owner) for w in waiting] == [("t3", "ann"), ("t2", "bob"), ("t1", "ann")]
+        assert all(w.interrupts[0].interrupt.reason == "tool_call" for w in waiting)
+        assert [w.thread_id for w in await store.all_waiting(limit=1)] == ["t3"]
+
+        resume = RunAgentInput(
+            thread_id="t2",
+            run_id="t2-2",
+            messages=(),
+            tools=(),
+            context=(),
+            forwarded_props={},
+            resume=(ResumeEntry(interrupt_id=approval_id(waiting[1]), status="resolved", payload={"approved": True}),),
+        )
+        events = [e async for e in host.run(resume, principal="bob")]
+        assert events[-1].outcome.type == "success"  # type: ignore[union-attr]
+        assert [w.thread_id for w in await store.all_waiting()] == ["t3", "t1"]
+
+
+async def test_audit_since_lists_every_threads_closed_interrupts_oldest_first_from_an_instant(
+    store: ThreadStore,
+) -> None:
+    clock = minutes()
+    async with Host(email_agent, store=store, tools=TOOLS, clock=lambda: next(clock)) as host:
+        for thread_id, who in [("t1", "ann"), ("t2", "bob")]:
+            events = [e async for e in host.run(start(thread_id), principal=who)]
+            assert events[-1].outcome.type == "interrupt"  # type: ignore[union-attr]
+        waiting = {w.thread_id: w for w in await store.all_waiting()}
+        for thread_id, who in [("t2", "bob"), ("t1", "ann")]:  # t2 decided first
+            resume = RunAgentInput(
+                thread_id=thread_id,
+                run_id=f"{thread_id}-2",
+                messages=(),
+                resume=(
+                    ResumeEntry(
+                        interrupt_id=approval_id(waiting[thread_id]), status="resolved", payload={"approved": True}
+                    ),
+                ),
+            )
+            events = [e async for e in host.run(resume, principal=who)]
+            assert events[-1].outcome.type == "success"  # type: ignore[union-attr]
+
+        lines = await store.audit_since(START)
+        assert [(thread_id, line.status) for thread_id, line in lines] == [("t2", "resolved"), ("t1", "resolved")]
+        first_closed = datetime.fromisoformat(lines[0][1].answered_at or "")
+        later = await store.audit_since(first_closed + timedelta(seconds=1))
+        assert [thread_id for thread_id, _ in later] == ["t1"]
+        assert [thread_id for thread_id, _ in await store.audit_since(START, limit=1)] == ["t2"]
+        assert await store.audit_since(START + timedelta(days=2)) == []

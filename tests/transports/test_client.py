@@ -13,6 +13,7 @@ from websockets.asyncio.server import ServerConnection, serve
 
 from agui_core.errors import InvalidEventError, OrderingError
 from agui_core.machine.client import RunStatus
+from agui_core.protocol.events import UnknownEvent
 
 pytestmark = pytest.mark.anyio
 
@@ -124,3 +125,53 @@ async def test_the_ids_the_client_mints_are_unguessable_uuid4s() -> None:
     assert events[0].type == "RUN_STARTED" and random_uuid4(events[0].run_id)
     (user,) = [m for m in record.messages if m.role == "user"]
     assert random_uuid4(user.id)
+
+
+# --- several runs on one stream, unknown events (issue 26, item 2) -----------------------------
+
+REPLAYED = [
+    '{"type":"RUN_STARTED","threadId":"t","runId":"run-0"}',
+    '{"type":"MESSAGES_SNAPSHOT","messages":[{"id":"u","role":"user","content":"earlier"}]}',
+    '{"type":"RUN_FINISHED","threadId":"t","runId":"run-0"}',
+]
+
+
+async def test_a_stream_of_several_runs_is_read_to_the_end_of_the_run_asked_for() -> None:
+    with anyio.fail_after(LIMIT):
+        async with scripted([*REPLAYED, STARTED, *TEXT, FINISHED]) as client:
+            events = await client.collect(client.new_input("t", run_id="run-1"))
+            runs = [(e.type, e.run_id) for e in events if e.type in ("RUN_STARTED", "RUN_FINISHED")]  # type: ignore[union-attr]
+            assert runs == [
+                ("RUN_STARTED", "run-0"),
+                ("RUN_FINISHED", "run-0"),
+                ("RUN_STARTED", "run-1"),
+                ("RUN_FINISHED", "run-1"),
+            ]
+            machine = client.machine("t")
+            assert [m.id for m in machine.messages] == ["u", "m"]
+            assert machine.run_id == "run-1" and machine.run_status is RunStatus.FINISHED
+
+
+async def test_an_unknown_event_type_never_reaches_the_caller_and_leaves_a_warning() -> None:
+    with anyio.fail_after(LIMIT):
+        async with scripted([STARTED, '{"type":"FROM_THE_FUTURE","x":1}', FINISHED]) as client:
+            events = await client.collect(client.new_input("t", run_id="run-1"))
+            assert [e.type for e in events] == ["RUN_STARTED", "RUN_FINISHED"]
+            (warning,) = client.machine("t").warnings
+            assert warning.rule == "event-unknown" and "FROM_THE_FUTURE" in warning.message
+
+
+async def test_inputs_declare_the_protocol_version() -> None:
+    with anyio.fail_after(LIMIT):
+        async with scripted([]) as client:
+            assert client.new_input("t", "hello").protocol_version == "1.0"
+
+
+async def test_unknown_properties_are_stripped_from_what_the_caller_receives() -> None:
+    content = '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi","fromTheFuture":1}'
+    with anyio.fail_after(LIMIT):
+        async with scripted([STARTED, TEXT[0], content, TEXT[2], FINISHED]) as client:
+            events = await client.collect(client.new_input("t", run_id="run-1"))
+            assert [dict(e.extra) for e in events if not isinstance(e, UnknownEvent)] == [{}] * 5
+            (warning,) = client.machine("t").warnings
+            assert warning.rule == "property-unknown" and "/fromTheFuture" in warning.message

@@ -115,8 +115,11 @@ async function signIn(token) {
     session.principal = inbox.principal;
     $("signin").hidden = true;
     $("workspace").hidden = false;
-    $("who").hidden = $("sign-out").hidden = false;
-    $("who").textContent = `Signed in as ${inbox.principal}`;
+    // A host without an authenticator serves everyone as "anonymous": there is nobody to sign
+    // in or out as, so the page shows none of that machinery.
+    const anonymous = !token && inbox.principal === "anonymous";
+    $("who").hidden = $("sign-out").hidden = anonymous;
+    $("who").textContent = anonymous ? "" : `Signed in as ${inbox.principal}`;
     renderInbox(inbox.threads);
     startFeed();
     const wanted = new URLSearchParams(location.hash.slice(1)).get("thread");
@@ -167,14 +170,38 @@ async function refreshInbox() {
   return refreshing;
 }
 
-function summary(thread) {
-  const first = thread.interrupts[0];
-  if (first.reason === "tool_call") {
-    const call = thread.toolCalls[first.toolCallId];
-    const names = thread.interrupts.map((i) => thread.toolCalls[i.toolCallId]?.name).filter(Boolean);
-    if (call) return `Approve ${[...new Set(names)].join(", ") || call.name}`;
+// The main argument of a proposed call, in words: the first argument that is text, a number or
+// yes/no (never the arguments' JSON), or "" when there is none.
+function mainArgument(args) {
+  if (!args || typeof args !== "object" || Array.isArray(args)) return "";
+  for (const value of Object.values(args)) {
+    if (typeof value === "string" && value.trim()) {
+      const text = value.trim().replace(/\s+/g, " ");
+      return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+    }
+    if (typeof value === "number" || typeof value === "boolean") return String(value);
   }
-  return first.message ?? first.reason;
+  return "";
+}
+
+// What one request asks, in a person's words: the tool and its main argument, or the form's
+// question.
+function asked(interrupt, toolCalls) {
+  const call = interrupt.toolCallId ? toolCalls[interrupt.toolCallId] : undefined;
+  if (interrupt.reason === "tool_call" && call) {
+    const main = mainArgument(call.arguments);
+    return main ? `Approve ${call.name}: ${main}` : `Approve ${call.name}`;
+  }
+  return interrupt.message ?? { input_required: "The agent needs some information", confirmation: "The agent asks yes or no" }[interrupt.reason] ?? `A request (${interrupt.reason})`;
+}
+
+// An inbox entry: what is asked (each request's tool and main argument, or its question), and
+// the agent's own message when it says more than the title.
+function summary(thread) {
+  const titles = [...new Set(thread.interrupts.map((i) => asked(i, thread.toolCalls)))];
+  const title = titles.length > 2 ? `${titles.slice(0, 2).join("; ")}; and ${titles.length - 2} more` : titles.join("; ");
+  const said = thread.interrupts.map((i) => i.message).find((m) => m && !titles.includes(m));
+  return { title, said: said ?? "" };
 }
 
 function earliestExpiry(thread) {
@@ -199,7 +226,8 @@ function renderInbox(threads) {
           "aria-current": thread.threadId === session.selected ? "true" : "false",
           onclick: () => select(thread.threadId),
         },
-        el("span", { class: "title", text: summary(thread) }),
+        el("span", { class: "title", text: summary(thread).title }),
+        summary(thread).said ? el("span", { class: "said", text: summary(thread).said }) : null,
         el("span", {
           class: "meta",
           text: `${count} request${count === 1 ? "" : "s"} · ${thread.threadId}${thread.raisedAt ? ` · ${ago(thread.raisedAt)}` : ""}`,
@@ -766,6 +794,7 @@ async function submit(threadId, problem, button, toolCalls) {
       throw new Error(body?.message ?? `HTTP ${response.status}`);
     }
     const texts = new Map();
+    const failed = [];
     for await (const event of events(response)) {
       if (event.type === "RUN_STARTED") {
         say(el("p", { text: "Sent. The agent is carrying out your answers…" }));
@@ -783,13 +812,25 @@ async function submit(threadId, problem, button, toolCalls) {
         node.textContent += event.delta;
       } else if (event.type === "TOOL_CALL_RESULT") {
         const name = toolCalls[event.toolCallId]?.name ?? "the tool";
-        say(el("p", {}, "Result of ", el("code", { text: name }), ": ", el("span", { class: "mono", text: event.content })));
+        const failure = event.metadata?.["agui-core"]?.status === "failed" ? event.metadata["agui-core"] : null;
+        if (failure) {
+          // The host marks a tool that raised: say it failed, in the tool's own words.
+          failed.push(name);
+          say(el("p", { class: "refusal failed", role: "alert" }, el("code", { text: name }), ` failed: ${failure.error ?? event.content}`));
+        } else {
+          say(el("p", {}, "Result of ", el("code", { text: name }), ": ", el("span", { class: "mono", text: event.content })));
+        }
       } else if (event.type === "RUN_FINISHED") {
         outcome = event.outcome?.type ?? "success";
+        const failures = failed.length ? `${[...new Set(failed)].join(", ")} failed (see above)` : "";
         if (outcome === "interrupt") {
-          say(el("p", { class: "ok", text: "Done. The agent has a new request for you (below)." }));
+          // The new request is rendered in place of the answered ones, above this log.
+          const next = "The agent has a new request for you (above).";
+          say(el("p", { class: failures ? "refusal" : "ok", text: failures ? `Finished, but ${failures}. ${next}` : `Done. ${next}` }));
         } else if (outcome === "cancelled") {
           say(el("p", { text: "The run was cancelled by its host." }));
+        } else if (failures) {
+          say(el("p", { class: "refusal", text: `Finished, but ${failures}.` }));
         } else {
           say(el("p", { class: "ok", text: "Done." }));
         }
@@ -907,7 +948,14 @@ async function showAudit(threadId) {
 
 $("signin-form").addEventListener("submit", (event) => {
   event.preventDefault();
-  signIn($("token").value.trim());
+  const token = $("token").value.trim();
+  if (!token) {
+    // An empty token is no sign-in: say so here rather than asking the host as nobody.
+    $("signin-error").textContent = "Enter the access token your host's operator gave you.";
+    $("token").focus();
+    return;
+  }
+  signIn(token);
 });
 $("sign-out").addEventListener("click", signOut);
 window.addEventListener("hashchange", () => {
