@@ -56,7 +56,9 @@ Compression is off by default (events are small frames); pings keep idle connect
 
 Limits, so that no client can wear the server down (numbers are the defaults):
 
-- a frame waits ``send_timeout`` seconds (10) at most to be written: a client that reads
+- a write waits ``send_timeout`` seconds (10) at most (a run's events go out a burst at a
+  time, up to :data:`BURST_WRITE` bytes of frames a write, and each write has its own
+  ``send_timeout``): a client that reads
   nothing for that long has its connection closed (1008, policy violation; without waiting
   for the closing handshake longer than ``close_timeout``), and its run goes on and is saved.
   The host drops a caller that stuck on its own (:class:`~agui_core.runtime.host.Host`'s
@@ -160,6 +162,7 @@ from agui_core.runtime.host import Host, refusal
 
 __all__ = [
     "BEARER_SUBPROTOCOL_PREFIX",
+    "BURST_WRITE",
     "DEFAULT_MAX_SIZE",
     "DEFAULT_PORT",
     "DEFAULT_SEND_TIMEOUT",
@@ -177,7 +180,11 @@ DEFAULT_MAX_SIZE: Final = 1024 * 1024
 DEFAULT_PORT: Final = 8765
 
 DEFAULT_SEND_TIMEOUT: Final = 10.0
-"""Seconds one frame may wait to be written before its client counts as not reading."""
+"""Seconds one write (a frame, or a burst's frames of :data:`BURST_WRITE` bytes at most) may
+wait to be written before its client counts as not reading."""
+
+BURST_WRITE: Final = 64 * 1024
+"""The most bytes of a run's frames written to a client at once (a single frame may be more)."""
 
 SUBPROTOCOL: Final = Subprotocol("agui")
 """The subprotocol the server selects when the client offers it."""
@@ -633,23 +640,40 @@ class WebSocketServer:
         ended: bool,
         progress: Callable[[], None],
     ) -> tuple[bool, bool]:
-        """Write ``events``, one frame each, every frame within ``send_timeout`` (as :meth:`_send`):
-        whether they all went out, and whether the last that did ended the run (``ended`` if none did).
+        """Write ``events``, one frame each, in writes of up to :data:`BURST_WRITE` bytes, every
+        write within ``send_timeout`` (as :meth:`_send`): whether they all went out, and whether
+        the last that did ended the run (``ended`` if none did).
 
-        One timeout scope for them all, not one per frame (a scope costs more than a frame):
-        its deadline moves on whenever a write took a while, so each frame gets between 99% and
-        100% of ``send_timeout``. Then ``progress`` tells the host that this client still reads
-        (:meth:`RunEvents.sent`): a long batch written slowly but steadily is not a client that
-        stopped reading.
+        A burst's frames go out together, one system call for many frames, where a ``send``
+        each cost one call a frame. One timeout scope for them all, not one per write (a scope
+        costs more than a frame): its deadline moves on whenever a write took a while, so each
+        gets between 99% and 100% of ``send_timeout``. Then ``progress`` tells the host that
+        this client still reads (:meth:`RunEvents.sent`): a long batch written slowly but
+        steadily is not a client that stopped reading. An event that cannot be encoded still
+        lets the frames before it go out, then raises.
         """
         timeout = self.send_timeout
         renew = timeout / 100
+        frames: list[bytes] = []
+        failed: EncodeError | None = None
+        for event in events:
+            try:
+                frames.append(encode_event(event))
+            except EncodeError as exc:
+                failed = exc
+                break
         with anyio.CancelScope(deadline=anyio.current_time() + timeout) as writing:
             stamp = time.monotonic()
             try:
-                for event in events:
-                    await connection.send(encode_event(event), text=True)
-                    ended = event.__class__ in ev.RUN_END_CLASSES
+                start = 0
+                while start < len(frames):
+                    end, size = start, 0
+                    while end < len(frames) and (end == start or size + len(frames[end]) <= BURST_WRITE):
+                        size += len(frames[end])
+                        end += 1
+                    await _write_frames(connection, frames[start:end])
+                    ended = events[end - 1].__class__ in ev.RUN_END_CLASSES
+                    start = end
                     now = time.monotonic()
                     if now - stamp > renew:
                         writing.deadline = anyio.current_time() + timeout
@@ -657,6 +681,8 @@ class WebSocketServer:
                         progress()
             except ConnectionClosed:
                 return False, ended
+            if failed is not None:
+                raise failed
             return True, ended
         await self._drop(connection, _POLICY_VIOLATION, "the client does not read")
         return False, ended
@@ -713,6 +739,25 @@ class WebSocketServer:
                     await self._server.wait_closed()
             raise
         await self.aclose()
+
+
+async def _write_frames(connection: ServerConnection, frames: Sequence[bytes]) -> None:
+    """Send ``frames`` as text frames in one write to the socket, then wait for the write buffer
+    to drain below the connection's limit, as ``connection.send`` does for one frame.
+
+    ``send_context`` is how websockets' own ``send`` writes (it checks that the connection is
+    open, and drains); inside it, the protocol frames each message, and what it would hand the
+    transport frame by frame goes in one piece.
+    """
+    while connection.send_in_progress is not None:  # a fragmented message of another task's
+        await asyncio.shield(connection.send_in_progress)
+    async with connection.send_context():
+        protocol = connection.protocol
+        for frame in frames:
+            protocol.send_text(frame)
+        data = protocol.data_to_send()
+        if data:
+            connection.transport.write(data[0] if len(data) == 1 else b"".join(data))
 
 
 def _utf8_size(text: str) -> int:

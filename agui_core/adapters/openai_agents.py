@@ -117,7 +117,9 @@ class OpenAIAgentsAdapter:
     ``allow_edits`` (``True`` or tool names) offers ``editedArgs`` on the approvals of those
     tools. ``ttl`` gives every approval an ``expiresAt`` that much after it is raised.
     ``run_config`` and ``max_turns`` go to ``Runner.run_streamed``. The agent is used as it is
-    (its tools' invokers wrapped once, in a clone): runs of different threads go on at once.
+    (its tools' invokers wrapped once, in a clone, :attr:`sdk_agent`): runs of different threads
+    go on at once. The adapter has no ``agent`` attribute, so ``agui serve`` serves it as the
+    agent function it is.
     """
 
     def __init__(
@@ -133,7 +135,7 @@ class OpenAIAgentsAdapter:
             raise TypeError(f"OpenAIAgentsAdapter needs an agents.Agent, not {agent!r}")
         if ttl is not None and not ttl > timedelta(0):
             raise ValueError(f"ttl must be more than zero, not {ttl}")
-        self.agent: Agent[Any] = agent.clone(tools=[_journaled(t) for t in agent.tools])
+        self.sdk_agent: Agent[Any] = agent.clone(tools=[_journaled(t) for t in agent.tools])
         self.allow_edits = allow_edits
         self.ttl = ttl
         self.run_config = run_config
@@ -149,7 +151,7 @@ class OpenAIAgentsAdapter:
         return tool_name in self.allow_edits
 
     def parameters(self, tool_name: str) -> Mapping[str, JSON] | None:
-        for tool in self.agent.tools:
+        for tool in self.sdk_agent.tools:
             if isinstance(tool, FunctionTool) and tool.name == tool_name:
                 schema: Mapping[str, JSON] = tool.params_json_schema
                 return schema
@@ -185,7 +187,7 @@ class _Run:
             held = ctx.continuation.get(_KEY) if isinstance(ctx.continuation, dict) else None
             if not isinstance(held, dict) or not isinstance(held.get("state"), dict):
                 raise LocalProtocolError("a resumed run of an OpenAI agent carries no RunState to resume from")
-            state = await RunState.from_json(adapter.agent, copy.deepcopy(held["state"]))
+            state = await RunState.from_json(adapter.sdk_agent, copy.deepcopy(held["state"]))
             self._decide(state)
             start = state
         else:
@@ -193,7 +195,7 @@ class _Run:
         token = _current_run.set(self)  # before the SDK starts its task: the task copies the context
         try:
             result = Runner.run_streamed(
-                adapter.agent, start, run_config=adapter.run_config, max_turns=adapter.max_turns
+                adapter.sdk_agent, start, run_config=adapter.run_config, max_turns=adapter.max_turns
             )
             async for event in result.stream_events():
                 async with self.acting:

@@ -1,4 +1,5 @@
-"""The ``agui`` command: ``serve`` an agent, play the ``demo``, ``check`` a recorded stream, run ``conformance``.
+"""The ``agui`` command: ``serve`` an agent, play the ``demo``, ``check`` a stream, run ``conformance`` or
+``episodes``, look after ``threads``.
 
 ``agui serve MODULE:NAME [--ws HOST:PORT | --http HOST:PORT | --stdio | --transport NAME]
 [--store sqlite:PATH | postgresql://... | memory | --store-dsn-file FILE] [-o KEY=VALUE ...]
@@ -17,6 +18,8 @@ agent. ``MODULE:NAME`` is imported from the current directory or the installed p
   it is hosted by :class:`~agui_core.adapters.strands.StrandsAdapter`.
 - or an OpenAI Agents SDK ``Agent`` (``agents.Agent``; recognised, never called), hosted by
   :class:`~agui_core.adapters.openai_agents.OpenAIAgentsAdapter` (needs ``agui-core[openai-agents]``).
+- or a Pydantic AI ``Agent`` (``pydantic_ai.Agent``; recognised, never called), hosted by
+  :class:`~agui_core.adapters.pydantic_ai.PydanticAIAdapter` (needs ``agui-core[pydantic-ai]``).
 
 The transport is ``ws`` (the default, on ``127.0.0.1:8765``), ``http`` (HTTP + Server-Sent
 Events under uvicorn, the transport of stock AG-UI clients), ``stdio``, or any transport
@@ -37,7 +40,10 @@ ahead (default 10): when a host dies mid-run, another host on the same store (or
 restarted) takes the thread over once the lease has run out. ``--legacy-resume`` also takes
 the legacy LangGraph resume channel, ``forwardedProps.command.resume``, translated into
 ``resume[]`` when it is unambiguous, else refused with ``AMBIGUOUS_LEGACY_RESUME`` (see
-:func:`agui_core.adapters.langgraph.translate_legacy_resume`).
+:func:`agui_core.adapters.langgraph.translate_legacy_resume`). Every ``--expire-every SECONDS``
+(default 30; 0: never) the host closes the interrupts whose ``expiresAt`` has passed, by
+itself (:meth:`~agui_core.runtime.host.Host.expire`): the thread is free again without waiting
+for an input.
 
 Trust (SPEC section 9). ``--auth-tokens FILE`` (one ``PRINCIPAL TOKEN`` per line) or
 ``--auth-jwt-key FILE`` (signed tokens; ``--auth-jwt-algorithm``, default ``HS256``,
@@ -68,6 +74,13 @@ threads at rest (no open interrupt, no run in progress) that nobody has used for
 by a periodic sweep (see :class:`~agui_core.runtime.host.Host`); their audit trails go with
 them unless ``--retain-audit DURATION`` (not less than ``--retain``) keeps those longer.
 
+Operations (docs/operations.md). ``--metrics`` serves Prometheus metrics at ``GET /metrics`` on
+the HTTP transport and on the WebSocket port's plain side (needs ``agui-core[metrics]``; see
+:mod:`agui_core.runtime.metrics`), behind the authenticator unless ``--public-metrics``;
+``--traces`` makes OpenTelemetry spans of runs, tools and interrupts, set up by the ``OTEL_*``
+variables (needs ``agui-core[otel]``; see :mod:`agui_core.runtime.tracing`). ``agui threads``
+is the operator's command on a store: see :mod:`agui_core.app.threads`.
+
 ``agui demo [--auto] [--store PATH] [--port PORT] [--transport ws|http]`` plays the main job: a
 WebSocket (or HTTP) host on localhost over a SQLite file (default ``agui-demo.sqlite3``) serving the example agents, and
 a terminal client that answers their interrupts (you, or the demo itself with ``--auto``);
@@ -97,6 +110,10 @@ force (spec MUST, spec SHOULD, seed profile) and source; the summary separates w
 published spec from what misses only the seed's stricter profile. It exits with 1 when a check
 fails that the profile counts (``spec``, the default: a spec MUST; ``seed``: any), 2 when the
 server cannot be tested (unreachable, bad options), 130 when interrupted, 0 otherwise.
+
+``agui episodes URL --tasks FILE --humans HUMAN [--trials K] [--concurrency N] ...`` runs an
+agent through a task file's episodes with a scripted human and scores them (pass^k, actions
+run without an approval, replays, refusals, latencies); see :mod:`agui_core.app.episodes`.
 """
 
 from __future__ import annotations
@@ -205,6 +222,10 @@ def _framework_agent(found: Any) -> Any:
         from agui_core.adapters.openai_agents import OpenAIAgentsAdapter
 
         return OpenAIAgentsAdapter(found)
+    if _instance_of(found, "pydantic_ai.agent", "Agent"):
+        from agui_core.adapters.pydantic_ai import PydanticAIAdapter
+
+        return PydanticAIAdapter(found)
     if "strands" in sys.modules:
         from agui_core.adapters.strands import StrandsAdapter, is_strands_agent
 
@@ -499,6 +520,7 @@ async def _serve(args: argparse.Namespace) -> int:
                         **thread_limits,
                         retain=retain,
                         retain_audit=retain_audit,
+                        expire_every=args.expire_every or None,
                     )
                 )
                 host.send_timeout = args.send_timeout
@@ -705,10 +727,29 @@ def _conformance(args: argparse.Namespace) -> int:
 
     async def drive() -> Any:
         transport = transport_for(args.url, headers=headers)
+        found: list[Any] = []
         try:
-            return await run_conformance(transport, options)
+            async with anyio.create_task_group() as group:
+
+                async def on_sigterm() -> None:
+                    # Stopped as a service is (SIGTERM): cancelled like Ctrl-C, so the suite
+                    # still cancels the interrupts it opened before the command ends.
+                    with anyio.open_signal_receiver(signal.SIGTERM) as received:
+                        async for _ in received:
+                            group.cancel_scope.cancel()
+                            return
+
+                group.start_soon(on_sigterm)
+                try:
+                    found.append(await run_conformance(transport, options))
+                except (ValueError, ProbeError) as exc:
+                    found.append(exc)  # raised below, not wrapped in the task group's ExceptionGroup
+                group.cancel_scope.cancel()
         finally:
             await transport.aclose()
+        if found and isinstance(found[0], Exception):
+            raise found[0]
+        return found[0] if found else None
 
     try:
         report = anyio.run(drive)
@@ -718,6 +759,9 @@ def _conformance(args: argparse.Namespace) -> int:
         # The suite cancelled what it had opened before the interrupt came through.
         print("agui conformance: interrupted; the interrupts the kit opened were cancelled", file=sys.stderr)
         return 130
+    if report is None:
+        print("agui conformance: terminated; the interrupts the kit opened were cancelled", file=sys.stderr)
+        return 128 + signal.SIGTERM
     print(report.table(), end="")
     if args.json:
         Path(args.json).write_bytes(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
@@ -810,6 +854,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     runs = serve.add_argument_group("runs", "how long a run may take, and how long its thread outlives a dead host")
+    runs.add_argument(
+        "--expire-every",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="look for interrupts past their expiresAt this often and close them (default 30; 0: only "
+        "when an input comes)",
+    )
     runs.add_argument(
         "--run-timeout",
         type=float,

@@ -72,6 +72,8 @@ class EpisodesOptions:
     episode_timeout: float = 120.0
     max_wait: float = 30.0
     max_turns: int = 20
+    connect_timeout: float = 60.0
+    """How long opening a connection (a WebSocket handshake) may take: a loaded host is slow to accept."""
     token: str | None = None
     headers: Mapping[str, str] = attrs.field(factory=dict)
 
@@ -89,7 +91,7 @@ async def _clients(url: str, options: EpisodesOptions) -> AsyncIterator[OpenClie
 
         @asynccontextmanager
         async def open_ws() -> AsyncIterator[Any]:
-            context = connect_websocket(url, token=options.token, max_size=None)
+            context = connect_websocket(url, token=options.token, max_size=None, open_timeout=options.connect_timeout)
             async with handshakes:
                 client = await context.__aenter__()
             try:
@@ -111,7 +113,7 @@ async def _clients(url: str, options: EpisodesOptions) -> AsyncIterator[OpenClie
         limits = httpx.Limits(max_connections=options.concurrency * 2, max_keepalive_connections=options.concurrency)
         base = url if url.endswith("/") else url + "/"
         async with httpx.AsyncClient(
-            base_url=base, headers=headers, timeout=httpx.Timeout(30.0, read=None), limits=limits
+            base_url=base, headers=headers, timeout=httpx.Timeout(options.connect_timeout, read=None), limits=limits
         ) as http:
 
             @asynccontextmanager
@@ -209,11 +211,11 @@ async def _episode(
     human = human.for_episode(rng)
     log = EpisodeLog(task=task, trial=trial, human=human.name)
     try:
-        with anyio.fail_after(options.episode_timeout):
+        with anyio.move_on_after(options.episode_timeout) as bound:
             async with open_client() as client:
                 await _drive(open_client, client, log, human, rng, options)
-    except TimeoutError:
-        log.problem = f"no end within {options.episode_timeout:g} s"
+        if bound.cancelled_caught:
+            log.problem = f"no end within {options.episode_timeout:g} s"
     except Exception as exc:  # a server under test may fail in any way; the episode records how
         rule = getattr(exc, "rule", None)
         log.problem = f"{type(exc).__name__}{f' ({rule})' if rule else ''}: {exc}"

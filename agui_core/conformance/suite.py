@@ -242,6 +242,8 @@ class _Suite:
         self.open: dict[str, tuple[Mapping[str, Any], ...]] = {}
         """Threads the kit opened that have interrupts open, as far as it saw."""
         self.latest: dict[str, tuple[Mapping[str, Any], ...]] = {}
+        self.history: dict[str, tuple[Any, Any]] = {}
+        """The messages and state of each thread's last interrupting run (its snapshots), if sent."""
         """The interrupts each thread's last interrupting response announced."""
         self.unread: dict[str, Mapping[str, Any]] = {}
         """Threads whose last response the kit did not read to its end: what it sent."""
@@ -300,6 +302,11 @@ class _Suite:
                 self.open.pop(thread_id, None)
             if ex.interrupts:
                 self.latest[thread_id] = tuple(ex.interrupts)
+                messages, state = ex.last("MESSAGES_SNAPSHOT"), ex.last("STATE_SNAPSHOT")
+                self.history[thread_id] = (
+                    messages.get("messages") if messages is not None else None,
+                    state.get("snapshot") if state is not None else None,
+                )
         elif ex.ending in ("closed", "timeout"):
             self.unread[thread_id] = sent
         else:
@@ -1278,12 +1285,12 @@ class _Suite:
             now = _now()
             live = [i for i in interrupts if (e := _expires(i)) is None or e > now]
             entries = [{"interruptId": i.get("id"), "status": "cancelled"} for i in (live or interrupts)]
-            sent = {
-                **self._template(),
-                "threadId": thread_id,
-                "runId": self._new_id("cleanup"),
-                "resume": entries,
-            }
+            sent = {**self._template(), "threadId": thread_id, "runId": self._new_id("cleanup"), "resume": entries}
+            messages, state = self.history.get(thread_id, (None, None))
+            if messages is not None:
+                sent["messages"] = copy.deepcopy(messages)
+            if state is not None:
+                sent["state"] = copy.deepcopy(state)
             ex = await self._cleanup_send(f"cleanup {thread_id}: cancel {len(entries)} interrupt(s)", sent)
             ids = ", ".join(str(e["interruptId"]) for e in entries)
             self._note_cleanup(thread_id, f"cancelled {ids}", ex)

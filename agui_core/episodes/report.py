@@ -41,6 +41,7 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 
 PERCENTILES = (50, 90, 99)
+TABLE_K = 8
 
 
 @attrs.frozen(kw_only=True)
@@ -91,8 +92,8 @@ class EpisodesReport:
         return document
 
     def table(self) -> str:
-        """A human-readable table: one row per task, then the totals."""
-        ks = list(self.pass_k)
+        """A human-readable table: one row per task, then the totals (pass^k up to k = 8; the JSON has all)."""
+        ks = [k for k in self.pass_k if k <= TABLE_K]
         head = ["task", "trials", "right", *(f"pass^{k}" for k in ks), "unapproved", "refusals"]
         rows = [head]
         for task_id, figures in self.tasks.items():

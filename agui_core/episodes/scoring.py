@@ -15,6 +15,9 @@ as a person auditing the episode would, from the events alone:
 - an approval is **honoured exactly once** when its call's result came back, and every result
   for it (a replayed resume re-sends the recorded one) is the same; a result that differs means
   the tool ran again.
+- the result is the last run's ``RUN_FINISHED.result``, or, from a server that sends none
+  (ag-ui-langgraph), the last ``STATE_SNAPSHOT`` the episode received; a tool result reported only as
+  a tool message of a ``MESSAGES_SNAPSHOT`` counts as a result.
 - refusals are the ``RUN_ERROR`` codes received; latencies are from the interrupt's
   ``RUN_FINISHED`` to the resume sent, and from the resume sent to the next event.
 """
@@ -36,6 +39,7 @@ from agui_core.protocol.types import (
     RunAgentInput,
     RunFinishedCancelledOutcome,
     RunFinishedInterruptOutcome,
+    ToolMessage,
 )
 
 __all__ = ["EpisodeLog", "EpisodeScore", "ToolCallSeen", "score"]
@@ -75,7 +79,7 @@ class ToolCallSeen:
         return self.decision in ("approved", "edited")
 
 
-def _content(event: ev.ToolCallResultEvent) -> str:
+def _content(event: ev.ToolCallResultEvent | ToolMessage) -> str:
     if isinstance(event.content, str):
         return event.content
     return orjson.dumps([attrs.asdict(part) for part in event.content]).decode()
@@ -115,6 +119,7 @@ class EpisodeLog:
     """Why the episode could not be carried to its end (a protocol violation, a lost connection, ...)."""
     started_at: float = 0.0
     ended_at: float = 0.0
+    _state: JSON = None
     _interrupted_at: float | None = None
     _resume_sent_at: float | None = None
 
@@ -144,6 +149,8 @@ class EpisodeLog:
             self._resume_sent_at = None
         if isinstance(event, ev.RunStartedEvent):
             self.runs += 1
+        elif isinstance(event, ev.StateSnapshotEvent):
+            self._state = event.snapshot
         elif isinstance(event, ev.ToolCallStartEvent):
             self.calls.setdefault(event.tool_call_id, ToolCallSeen(id=event.tool_call_id)).name = event.tool_call_name
         elif isinstance(event, ev.ToolCallArgsEvent):
@@ -159,6 +166,10 @@ class EpisodeLog:
                         call = self.calls.setdefault(tool_call.id, ToolCallSeen(id=tool_call.id))
                         if call.name is None:
                             call.name, call.arguments = tool_call.function.name, tool_call.function.arguments
+                elif isinstance(message, ToolMessage):
+                    call = self.calls.setdefault(message.tool_call_id, ToolCallSeen(id=message.tool_call_id))
+                    if not call.results:  # a server that reports results only in its snapshots
+                        call.results.append(_content(message))
         elif isinstance(event, ev.RunErrorEvent):
             self.refusals[event.code or "(no code)"] += 1
             self.last_end = "error"
@@ -176,7 +187,9 @@ class EpisodeLog:
             else:
                 self.last_end = "cancelled" if isinstance(outcome, RunFinishedCancelledOutcome) else "success"
                 self.open = ()
-                self.result = event.result
+                # A server that sends no result (ag-ui-langgraph) is judged on the thread's last
+                # state (a replayed run may send no snapshot: the state it left stands).
+                self.result = event.result if event.result is not None else self._state
 
     def interrupt_announced(self, interrupt_id: str, tool_call_id: str | None, at: float) -> None:
         """A legacy interrupt (not in an outcome) the client machine read at ``at``."""

@@ -35,7 +35,7 @@ import attrs
 import orjson
 
 from agui_core.errors import RemoteProtocolError, RunErrorCode, format_path
-from agui_core.protocol.codec import MAX_DEPTH, converter, input_to_dict, overnested_at
+from agui_core.protocol.codec import MAX_DEPTH, converter, depth_checked, input_to_dict, overnested_at
 from agui_core.protocol.types import JSON, Message, RunAgentInput
 
 __all__ = [
@@ -103,9 +103,13 @@ def _check_id(value: object, *path: str | int) -> None:
 def check_input_depth(run_input: RunAgentInput) -> None:
     """Refuse (``INVALID_INPUT``, with the path) an input nested deeper than :data:`MAX_DEPTH`.
 
-    Decoding refuses those already; this covers inputs built in code, so that nothing an
-    input brings into a thread is deeper than what the thread can save and announce.
+    Decoding refuses those already, and an input the codec decoded is not walked again
+    (:func:`~agui_core.protocol.codec.depth_checked`); this covers inputs built in code, so
+    that nothing an input brings into a thread is deeper than what the thread can save and
+    announce.
     """
+    if depth_checked(run_input):
+        return
     at = overnested_at(input_to_dict(run_input))
     if at is not None:
         raise RemoteProtocolError(

@@ -760,17 +760,8 @@ class ThreadMachine:
             if proposal is not None:
                 proposals[proposal.tool_call_id] = proposal
         continuation = next((o.continuation for o in answered_open if o.continuation is not None), None)
-        for item in expired:
-            self._resolved.append(
-                ResolvedInterrupt(
-                    interrupt=item.interrupt,
-                    run_id=item.run_id,
-                    raised_at=item.raised_at,
-                    status="expired",
-                    answered_at=item.interrupt.expires_at,
-                )
-            )
-        self._open = tuple(o for o in self._open if o not in expired and o.interrupt.id not in answered_ids)
+        self._close_expired(expired)
+        self._open = tuple(o for o in self._open if o.interrupt.id not in answered_ids)
         if answers:
             state = next_state(state, MachineInput.RESUME)
         else:
@@ -1344,7 +1335,11 @@ class ThreadMachine:
         self._check_closable(run, "finish")
         outcome = RunFinishedSuccessOutcome()
         finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome, result=result)
-        self._check_depth(event_to_dict(finished), 1, finished)
+        if result is not None:  # the one part of this event the machine does not build itself
+            at = overnested_at(result, level=2)
+            if at is not None:
+                why = f"at {format_path(('result', *at))}: JSON nested at most {MAX_DEPTH} levels deep"
+                raise self._refuse(finished, why)
         effects = self._close_subagents(run, None)
         self._commit_answers(run, outcome, result)
         self._end_execution(run)
@@ -1397,6 +1392,41 @@ class ThreadMachine:
         )
         self._run = None
         return [self._persist(), Emit(event=error)]
+
+    def _close_expired(self, expired: Sequence[OpenInterrupt]) -> None:
+        """Close ``expired`` (open interrupts whose ``expiresAt`` has passed) in the audit trail."""
+        for item in expired:
+            self._resolved.append(
+                ResolvedInterrupt(
+                    interrupt=item.interrupt,
+                    run_id=item.run_id,
+                    raised_at=item.raised_at,
+                    status="expired",
+                    answered_at=item.interrupt.expires_at,
+                )
+            )
+        self._open = tuple(o for o in self._open if o not in expired)
+
+    def expire(self, now: datetime) -> list[Effect]:
+        """Close the open interrupts whose ``expiresAt`` has passed at ``now``, with no input.
+
+        What a host does by itself when an interrupt expires (active expiry): the same closing
+        an input would bring (each one ``expired`` in the audit trail, at its ``expiresAt``),
+        and the thread ``IDLE`` once none is left open. A late resume of one of them is still
+        refused with ``INTERRUPT_EXPIRED``. Nothing while a run holds the thread or none has
+        expired (no effects); else the one effect is the record to persist.
+        """
+        if now.tzinfo is None:
+            raise LocalProtocolError("expire needs an aware datetime for now", state=self._state)
+        if self._run is not None or self._state is not ThreadState.INTERRUPTED:
+            return []
+        _, expired = partition_open(self._open, now)
+        if not expired:
+            return []
+        self._close_expired(expired)
+        if not self._open:
+            self._state = next_state(self._state, MachineInput.EXPIRE)
+        return [self._persist()]
 
     def close_abandoned_run(self, now: datetime, *, run_timeout: timedelta | None = None) -> list[Effect]:
         """Fail the run in progress if its host is gone, as :meth:`fail` does; else do nothing.

@@ -36,6 +36,7 @@ and tool calls in all its messages together (code ``INVALID_INPUT``). The error 
 from __future__ import annotations
 
 import types
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Union, get_args, get_origin, get_type_hints
 
@@ -54,6 +55,7 @@ __all__ = [
     "converter",
     "decode_event",
     "decode_input",
+    "depth_checked",
     "encode_event",
     "encode_input",
     "event_from_dict",
@@ -648,6 +650,22 @@ def _refuse_long_lists(value: Any, max_messages: int | None, size: int | None) -
         )
 
 
+_DEPTH_CHECKED: weakref.WeakValueDictionary[int, t.RunAgentInput] = weakref.WeakValueDictionary()
+"""Every input :func:`decode_input` or :func:`input_from_dict` returned and still alive, by
+``id``: the proof that its depth was checked (a frozen input cannot be given other values;
+``attrs.evolve`` makes a new one, which is not here)."""
+
+
+def depth_checked(run_input: t.RunAgentInput) -> bool:
+    """Whether ``run_input`` is one this module decoded, so nested within :data:`MAX_DEPTH`.
+
+    An input built in code is not: whoever takes it checks its depth (the thread machine
+    does). The JSON values a decoded input carries are taken as decoded: a caller that edits
+    them in place (a state made deeper) takes on what the check would have refused.
+    """
+    return _DEPTH_CHECKED.get(id(run_input)) is run_input
+
+
 def input_from_dict(value: Any, *, max_messages: int | None = None) -> t.RunAgentInput:
     """Validate an already-parsed JSON value and build the ``RunAgentInput`` it describes.
 
@@ -659,6 +677,7 @@ def input_from_dict(value: Any, *, max_messages: int | None = None) -> t.RunAgen
         raise InvalidInputError(_too_deep(), at)
     validate_input(value)
     result: t.RunAgentInput = _structure_input(value, t.RunAgentInput)
+    _DEPTH_CHECKED[id(result)] = result
     return result
 
 
@@ -681,6 +700,7 @@ def decode_input(data: bytes | bytearray | memoryview | str, *, max_messages: in
     # The JSON is this function's own (no caller holds it), so building the wire objects in
     # it can wait for their first use: nothing can change it after it was validated.
     result: t.RunAgentInput = _structure_input_deferred(value)
+    _DEPTH_CHECKED[id(result)] = result
     return result
 
 

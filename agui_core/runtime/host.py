@@ -64,6 +64,15 @@ the store's :meth:`~agui_core.store.base.ThreadStore.purge`: at start, then ever
 ``retain_audit`` (seconds, not less than ``retain``) keeps them apart longer. Hosts sharing a
 store may all sweep: the store lets one purge at a time.
 
+Active expiry. With ``expire_every`` (seconds), a task in the host's task group looks for
+interrupts whose ``expiresAt`` has passed on the host's clock, at start and then every
+``expire_every`` seconds (:meth:`Host.expire`), and closes them through the thread's machine
+(:meth:`~agui_core.machine.thread.ThreadMachine.expire`): each one ``expired`` in the audit
+trail, the thread free once none is left open; a late resume is still refused with
+``INTERRUPT_EXPIRED``. Without it, an expired interrupt is closed at the thread's next input.
+Hosts sharing a store may all look: the save is a compare-and-set, so one closes a thread.
+The agent is not run on an expiry: it learns of it at its next run.
+
 Failures. Whatever ends a run early (the agent raising, breaking a protocol rule, running out
 of time, the store failing, the host shutting down) ends it with ``RUN_ERROR`` and puts the
 thread back where the stored record says it stood before the run; the agent's traceback and
@@ -100,6 +109,7 @@ from agui_core.machine.effects import (
     SendRecorded,
     StartAgent,
 )
+from agui_core.machine.expiry import read_expires_at
 from agui_core.machine.facts import InterruptHome
 from agui_core.machine.ownership import may_read
 from agui_core.machine.record import ANONYMOUS, OpenInterrupt, Proposal, ResolvedInterrupt, ThreadRecord
@@ -128,9 +138,12 @@ from agui_core.store.memory import MemoryThreadStore
 
 # RunEvents and ThreadView live in agui_core.runtime.streams and .views; named here too, as what
 # Host.run and Host.view return, for those who import them from the host.
-__all__ = ["PURGE_BATCH", "Agent", "Host", "InputTranslator", "RunEvents", "ThreadView", "refusal"]
+__all__ = ["EXPIRY_BATCH", "PURGE_BATCH", "Agent", "Host", "InputTranslator", "RunEvents", "ThreadView", "refusal"]
 
 log = logging.getLogger("agui_core.host")
+
+EXPIRY_BATCH = 10_000
+"""How many waiting threads one look for expired interrupts reads at most (the newest)."""
 
 PURGE_BATCH = 500
 """How many threads one purge of a sweep removes at most: a sweep purges batch after batch
@@ -177,11 +190,13 @@ class Host:
         retain_audit: float | None = None,
         sweep_every: float | None = None,
         observer: Observer | None = None,
+        expire_every: float | None = None,
     ) -> None:
         """``retain``, ``retain_audit`` and ``sweep_every`` (seconds) are the retention of the
         module docstring; ``retain=None`` keeps every thread. ``sweep_every`` defaults to a tenth
         of ``retain``, at least 1 s and at most an hour. ``observer`` is told what the host does
-        (metrics, traces: :mod:`agui_core.runtime.observe`); by default nobody is."""
+        (metrics, traces: :mod:`agui_core.runtime.observe`); by default nobody is.
+        ``expire_every`` (seconds) turns on active expiry (see the module docstring)."""
         self.agent = agent
         self.store: ThreadStore = store if store is not None else MemoryThreadStore()
         self.tools: Mapping[str, Tool] = {t.name: t for t in tools}
@@ -228,9 +243,14 @@ class Host:
         """Seconds a purged thread's audit trail is kept after the thread's last save (``None``: not kept apart)."""
         self.sweep_every = sweep_every if sweep_every is not None else min(max(1.0, (retain or 0) / 10), 3600.0)
         """Seconds between two sweeps, on the host's clock."""
+        if expire_every is not None and not 0 < expire_every < math.inf:
+            raise ValueError(f"expire_every is a positive number of seconds, not {expire_every:g}")
+        self.expire_every = expire_every
+        """Seconds between two looks for expired interrupts, on the host's clock (``None``: never)."""
         self._busy: set[str] = set()
         self._group: anyio.abc.TaskGroup | None = None
         self._sweeping: anyio.CancelScope | None = None
+        self._expiring: anyio.CancelScope | None = None
         self.changes = ThreadChanges()
         """Every thread record this host saves, for whoever watches (the approval console's feed)."""
         self.observer: Observer = observer if observer is not None else NO_OBSERVER
@@ -338,12 +358,61 @@ class Host:
                     log.exception("retention: the sweep failed; trying again in %g s", self.sweep_every)
                 await self._clock.sleep(self.sweep_every)
 
+    async def expire(self) -> int:
+        """Close every interrupt of the store whose ``expiresAt`` has passed on the host's clock
+        (what active expiry does every ``expire_every`` seconds); how many this host closed.
+
+        Each thread is closed by its machine (:meth:`ThreadMachine.expire`) and saved by
+        compare-and-set: where hosts share a store and look at once, one closes a thread, the
+        others find it saved before them and leave it. A thread running here is left for later.
+        """
+        now = self.clock()
+        closed = 0
+        for waiting in await self.store.all_waiting(limit=EXPIRY_BATCH):
+            due = [o for o in waiting.interrupts if _expired(o, now)]
+            thread_id = waiting.thread_id
+            if not due or thread_id in self._busy:
+                continue
+            self._busy.add(thread_id)
+            try:
+                machine = await self._load(thread_id)
+                effects = machine.expire(now)
+                for effect in effects:
+                    if isinstance(effect, Persist):
+                        await self._save(effect)
+                        closed += len(due)
+            except VersionConflict:
+                log.debug("thread %r was saved by another host while expiring its interrupts", thread_id)
+            finally:
+                self._busy.discard(thread_id)
+                if self.observer.active:
+                    self._seen.pop(thread_id, None)
+        if closed:
+            log.info("active expiry: closed %d expired interrupts", closed)
+        return closed
+
+    async def _expire_forever(self) -> None:
+        """Look for expired interrupts at start, then every ``expire_every`` seconds, until the host exits."""
+        assert self._expiring is not None and self.expire_every is not None
+        with self._expiring:
+            while True:
+                try:
+                    await self.expire()
+                except StoreError as exc:
+                    log.warning("active expiry failed (%s); trying again in %g s", exc, self.expire_every)
+                except Exception:
+                    log.exception("active expiry failed; trying again in %g s", self.expire_every)
+                await self._clock.sleep(self.expire_every)
+
     async def __aenter__(self) -> Host:
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         if self.retain is not None:
             self._sweeping = anyio.CancelScope()
             self._group.start_soon(self._sweep_forever)
+        if self.expire_every is not None:
+            self._expiring = anyio.CancelScope()
+            self._group.start_soon(self._expire_forever)
         return self
 
     async def __aexit__(
@@ -352,7 +421,9 @@ class Host:
         group, self._group = self._group, None
         assert group is not None
         if self._sweeping is not None:
-            self._sweeping.cancel()  # the one task of the host's that would never end by itself
+            self._sweeping.cancel()  # the tasks of the host's that would never end by themselves
+        if self._expiring is not None:
+            self._expiring.cancel()
         return await group.__aexit__(exc_type, exc, tb)
 
     def run(self, run_input: RunAgentInput, *, principal: str = ANONYMOUS) -> RunEvents:
@@ -773,6 +844,17 @@ class Host:
         if machine.has_message(message_id):
             message_id = f"{message_id}-{self.new_id()}"
         return ev.ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content, metadata=metadata)
+
+
+def _expired(opened: OpenInterrupt, now: datetime) -> bool:
+    """Whether ``opened`` has an ``expiresAt`` that has passed at ``now`` (unreadable: not this host's to judge)."""
+    expires = opened.interrupt.expires_at
+    if expires is None:
+        return False
+    try:
+        return read_expires_at(expires) <= now  # the machine's own reading, which decides
+    except ValueError:
+        return False
 
 
 def _interrupts_of(record: ThreadRecord | None) -> tuple[frozenset[str], int]:

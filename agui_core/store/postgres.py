@@ -41,6 +41,13 @@ JSON on the server, so the hot path sends the record once). Two hosts saving the
 version serialise on the thread's row, and exactly one moves the thread on; the other gets
 :class:`~agui_core.store.base.VersionConflict`. A load is one ``SELECT``.
 
+Saves made at the same moment share a round trip and a commit: while one batch of saves is
+at the server, the saves that arrive wait and go together as the next, one statement that
+calls ``save_thread`` for each, in the order of their threads. Each is still its own
+compare-and-set (a conflict is that save's alone); a batch the server refuses as a whole
+is sent again one save at a time, so the save at fault fails alone. Connections go back to
+the pool without asyncpg's reset: the store leaves nothing in a session to reset.
+
 Migrations. The first call of a store checks the schema version; a schema that is missing or
 older is created or migrated inside a transaction holding an advisory lock named after the
 schema, so hosts starting together migrate once, one after the other, and a migration either
@@ -70,6 +77,7 @@ kept.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -106,6 +114,8 @@ except ImportError as exc:  # pragma: no cover - the extra is part of the test i
     raise ImportError("PostgresThreadStore needs asyncpg: pip install 'agui-core[postgres]'") from exc
 
 __all__ = ["DEFAULT_SCHEMA", "SCHEMA_VERSION", "PostgresThreadStore"]
+
+log = logging.getLogger("agui_core.store.postgres")
 
 SCHEMA_VERSION = 4
 """The layout of the schema, kept in its ``schema_version`` table; a newer schema is refused."""
@@ -463,6 +473,38 @@ _CONNECTION_LOST: tuple[type[BaseException], ...] = (
 )
 
 
+class _Save:
+    """A save waiting for its batch (``args``: save_thread's), then its outcome: ``done``, and
+    ``outcome`` (saved, the version stored) or the ``error`` it raises."""
+
+    __slots__ = ("args", "done", "error", "outcome")
+
+    def __init__(self, args: tuple[Any, ...]) -> None:
+        self.args = args
+        self.done = False
+        self.outcome: tuple[bool, int | None] = (False, None)
+        self.error: StoreError | None = None
+
+
+def _unknown(save: _Save, exc: BaseException) -> StoreError:
+    thread_id, version = save.args[0], save.args[1]
+    error = StoreError(f"cannot save thread {thread_id!r} version {version}; whether it was saved is unknown: {exc}")
+    error.__cause__ = exc
+    return error
+
+
+async def _keep_session(connection: Any) -> None:
+    """What a connection goes back to the pool with: its session as it is.
+
+    asyncpg resets every connection it takes back (``pg_advisory_unlock_all``, ``CLOSE ALL``,
+    ``UNLISTEN *``, ``RESET ALL``: a round trip and four statements a call) unless told how.
+    The store leaves nothing in a session to reset: every statement runs alone or in a
+    transaction that ends with it, the only advisory locks are transaction-level ones, no
+    cursor outlives its transaction, nothing listens and nothing is ``SET``. (asyncpg still
+    rolls back a transaction a cancelled call left open, before this is called.)
+    ``tests/store/test_postgres.py`` holds the store to that."""
+
+
 def _split_schema(dsn: str) -> tuple[str, str | None]:
     """``dsn`` without its ``schema`` query parameter, and that parameter (``None``: absent)."""
     parts = urlsplit(dsn)
@@ -532,6 +574,20 @@ class PostgresThreadStore:
             f" LEFT JOIN {s}.leases AS l USING (thread_id) WHERE t.thread_id = $1"
         )
         self._save_sql = f"SELECT saved, stored FROM {s}.save_thread($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+        # Many saves in one statement, so one round trip and one commit: save_thread for each
+        # row, in the rows' order (by thread, then version: every host takes the rows' locks
+        # in one order). Each save's interrupt ids come as a JSON array (arrays of arrays of
+        # text must all be of one length).
+        self._save_many_sql = (
+            f"SELECT s.saved, s.stored FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[],"
+            " $5::json[], $6::json[], $7::integer[], $8::text[], $9::timestamptz[], $10::timestamptz[])"
+            " WITH ORDINALITY AS b(thread_id, version, state, owner, record, ids, resolved, run_id, until, saved_at, n)"
+            f" CROSS JOIN LATERAL {s}.save_thread(b.thread_id, b.version, b.state, b.owner, b.record,"
+            " ARRAY(SELECT json_array_elements_text(b.ids)), b.resolved, b.run_id, b.until, b.saved_at) AS s"
+            " ORDER BY b.n"
+        )
+        self._saves: list[_Save] = []  # waiting for their batch (used only from the event loop)
+        self._saving: anyio.Event | None = None  # set when the batch being saved is done
         self._renew_sql = f"UPDATE {s}.leases SET until = greatest(until, $3) WHERE thread_id = $1 AND run_id = $2"
         self._interrupt_sql = f"SELECT thread_id FROM {s}.interrupts WHERE interrupt_id = $1"
         self._audit_sql = f"SELECT entry FROM {s}.audit WHERE thread_id = $1 ORDER BY seq"
@@ -576,6 +632,7 @@ class PostgresThreadStore:
                         max_size=self._max_size,
                         timeout=self._timeout,
                         command_timeout=self._timeout,
+                        reset=_keep_session,
                         server_settings={
                             "application_name": self._application_name,
                             "synchronous_commit": self._synchronous_commit,
@@ -688,28 +745,104 @@ class PostgresThreadStore:
             lease = None if lease_until is None else datetime.fromisoformat(lease_until)
         except ValueError as exc:
             raise StoreError(f"thread {thread_id!r}: the lease {lease_until!r} is not an instant") from exc
-        pool = await self._connected()
-        try:
-            async with pool.acquire(timeout=self._timeout) as connection:
-                saved, stored = await connection.fetchrow(
-                    self._save_sql,
-                    thread_id,
-                    record.version,
-                    record.state.value,
-                    record.owner,
-                    text,
-                    ids,
-                    len(record.resolved),
-                    None if run is None else run.run_id,
-                    lease,
-                    saved_at,
-                )
-        except _FAILURES as exc:
-            raise StoreError(
-                f"cannot save thread {thread_id!r} version {record.version}; whether it was saved is unknown: {exc}"
-            ) from exc
+        save = _Save(
+            (
+                thread_id,
+                record.version,
+                record.state.value,
+                record.owner,
+                text,
+                ids,
+                len(record.resolved),
+                None if run is None else run.run_id,
+                lease,
+                saved_at,
+            )
+        )
+        await self._batched(save)
+        if save.error is not None:
+            raise save.error
+        saved, stored = save.outcome
         if not saved:
             raise VersionConflict(thread_id, record.version - 1, stored)
+
+    async def _batched(self, save: _Save) -> None:
+        """Wait for ``save``'s batch: the saves that arrive while a batch is saved form the next one.
+
+        A save that finds no batch being saved takes every save waiting (itself among them)
+        to the server as one batch, which gives each its outcome; the saves waiting wake when
+        the batch is done, and the first without an outcome takes the next. Once a batch is
+        sent it is seen through (a cancelled call still waits for it): each of its saves gets
+        the outcome the server gave, never a guess.
+        """
+        pool = await self._connected()
+        self._saves.append(save)
+        try:
+            while not save.done:
+                if self._saving is not None:
+                    await self._saving.wait()
+                    continue
+                self._saving = saving = anyio.Event()
+                batch = self._saves[:]
+                self._saves.clear()
+                try:
+                    with anyio.CancelScope(shield=True):
+                        await self._save_batch(pool, batch)
+                finally:
+                    self._saving = None
+                    saving.set()
+        except BaseException:
+            if not save.done and save in self._saves:
+                self._saves.remove(save)  # cancelled before a batch took it: never sent
+            raise
+
+    async def _save_batch(self, pool: Any, batch: list[_Save]) -> None:
+        """Save every save of ``batch`` in one statement and one commit; give each its outcome.
+
+        A batch the server refuses as a whole (one save among them broke a rule of the
+        schema, or two hosts' batches deadlocked) is saved again one save at a time, so the
+        save at fault fails alone. A connection lost makes every outcome unknown.
+        """
+        try:
+            if len(batch) > 1:
+                batch.sort(key=lambda item: (item.args[0], item.args[1]))
+                try:
+                    async with pool.acquire(timeout=self._timeout) as connection:
+                        rows = await connection.fetch(
+                            self._save_many_sql,
+                            *([item.args[i] for item in batch] for i in range(4)),
+                            [item.args[4] for item in batch],
+                            [orjson.dumps(item.args[5]).decode() for item in batch],
+                            *([item.args[i] for item in batch] for i in range(6, 10)),
+                        )
+                except _CONNECTION_LOST:
+                    raise
+                except asyncpg.PostgresError as exc:
+                    log.info("a batch of %d saves was refused (%s); saving them one at a time", len(batch), exc)
+                else:
+                    log.debug("saved a batch of %d saves in one statement", len(batch))
+                    for item, (saved, stored) in zip(batch, rows, strict=True):
+                        item.outcome, item.done = (saved, stored), True
+                    return
+            for item in batch:
+                try:
+                    async with pool.acquire(timeout=self._timeout) as connection:
+                        saved, stored = await connection.fetchrow(self._save_sql, *item.args)
+                except asyncpg.PostgresError as exc:
+                    if isinstance(exc, _CONNECTION_LOST):
+                        raise
+                    item.error = _unknown(item, exc)
+                else:
+                    item.outcome = (saved, stored)
+                item.done = True
+        except _FAILURES as exc:
+            for item in batch:
+                if not item.done:
+                    item.error, item.done = _unknown(item, exc), True
+        finally:
+            for item in batch:
+                if not item.done:  # stopped by something else (an interrupt): say so, never hang
+                    item.error, item.done = StoreError("the save's batch stopped before it was saved"), True
 
     async def renew_lease(self, thread_id: str, run_id: str, until: datetime) -> bool:
         """Extend the lease of run ``run_id`` to ``until`` if it is the thread's run in progress.

@@ -469,7 +469,7 @@ class SqliteThreadStore:
         """Every principal's threads with open interrupts, newest first (one query over the
         interrupted rows: the operator's view, see :meth:`ThreadStore.all_waiting
         <agui_core.store.base.ThreadStore.all_waiting>`)."""
-        return await self._read(self._all_waiting, limit)
+        return await self._call(self._all_waiting, limit)
 
     async def audit_since(self, since: datetime, *, limit: int = 10_000) -> Sequence[tuple[str, ResolvedInterrupt]]:
         """Every thread's audit lines closed at ``since`` or later, oldest first (one query on
@@ -1056,16 +1056,19 @@ class SqliteThreadStore:
         except Exception as exc:
             raise StoreError(f"an audit trail is corrupt: {exc!r}") from exc
 
+    def _index_waiting(self, connection: sqlite3.Connection) -> None:
+        if not self._waiting_indexed:
+            exists = connection.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'threads_waiting'"
+            ).fetchone()
+            if exists is None:  # only the first query on a file writes: the index
+                connection.execute(_WAITING_INDEX)
+            self._waiting_indexed = True
+
     def _waiting(self, owner: str, limit: int) -> list[WaitingThread]:
         connection = self._connect()
         try:
-            if not self._waiting_indexed:
-                exists = connection.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'threads_waiting'"
-                ).fetchone()
-                if exists is None:  # only the first query on a file writes: the index
-                    connection.execute(_WAITING_INDEX)
-                self._waiting_indexed = True
+            self._index_waiting(connection)
             rows = connection.execute(_WAITING, (owner, limit)).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot list the waiting threads of {owner!r}: {exc}") from exc
@@ -1080,8 +1083,9 @@ class SqliteThreadStore:
         return found
 
     def _all_waiting(self, limit: int) -> list[WaitingThread]:
-        connection = self._connect_reader()
+        connection = self._connect()
         try:
+            self._index_waiting(connection)  # its rows are the interrupted ones: a scan of them only
             rows = connection.execute(_ALL_WAITING, (limit,)).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot list the waiting threads: {exc}") from exc

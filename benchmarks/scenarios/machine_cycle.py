@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from agui_core.protocol.types import PROTOCOL_VERSION
 from benchmarks.harness import Case, Comparison, Contender, Scenario
 
 __all__ = ["SCENARIO"]
@@ -154,7 +155,7 @@ def _no_machine() -> Any:
             frames.append(b"data: " + encode_event(event) + b"\n\n")
 
         first = decode_input(FIRST)
-        send(ev.RunStartedEvent(thread_id=first.thread_id, run_id=first.run_id))
+        send(ev.RunStartedEvent(thread_id=first.thread_id, run_id=first.run_id, protocol_version=PROTOCOL_VERSION))
         tool_calls = []
         for call_id, args in CALLS:
             arguments = orjson.dumps(args).decode()
@@ -188,7 +189,7 @@ def _no_machine() -> Any:
         for entry in entries:
             if entry.status == "resolved":
                 validators.validate(entry.interrupt_id, SCHEMA, entry.payload)
-        send(ev.RunStartedEvent(thread_id=second.thread_id, run_id=second.run_id))
+        send(ev.RunStartedEvent(thread_id=second.thread_id, run_id=second.run_id, protocol_version=PROTOCOL_VERSION))
         by_id = {i.id: i for i in interrupts}
         for entry in entries:
             if entry.status == "resolved" and entry.payload.get("approved"):
@@ -238,7 +239,7 @@ def _reference() -> Any:
             frames.append(encoder.encode(event).encode())
 
         first = RunAgentInput.model_validate_json(FIRST)
-        send(RunStartedEvent(thread_id=first.thread_id, run_id=first.run_id))
+        send(RunStartedEvent(thread_id=first.thread_id, run_id=first.run_id, protocol_version=PROTOCOL_VERSION))
         tool_calls = []
         for call_id, args in CALLS:
             arguments = orjson.dumps(args).decode()
@@ -268,7 +269,7 @@ def _reference() -> Any:
         for entry in entries:
             if entry.status == "resolved":
                 validators[entry.interrupt_id].validate(entry.payload)
-        send(RunStartedEvent(thread_id=second.thread_id, run_id=second.run_id))
+        send(RunStartedEvent(thread_id=second.thread_id, run_id=second.run_id, protocol_version=PROTOCOL_VERSION))
         by_id = {i.id: i for i in interrupts}
         for entry in entries:
             if entry.status == "resolved" and entry.payload.get("approved"):

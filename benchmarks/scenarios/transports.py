@@ -129,7 +129,10 @@ class _Replay:
     """
 
     def __init__(self, events: Sequence[Any]) -> None:
+        from agui_core.runtime.observe import NO_OBSERVER
+
         self.events = events
+        self.observer = NO_OBSERVER  # as a host that reports to nobody (no --metrics, no --traces)
         self._feeding: set[asyncio.Task[None]] = set()
 
     async def authenticate(self, credentials: Any) -> str:

@@ -2,7 +2,8 @@
 its first attempt acted on it (the approved tool ran, then the run failed).
 
 The same story through each kind of agent, over the same WebSocket transport: the host's own
-gated tool, a Strands agent's tool (run by Strands under the adapter), and a LangGraph graph
+gated tool, a Strands agent's tool (run by Strands under the adapter), an OpenAI Agents SDK
+agent's tool (run by the SDK under the adapter), a Pydantic AI agent's tool, and a LangGraph graph
 that took the approval. Each time the changed answer gets a lone ``RUN_ERROR``
 ``INTERRUPT_ALREADY_RESOLVED`` before any run starts (the thread machine's decision), nothing
 is recorded, and the answer the tool ran on carries the thread on without running it again.
@@ -25,6 +26,8 @@ from agui_core.protocol.types import JSON
 from agui_core.runtime import Host, RunContext, tool
 from agui_core.store import MemoryThreadStore
 from tests.adapters import graphs
+from tests.adapters import openai_sdk_agents as oa
+from tests.adapters import pydantic_ai_agents as pa
 from tests.adapters import strands_agents as sa
 
 pytestmark = pytest.mark.anyio
@@ -66,6 +69,20 @@ def strands() -> tuple[Host, Callable[[], int]]:
     return Host(sa.flaky_adapter, store=MemoryThreadStore()), lambda: len(sa.EXECUTIONS)
 
 
+def openai_agents() -> tuple[Host, Callable[[], int]]:
+    oa.EXECUTIONS.clear()
+    oa.HICCUPS[:] = ["after the tool"]
+    return Host(oa.flaky_adapter, store=MemoryThreadStore()), lambda: len(oa.EXECUTIONS)
+
+
+def pydantic_ai() -> tuple[Host, Callable[[], int]]:
+    from agui_core.adapters.pydantic_ai import PydanticAIAdapter
+
+    pa.EXECUTIONS.clear()
+    pa.HICCUPS[:] = ["after the tool"]
+    return Host(PydanticAIAdapter(pa.mailer), store=MemoryThreadStore()), lambda: len(pa.EXECUTIONS)
+
+
 def langgraph() -> tuple[Host, Callable[[], int]]:
     graphs.RAN.clear()
     graph = graphs.flaky_after_approval_graph(["the notifier is down"])
@@ -103,7 +120,11 @@ def frame(run: str, **more: Any) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("agent", [the_host, strands, langgraph], ids=["host-tool", "strands", "langgraph"])
+@pytest.mark.parametrize(
+    "agent",
+    [the_host, strands, openai_agents, pydantic_ai, langgraph],
+    ids=["host-tool", "strands", "openai-agents", "pydantic-ai", "langgraph"],
+)
 @pytest.mark.parametrize("changed", ["cancelled", "denied"])
 async def test_an_answer_changed_after_the_tool_ran_is_the_same_refusal_everywhere(
     agent: Callable[[], tuple[Host, Callable[[], int]]], changed: str

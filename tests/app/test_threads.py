@@ -26,7 +26,7 @@ from tests.transports.served import ROOT
 
 pytestmark = pytest.mark.anyio
 
-LIMIT = 60.0
+LIMIT = 240.0  # a guard against a hang: each command is a process of its own, seconds apiece on a busy machine
 AGENT = "tests.transports.agents:approval_agent"
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import anyio
@@ -15,7 +16,7 @@ from agui_core.runtime import Host
 from agui_core.store import MemoryThreadStore
 from tests.conformance.agents import TOOLS, conformance_agent
 
-__all__ = ["TRANSPORTS", "make_host", "serving"]
+__all__ = ["TRANSPORTS", "make_host", "served", "serving"]
 
 TRANSPORTS = ("ws", "http")
 
@@ -51,3 +52,26 @@ async def serving(host: Host, transport: str) -> AsyncIterator[str]:
                 yield where[0]
             finally:
                 stop.set()
+
+
+@contextmanager
+def served(host_class: type[Host] = Host, transport: str = "http", tools: Sequence[Any] = TOOLS) -> Iterator[str]:
+    """A host served from a thread of its own, so the command can run its own event loop."""
+    where: list[str] = []
+    up, down = threading.Event(), threading.Event()
+
+    async def serve() -> None:
+        async with serving(make_host(host_class, tools), transport) as url:
+            where.append(url)
+            up.set()
+            while not down.is_set():
+                await anyio.sleep(0.02)
+
+    thread = threading.Thread(target=anyio.run, args=(serve,), daemon=True)
+    thread.start()
+    try:
+        assert up.wait(10), "the server did not start"
+        yield where[0]
+    finally:
+        down.set()
+        thread.join(10)

@@ -2,45 +2,16 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
-import anyio
 import orjson
 import pytest
 
 from agui_core.app.cli import main
 from agui_core.conformance import CATALOGUE
-from agui_core.runtime import Host
 from tests.conformance import broken
-from tests.conformance.agents import TOOLS, marking_tools
-from tests.conformance.servers import make_host, serving
-
-
-@contextmanager
-def served(host_class: type[Host] = Host, transport: str = "http", tools: Sequence[Any] = TOOLS) -> Iterator[str]:
-    """A host served from a thread of its own, so the command can run its own event loop."""
-    where: list[str] = []
-    up, down = threading.Event(), threading.Event()
-
-    async def serve() -> None:
-        async with serving(make_host(host_class, tools), transport) as url:
-            where.append(url)
-            up.set()
-            while not down.is_set():
-                await anyio.sleep(0.02)
-
-    thread = threading.Thread(target=anyio.run, args=(serve,), daemon=True)
-    thread.start()
-    try:
-        assert up.wait(10), "the server did not start"
-        yield where[0]
-    finally:
-        down.set()
-        thread.join(10)
+from tests.conformance.agents import marking_tools
+from tests.conformance.servers import served
 
 
 def test_a_conforming_server_exits_0_with_a_table_and_a_json_report(

@@ -8,10 +8,15 @@ file each time it runs.
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 from agui_core.conformance import CATALOGUE, Options, ProbeTransport, Status, run_conformance, transport_for
@@ -19,7 +24,7 @@ from agui_core.runtime import Host
 from agui_core.runtime.auth import ANONYMOUS
 from tests.conformance import broken
 from tests.conformance.agents import marking_tools
-from tests.conformance.servers import TRANSPORTS, make_host, serving
+from tests.conformance.servers import TRANSPORTS, make_host, served, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -138,4 +143,41 @@ async def test_interrupted_midway_it_still_cancels_what_it_opened(tmp_path: Path
             await probe.aclose()
         inbox = await _inbox(host)
     assert inbox == []
+    assert list(tmp_path.iterdir()) == []
+
+
+def _inbox_over_http(url: str) -> list[Any]:
+    """The host's inbox as the approval console reads it: ``GET /inbox`` beside the endpoint."""
+    response = httpx.get(url.rstrip("/") + "/inbox", timeout=10)
+    response.raise_for_status()
+    threads: list[Any] = response.json()["threads"]
+    return threads
+
+
+@pytest.mark.parametrize(
+    ("stop", "status", "said"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_a_stopped_command_still_cancels_what_it_opened(tmp_path: Path, stop: int, status: int, said: str) -> None:
+    # The command as a process, stopped (Ctrl-C, or SIGTERM as a service manager stops it) once
+    # a thread of the kit waits in the host's inbox: it exits, having cancelled every interrupt
+    # it opened.
+    with served(tools=marking_tools(tmp_path)) as url:
+        command = [sys.executable, "-m", "agui_core.app.cli", "conformance", url, "--expiry-wait", "5"]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 30
+            while not _inbox_over_http(url) and process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert process.poll() is None, "the kit ended before anything could be interrupted"
+            assert _inbox_over_http(url), "no thread of the kit ever waited in the inbox"
+            process.send_signal(stop)
+            out, err = process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        assert process.returncode == status, (out, err)
+        assert f"{said}; the interrupts the kit opened were cancelled" in err
+        assert _inbox_over_http(url) == []
     assert list(tmp_path.iterdir()) == []

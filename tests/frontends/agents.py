@@ -72,7 +72,7 @@ async def agent(ctx: RunContext) -> JSON:
         await ctx.text(f"form: {json.dumps(reply.payload, sort_keys=True)}")
         return {"form": reply.payload}
     if "expiring" in request:
-        deadline = (ctx.now + EXPIRES_IN).isoformat()
+        deadline = (ctx.now() + EXPIRES_IN).isoformat()
         confirmed = await ctx.confirm("Go ahead before this expires?", expires_at=deadline)
         await ctx.text(f"expiring: {confirmed}")
         return {"expiring": confirmed}

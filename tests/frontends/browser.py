@@ -26,12 +26,15 @@ from typing import Any
 __all__ = [
     "CHROMIUM",
     "HERE",
+    "ROOT",
     "Browser",
     "FrontendError",
     "Host",
+    "Runtime",
     "bundle",
     "free_port",
     "host_get",
+    "node",
     "tool_log",
 ]
 
@@ -40,7 +43,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 _INSTALL_HINT = "run `npm ci --prefix tests/frontends` from the repository root (scripts/test does)"
 _STEP_TIMEOUT = 90.0
-_STARTUP = 30.0
+_STARTUP = 90.0  # seconds a server may take to listen (generous: CI machines are shared)
 ROOT = HERE.parents[1]
 
 
@@ -48,7 +51,7 @@ class FrontendError(RuntimeError):
     """Node, the pinned packages, Chromium or the driver is missing or failed."""
 
 
-def _node() -> str:
+def node() -> str:
     node = shutil.which("node")
     if node is None:
         raise FrontendError("node is not installed; the frontend tests need it")
@@ -62,7 +65,7 @@ def _node() -> str:
 def bundle(out: Path, *pages: str) -> Path:
     """Bundle ``pages`` (default: all) into ``out`` with esbuild; ``out``."""
     completed = subprocess.run(
-        [_node(), str(HERE / "build.mjs"), str(out), *pages], capture_output=True, text=True, timeout=300
+        [node(), str(HERE / "build.mjs"), str(out), *pages], capture_output=True, text=True, timeout=300
     )
     if completed.returncode != 0:
         raise FrontendError(f"esbuild failed: {completed.stderr or completed.stdout}")
@@ -77,7 +80,7 @@ class Browser:
 
     def __init__(self) -> None:
         self._process = subprocess.Popen(
-            [_node(), str(HERE / "driver.mjs")],
+            [node(), str(HERE / "driver.mjs")],
             cwd=HERE,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -216,3 +219,33 @@ class Host:
 
     def __exit__(self, *exc: object) -> None:
         self.kill()
+
+
+class Runtime:
+    """``runtime.mjs``: a CopilotKit runtime on loopback proxying to ``host_url``, stopped by its PID."""
+
+    def __init__(self, host_url: str, origin: str) -> None:
+        env = {**os.environ, "COPILOTKIT_TELEMETRY_DISABLED": "true"}
+        self._process = subprocess.Popen(
+            [node(), str(HERE / "runtime.mjs"), host_url, origin],
+            cwd=HERE,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
+        assert self._process.stdout is not None
+        for line in self._process.stdout:
+            if line.startswith("{"):
+                self.url: str = json.loads(line)["url"]
+                return
+        raise FrontendError(f"the CopilotKit runtime exited with {self._process.wait(timeout=_STARTUP)}")
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._process.poll() is None:
+            os.kill(self._process.pid, signal.SIGKILL)
+        self._process.wait(timeout=_STARTUP)

@@ -123,3 +123,4 @@ for await (const line of lines) {
   if (step.do === "close") break;
 }
 if (browser) await browser.close();
+process.exit(0); // the page server and stdin would keep the process alive

@@ -2007,3 +2007,10 @@ def test_the_audit_trail_keeps_proposals_without_their_edit_schemas() -> None:
     (entry,) = machine.resolved
     assert entry.proposal is not None and entry.proposal.parameters is None
     assert (entry.proposal.name, entry.proposal.arguments) == ("send", '{"to":"a"}')
+
+
+def test_a_result_too_deep_is_refused_where_it_goes_too_deep() -> None:
+    machine = running()
+    error = refused(machine, finish({"k": nested_lists(MAX_DEPTH)}), f"at most {MAX_DEPTH} levels")
+    assert error.message.startswith("in state RUNNING, RUN_FINISHED: at $.result.k[0]")
+    machine.finish({"k": nested_lists(MAX_DEPTH - 3)})  # level 2 holds the result: 1 + 1 + depth - 3

@@ -6,6 +6,7 @@ import gc
 import weakref
 from typing import Any
 
+import attrs
 import orjson
 import pytest
 
@@ -164,3 +165,20 @@ def test_the_reused_wrappings_hold_nothing_after_a_check() -> None:
     # A level no document uses still gets the right answer, from a shell of its own.
     assert overnested_at(lists(MAX_DEPTH - 40), level=41) is None
     assert overnested_at(lists(MAX_DEPTH - 39), level=41) == (0,) * 8
+
+
+def test_a_decoded_input_carries_the_proof_that_its_depth_was_checked() -> None:
+    document = {"threadId": "t", "runId": "r", "messages": [], "tools": [], "context": [], "forwardedProps": {}}
+    data = orjson.dumps({**document, "state": {"k": lists(MAX_DEPTH - 3)}})
+    decoded = decode_input(data)
+    assert codec.depth_checked(decoded)
+    assert codec.depth_checked(codec.input_from_dict(orjson.loads(data)))
+    # A new input from a decoded one, or one built in code, has no proof: its taker checks it.
+    assert not codec.depth_checked(attrs.evolve(decoded, state=lists(MAX_DEPTH)))
+    assert not codec.depth_checked(RunAgentInput(thread_id="t", run_id="r"))
+    # The proof is the input itself, not its id: once it is gone, a new object there has none.
+    ref = weakref.ref(decoded)
+    del decoded
+    gc.collect()
+    assert ref() is None
+    assert not any(codec.depth_checked(RunAgentInput(thread_id="t", run_id=str(n))) for n in range(100))

@@ -25,7 +25,7 @@ import pytest
 from agui_core.machine.record import record_to_dict
 from agui_core.machine.transitions import ThreadState
 from agui_core.runtime import Host, tool
-from agui_core.store import StoreError
+from agui_core.store import StoreError, VersionConflict
 from agui_core.store.postgres import _MIGRATIONS, SCHEMA_VERSION, PostgresThreadStore
 from tests.machine.driver import NOW
 from tests.postgres import admin_connection
@@ -436,3 +436,100 @@ async def test_a_version_3_schema_is_migrated_and_its_threads_count_as_saved_the
     finally:
         await admin.close()
     assert versions == [1, 2, 3, 4]
+
+
+async def session_of(connection: Any) -> dict[str, Any]:
+    """What a session may hold beyond its statements' results: locks, cursors, listeners,
+    temporary tables, settings changed since it began, an open transaction."""
+    row = await connection.fetchrow(
+        "SELECT (SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory') AS locks,"
+        " (SELECT count(*) FROM pg_cursors WHERE name <> '') AS cursors,"  # '': this query's own portal
+        " (SELECT count(*) FROM pg_listening_channels()) AS listening,"
+        " pg_my_temp_schema()::int AS temp_schema,"
+        " (SELECT array_agg(name ORDER BY name) FROM pg_settings WHERE source = 'session') AS set_here,"
+        " pg_backend_pid() AS pid"
+    )
+    return {**dict(row), "in_transaction": connection.is_in_transaction()}
+
+
+async def test_the_store_leaves_nothing_in_a_session_so_its_pool_resets_none(postgres_url: str) -> None:
+    # The pool hands connections back as they are (no RESET ALL, CLOSE ALL, UNLISTEN, unlock):
+    # right only if no call of the store leaves anything in its session. One connection serves
+    # every call here, and after each one its session is as a fresh one's.
+    old = NOW - timedelta(days=40)
+    records = stamped("kept", old)
+    async with named_store(postgres_url, min_size=1, max_size=1) as store:
+        calls: list[tuple[str, Callable[[], Any]]] = [
+            ("load, before the schema exists", lambda: store.load("kept")),
+            *((f"save v{r.version}", lambda r=r: store.save(r)) for r in records),
+            ("load", lambda: store.load("kept")),
+            ("owner_of", lambda: store.owner_of("kept")),
+            ("thread_of_interrupt", lambda: store.thread_of_interrupt("kept-int")),
+            ("audit", lambda: store.audit("kept")),
+            ("waiting", lambda: store.waiting("someone")),
+            ("renew_lease", lambda: store.renew_lease("kept", "run-x", NOW)),
+            ("purge", lambda: store.purge(idle_before=NOW)),
+        ]
+        seen: list[dict[str, Any]] = []
+        for what, call in calls:
+            await call()
+            async with store._pool.acquire() as connection:
+                seen.append({"after": what, **await session_of(connection)})
+        with pytest.raises(VersionConflict):  # purged: version 2 finds no version 1 to follow
+            await store.save(records[1])
+        async with store._pool.acquire() as connection:
+            seen.append({"after": "a save in conflict", **await session_of(connection)})
+    pid = seen[0]["pid"]
+    fresh = {"locks": 0, "cursors": 0, "listening": 0, "temp_schema": 0, "set_here": None, "in_transaction": False}
+    admin = await admin_connection()
+    try:
+        assert {k: v for k, v in (await session_of(admin)).items() if k in fresh} == fresh  # what a new one holds
+    finally:
+        await admin.close()
+    assert [s for s in seen if {k: s[k] for k in fresh} != fresh or s["pid"] != pid] == []
+
+
+async def test_concurrent_saves_share_one_statement_and_a_bad_one_fails_alone(
+    postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    firsts = [scenario_records(f"batch-{n}")[0] for n in range(8)]
+    bad = attrs.evolve(firsts[3], thread_id="batch-\x00")  # text PostgreSQL refuses: the server fails it
+    stale = firsts[0]  # saved below: saving version 1 again is a conflict, in a batch as alone
+    outcomes: dict[str, object] = {}
+    async with PostgresThreadStore(postgres_url, min_size=1, max_size=2) as store:
+        await store.save(stale)
+
+        async def save(record: Any, key: str) -> None:
+            try:
+                await store.save(record)
+                outcomes[key] = "saved"
+            except Exception as exc:  # what each caller sees of its own save
+                outcomes[key] = type(exc).__name__
+
+        with caplog.at_level("INFO", logger="agui_core.store.postgres"), anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                group.start_soon(save, firsts[1], "first")  # finds no batch running: goes alone
+                group.start_soon(save, stale, "stale")
+                group.start_soon(save, bad, "bad")
+                for n in (2, 4, 5, 6, 7):
+                    group.start_soon(save, firsts[n], f"batch-{n}")
+        loaded = [await store.load(f"batch-{n}") for n in range(8) if n != 3]
+        # The seven that waited went as one statement, which the bad one made the server refuse.
+        assert "a batch of 7 saves was refused" in caplog.text
+        caplog.clear()
+        seconds = {n: scenario_records(f"batch-{n}")[1] for n in range(8) if n != 3}
+        with caplog.at_level("DEBUG", logger="agui_core.store.postgres"), anyio.fail_after(30):
+            async with anyio.create_task_group() as group:  # a batch the server takes whole
+                for n, record in seconds.items():
+                    group.start_soon(save, record, f"again-{n}")
+        again = [await store.load(f"batch-{n}") for n in seconds]
+    assert "refused" not in caplog.text and "saved a batch of 6 saves in one statement" in caplog.text
+    assert [record.version if record else None for record in again] == [2] * 7
+    assert [outcomes.pop(f"again-{n}") for n in seconds] == ["saved"] * 7
+    assert outcomes == {
+        "first": "saved",
+        "stale": "VersionConflict",
+        "bad": "StoreError",
+        **{f"batch-{n}": "saved" for n in (2, 4, 5, 6, 7)},
+    }
+    assert [record.version if record else None for record in loaded] == [1] * 7

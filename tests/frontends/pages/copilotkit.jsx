@@ -100,6 +100,7 @@ function Chat() {
     return () => subscription.unsubscribe();
   }, [agent]);
   const interrupt = useInterrupt({
+    agentId: runtimeUrl ? "chat-1" : undefined, // the proxied agent, or the provider's default
     renderInChat: false,
     render: ({ interrupts, resolve, cancel }) => (
       <Answers

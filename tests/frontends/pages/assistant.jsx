@@ -1,0 +1,86 @@
+// An assistant-ui page (@assistant-ui/react-ag-ui) that answers agui-core's interrupts.
+//
+// Query: ?agent=URL (an agui-core host) and ?thread=ID. assistant-ui's AG-UI runtime keeps the
+// pending interrupts (useAgUiInterrupts) and sends one resume for all of them
+// (useAgUiSubmitInterruptResponses); the page collects a decision per interrupt and submits
+// them together once each has one.
+import React, { useEffect, useState } from "react";
+import { createRoot } from "react-dom/client";
+import { HttpAgent } from "@ag-ui/client";
+import { AssistantRuntimeProvider } from "@assistant-ui/react";
+import { useAgUiInterrupts, useAgUiRuntime, useAgUiSubmitInterruptResponses } from "@assistant-ui/react-ag-ui";
+
+const query = new URLSearchParams(location.search);
+const agent = new HttpAgent({ url: query.get("agent"), threadId: query.get("thread") });
+window.__agui = { errors: [], finished: [] };
+agent.subscribe({
+  onRunErrorEvent: ({ event }) => void window.__agui.errors.push({ message: event.message, code: event.code }),
+  onRunFinishedEvent: ({ event }) => void window.__agui.finished.push(event),
+});
+
+function Interrupts() {
+  const interrupts = useAgUiInterrupts();
+  const submit = useAgUiSubmitInterruptResponses();
+  const [decided, setDecided] = useState({});
+  const decide = (interrupt, entry) => {
+    const next = { ...decided, [interrupt.id]: { interruptId: interrupt.id, ...entry } };
+    setDecided(next);
+    if (interrupts.every((i) => i.id in next)) {
+      setDecided({});
+      submit(interrupts.map((i) => next[i.id])).catch((err) => window.__agui.errors.push({ message: String(err) }));
+    }
+  };
+  return (
+    <ul data-testid="interrupts">
+      {interrupts.map((interrupt, n) => (
+        <li key={interrupt.id} data-testid={`interrupt-${n}`}>
+          <span>{interrupt.message}</span>
+          <button data-testid={`interrupt-${n}-approve`} onClick={() => decide(interrupt, { status: "resolved", payload: { approved: true } })}>
+            Approve
+          </button>
+          <button data-testid={`interrupt-${n}-deny`} onClick={() => decide(interrupt, { status: "resolved", payload: { approved: false } })}>
+            Deny
+          </button>
+          <button data-testid={`interrupt-${n}-cancel`} onClick={() => decide(interrupt, { status: "cancelled" })}>
+            Cancel
+          </button>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function Chat({ runtime }) {
+  const [messages, setMessages] = useState([]);
+  const [text, setText] = useState("");
+  useEffect(() => runtime.thread.subscribe(() => setMessages(runtime.thread.getState().messages)), [runtime]);
+  const said = messages
+    .filter((m) => m.role === "assistant")
+    .flatMap((m) => m.content.filter((part) => part.type === "text").map((part) => part.text));
+  const send = () => runtime.thread.append({ role: "user", content: [{ type: "text", text }] });
+  return (
+    <main>
+      <ol data-testid="transcript">
+        {said.map((line, n) => (
+          <li key={n}>{line}</li>
+        ))}
+      </ol>
+      <Interrupts />
+      <input data-testid="say" value={text} onChange={(e) => setText(e.target.value)} />
+      <button data-testid="send" onClick={send}>
+        Send
+      </button>
+    </main>
+  );
+}
+
+function App() {
+  const runtime = useAgUiRuntime({ agent, onError: (e) => void window.__agui.errors.push({ message: String(e) }) });
+  return (
+    <AssistantRuntimeProvider runtime={runtime}>
+      <Chat runtime={runtime} />
+    </AssistantRuntimeProvider>
+  );
+}
+
+createRoot(document.getElementById("root")).render(<App />);
