@@ -87,6 +87,7 @@ The client side is cut along its jobs: this module follows the stream and builds
 :mod:`~agui_core.machine.replies` holds the answers (:class:`Reply` and its helpers),
 :mod:`~agui_core.machine.routing` says which UI an interrupt needs,
 :mod:`~agui_core.machine.legacy_langgraph` reads ``on_interrupt`` events,
+:mod:`~agui_core.machine.outcome_rules` judges the interrupts an outcome announces,
 :mod:`~agui_core.machine.admission` (shared with the agent side) decides what a resume may
 carry, and :mod:`~agui_core.machine.stream_lint` grades a whole recording. The names they
 export are re-exported here, where callers have always found them.
@@ -119,13 +120,13 @@ from agui_core.machine.client_messages import MessageAssembly
 from agui_core.machine.expiry import is_interrupt_expired, read_expires_at
 from agui_core.machine.interrupts import (
     answer_fault,
-    check_interrupt,
     format_ids,
     offers_edits,
 )
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
 from agui_core.machine.legacy_langgraph import LEGACY_INTERRUPT_EVENT, legacy_interrupt
 from agui_core.machine.ordering import StreamVerifier
+from agui_core.machine.outcome_rules import interrupt_outcome_fault
 from agui_core.machine.record import OpenInterrupt
 from agui_core.machine.replies import (
     REPLY_KEYS,
@@ -585,50 +586,25 @@ class ClientMachine:
     def _check_interrupts(
         self, verifier: StreamVerifier, event: ev.RunFinishedEvent, interrupts: Sequence[Interrupt]
     ) -> None:
-        label = "RUN_FINISHED"
-        if not interrupts:
-            raise self._fail("interrupt-empty", f"{label} with an interrupt outcome but no interrupts", event)
-        missing = [k for k in ("STATE_SNAPSHOT", "MESSAGES_SNAPSHOT") if k not in self._run_snapshots]
         # A chunk-streamed tool call still open is closed by RUN_FINISHED itself.
         closed = set(verifier.closed_tool_calls_this_run) | {
             entity for kind, entity in verifier.chunk_streams.values() if kind == "tool"
         }
-        seen: set[str] = set()
-        for position, interrupt in enumerate(interrupts):
-            if not isinstance(interrupt, Interrupt):
-                raise self._fail(
-                    "outcome-invalid",
-                    f"{label} with interrupts[{position}] that is not an interrupt: {interrupt!r}",
-                    event,
-                )
-            iid = interrupt.id
-            where = f"{label} interrupt {iid!r}"
-            if iid and iid in seen:
-                raise self._fail("interrupt-duplicate-id", f"{where} appears twice in the outcome", event)
-            if iid and iid in self._seen_ids:
-                raise self._fail(
-                    "interrupt-duplicate-id",
-                    f"{where} was already announced on thread {self._thread_id!r}; interrupt ids are unique per thread",
-                    event,
-                )
-            seen.add(iid)
-            fault = check_interrupt(interrupt, self._validators)
-            if fault is not None:
-                if fault.rule == "interrupt-id-empty":
-                    where = f"{label} interrupts[{position}]"
-                raise self._fail(fault.rule, f"{where}: {fault.why}", event)
-            call_id = interrupt.tool_call_id
-            if call_id is not None and call_id not in closed and call_id not in self._run_snapshot_tool_calls:
-                raise self._fail(
-                    "interrupt-tool-call-unknown",
-                    f"{where} names tool call {call_id!r}, which run {verifier.run_id!r} neither "
-                    "closed with TOOL_CALL_END nor carried in its MESSAGES_SNAPSHOT",
-                    event,
-                )
+        fault = interrupt_outcome_fault(
+            interrupts,
+            thread_id=self._thread_id,
+            run_id=verifier.run_id,
+            announced=self._seen_ids,
+            tool_calls=closed | self._run_snapshot_tool_calls,
+            validators=self._validators,
+        )
+        if fault is not None:
+            raise self._fail(fault[0], fault[1], event)
+        missing = [k for k in ("STATE_SNAPSHOT", "MESSAGES_SNAPSHOT") if k not in self._run_snapshots]
         if missing:
             self._warn(
                 "snapshot-missing",
-                f"{label} with interrupts {format_ids(i.id for i in interrupts)} in a run that sent no "
+                f"RUN_FINISHED with interrupts {format_ids(i.id for i in interrupts)} in a run that sent no "
                 f"{' and no '.join(missing)}; the seed's interrupt boundary carries both",
             )
 
