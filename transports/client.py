@@ -14,7 +14,9 @@ host process (``agui serve ... --stdio``) and talks JSON lines to it. One input 
 Each event goes through the thread's :class:`~agui_core.machine.client.ClientMachine` before
 the caller sees it: an event that breaks the protocol raises
 :class:`~agui_core.errors.OrderingError`, a frame that is not an event raises
-:class:`~agui_core.errors.InvalidEventError`, a connection that ends mid-run raises
+:class:`~agui_core.errors.InvalidEventError` (an unrecognised outcome, patch operation or
+snapshot content part is stripped first, with a warning in the machine's ``warnings``: see
+:mod:`~agui_core.machine.client_strip`), a connection that ends mid-run raises
 :class:`ConnectionLost` (and the machine treats the run as abandoned, so the same resume
 can be sent again). A run's stream ends with its ``RUN_FINISHED`` or ``RUN_ERROR``.
 
@@ -40,8 +42,9 @@ from websockets.exceptions import ConnectionClosed
 from websockets.typing import Origin
 
 from agui_core.machine.client import ClientMachine, Reply
+from agui_core.machine.client_strip import decode_client_event
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import decode_event, encode_input
+from agui_core.protocol.codec import encode_input
 from agui_core.protocol.framing import JsonLinesReader, jsonl_frame
 from agui_core.protocol.types import JSON, PROTOCOL_VERSION, Message, RunAgentInput, UserMessage
 
@@ -249,8 +252,8 @@ class Client:
                 raise ConnectionLost(
                     f"the connection ended before the stream of run {run_input.run_id!r} did"
                 ) from None
-            event = decode_event(frame)
-            delivered = machine.receive_event(event, now=self.clock())
+            event, stripped = decode_client_event(frame)
+            delivered = machine.receive_event(event, now=self.clock(), stripped=stripped)
             if isinstance(event, ev.RunStartedEvent):
                 in_run = True
             ended = False

@@ -586,21 +586,22 @@ def lint_recording(
     with the line its event starts on; a frame that is not an event is ``invalid-event``."""
     from agui_core.app.check_report import CheckReport, LocatedFinding
     from agui_core.errors import InvalidEventError
+    from agui_core.machine.client_strip import decode_client_event
     from agui_core.machine.stream_lint import finding, lint_stream
-    from agui_core.protocol.codec import decode_event
 
     framing, frames = _frames(data)
     found: list[LocatedFinding] = []
-    events, places = [], []
+    events, places, stripped = [], [], []
     for line, body in frames:
         try:
-            event = decode_event(body)
+            event, removed = decode_client_event(body)
         except InvalidEventError as exc:
             found.append(LocatedFinding(finding=finding("invalid-event", profile, None, exc.message), line=line))
             continue
         events.append(event)
         places.append(line)
-    for item in lint_stream(events, now=now or datetime.now(UTC), profile=profile):
+        stripped.append(removed)
+    for item in lint_stream(events, now=now or datetime.now(UTC), profile=profile, stripped=stripped):
         line = places[item.index] if item.index is not None and item.index < len(places) else 0
         found.append(LocatedFinding(finding=item, line=line))
     found.sort(key=lambda located: located.line)
@@ -635,8 +636,8 @@ def run_endings(data: bytes, *, now: datetime | None = None) -> list[str]:
     """
     from agui_core.errors import InvalidEventError, OrderingError
     from agui_core.machine.client import ClientMachine
+    from agui_core.machine.client_strip import decode_client_event
     from agui_core.protocol import events as ev
-    from agui_core.protocol.codec import decode_event
 
     at = now or datetime.now(UTC)
     client: ClientMachine | None = None
@@ -644,14 +645,14 @@ def run_endings(data: bytes, *, now: datetime | None = None) -> list[str]:
     running: str | None = None
     for line, body in _frames(data)[1]:
         try:
-            event = decode_event(body)
+            event, stripped = decode_client_event(body)
         except InvalidEventError:
             continue
         if client is None:
             thread = getattr(event, "thread_id", None)
             client = ClientMachine(thread if isinstance(thread, str) else "")
         try:
-            client.receive_event(event, now=at)
+            client.receive_event(event, now=at, stripped=stripped)
         except OrderingError:
             continue
         if isinstance(event, ev.RunStartedEvent):

@@ -66,6 +66,12 @@ rejections: the event is accepted, and the warning names its rule and index.
 ``state-delta-unapplicable``
     A ``STATE_DELTA`` that does not apply to :attr:`ClientMachine.state` (left as it was,
     :attr:`ClientMachine.state_stale` set).
+``outcome-unknown``, ``patch-op-unknown``, ``content-part-unknown``
+    An unrecognised union member the client's decoding stripped before strict decoding
+    (:mod:`~agui_core.machine.client_strip`): an outcome of unknown type (the run finishes), a
+    patch operation of unknown ``op`` (the rest applies), a ``MESSAGES_SNAPSHOT`` content part of
+    unknown type (the message stays without it). :meth:`ClientMachine.receive_frame` decodes
+    that way; a caller decoding itself passes the notices as ``stripped``.
 
 Interrupts move as the agent's thread machine moves them: they open with the ``RUN_FINISHED``
 that announces them; a ``RUN_STARTED`` takes every open interrupt as answered by that run
@@ -117,6 +123,7 @@ from agui_core.errors import (
 )
 from agui_core.machine.admission import bind_answers, check_entries, check_entry_count, partition_open
 from agui_core.machine.client_messages import MessageAssembly
+from agui_core.machine.client_strip import STRIP_RULES, Stripped, decode_client_event
 from agui_core.machine.expiry import is_interrupt_expired, read_expires_at
 from agui_core.machine.interrupts import (
     answer_fault,
@@ -209,6 +216,7 @@ CLIENT_WARNINGS = frozenset(
         "property-unknown",
         "activity-delta-unapplicable",
         "state-delta-unapplicable",
+        *STRIP_RULES,
     }
 )
 """What the client machine warns about (:attr:`ClientMachine.warnings`) and never rejects: the
@@ -422,15 +430,33 @@ class ClientMachine:
 
     # -- events --------------------------------------------------------------------------
 
-    def receive_event(self, event: ev.Event | ev.UnknownEvent, *, now: datetime) -> ev.Event | None:
+    def receive_frame(self, data: bytes | bytearray | memoryview | str, *, now: datetime) -> ev.Event | None:
+        """Decode one frame as a client does and take it (:meth:`receive_event`).
+
+        Unrecognised union members are stripped before strict decoding, each with its warning
+        (:func:`~agui_core.machine.client_strip.decode_client_event`). Raises
+        :class:`~agui_core.errors.InvalidEventError` for a frame that is not a valid event
+        (nothing changes: call :meth:`fail_run`), or ``OrderingError`` as :meth:`receive_event`.
+        """
+        event, stripped = decode_client_event(data)
+        return self.receive_event(event, now=now, stripped=stripped)
+
+    def receive_event(
+        self, event: ev.Event | ev.UnknownEvent, *, now: datetime, stripped: Sequence[Stripped] = ()
+    ) -> ev.Event | None:
         """Take the next event of the thread, or raise ``OrderingError`` and change nothing.
 
         Returns what application code may see of it: the event with the properties this
         version does not describe stripped (``property-unknown`` warns about each), or ``None``
         for an event that is not delivered (an unknown type, the rest of a failed run).
+        ``stripped``: what the client's decoding removed from the event
+        (:func:`~agui_core.machine.client_strip.decode_client_event`); each becomes a warning
+        of its rule once the event is accepted.
         """
         self._check_now(now, "receive_event")
-        self._pending_warnings = []
+        self._pending_warnings = [
+            ClientWarning(rule=notice.rule, index=self._index, message=notice.message) for notice in stripped
+        ]
         verifier = self._verifier
         etype = event.type
         if self._skipping:

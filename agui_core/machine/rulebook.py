@@ -189,6 +189,24 @@ _TABLE: list[tuple[str, Force, str, str]] = [
         "an event property this version does not describe (stripped before delivery)",
     ),
     (
+        "outcome-unknown",
+        Force.SHOULD,
+        _PROCESSING,
+        "a RUN_FINISHED outcome of a type this version does not describe (stripped; the run finishes)",
+    ),
+    (
+        "patch-op-unknown",
+        Force.SHOULD,
+        _PROCESSING,
+        "a patch operation whose op RFC 6902 does not define (dropped; the rest of the patch applies)",
+    ),
+    (
+        "content-part-unknown",
+        Force.SHOULD,
+        _PROCESSING,
+        "a MESSAGES_SNAPSHOT content part of a type this version does not describe (dropped)",
+    ),
+    (
         "activity-delta-unapplicable",
         Force.SHOULD,
         "spec 1.1 events/activity",

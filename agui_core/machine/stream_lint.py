@@ -6,7 +6,9 @@
 - each event the client rejects (a rule of the verifier or of the client machine), once: the
   run it breaks is failed and the rest of it passed over, so no follow-on error is invented;
 - a run still open where the recording ends (``run-not-ended``);
-- each warning the client machine keeps (``snapshot-missing``, ``event-unknown``);
+- each warning the client machine keeps (``snapshot-missing``, ``event-unknown``, and what the
+  client's decoding stripped: ``outcome-unknown``, ``patch-op-unknown``,
+  ``content-part-unknown``);
 - what only a reader of the whole stream sees: a tool call whose assembled arguments are not
   JSON (``tool-args-invalid-json``), a ``TOOL_CALL_RESULT`` for a tool call the stream never
   shows (``tool-result-unknown-call``), a ``STATE_DELTA`` that does not apply to the state a
@@ -21,7 +23,7 @@ published spec's MUSTs errors; ``seed`` makes the seed's rules errors too.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 import attrs
@@ -29,6 +31,7 @@ import orjson
 
 from agui_core.errors import OrderingError
 from agui_core.machine.client import ClientMachine, RunStatus
+from agui_core.machine.client_strip import Stripped
 from agui_core.machine.rulebook import RULES, Force, Profile, Severity, severity
 from agui_core.protocol import events as ev
 from agui_core.protocol.payload import PayloadValidators
@@ -84,12 +87,14 @@ class _Linter:
     def add(self, rule_id: str, index: int | None, message: str) -> None:
         self.found.append(finding(rule_id, self.profile, index, message))
 
-    def feed(self, index: int, event: ev.Event | ev.UnknownEvent, now: datetime) -> None:
+    def feed(
+        self, index: int, event: ev.Event | ev.UnknownEvent, now: datetime, stripped: Sequence[Stripped] = ()
+    ) -> None:
         machine = self.machine
         stale_before = machine.state_stale
         warned = len(machine.warnings)
         try:
-            machine.receive_event(event, now=now)
+            machine.receive_event(event, now=now, stripped=stripped)
         except OrderingError as exc:
             self.add(exc.rule, index, exc.message.removesuffix(f" [{exc.rule}]"))
             machine.fail_run()
@@ -188,11 +193,15 @@ def lint_stream(
     profile: Profile = "spec",
     thread_id: str | None = None,
     payload_validators: PayloadValidators | None = None,
+    stripped: Sequence[Sequence[Stripped]] | None = None,
 ) -> list[Finding]:
     """Every finding about a whole recorded stream of decoded events, in the stream's order.
 
     ``index`` is the event's position in ``events``. ``thread_id`` defaults to the thread the
     first ``RUN_STARTED`` or ``RUN_FINISHED`` names; ``now`` is when interrupts are judged.
+    ``stripped``, one entry per event, holds what the client's decoding removed from each
+    (:func:`~agui_core.machine.client_strip.decode_client_event`): each is a warning finding
+    under its rule (``outcome-unknown``, ``patch-op-unknown``, ``content-part-unknown``).
     """
     items = list(events)
     if thread_id is None:
@@ -202,6 +211,6 @@ def lint_stream(
         )
     linter = _Linter(thread_id, profile, payload_validators)
     for index, event in enumerate(items):
-        linter.feed(index, event, now)
+        linter.feed(index, event, now, stripped[index] if stripped is not None and index < len(stripped) else ())
     linter.finish()
     return sorted(linter.found, key=lambda f: (f.index is None, f.index or 0))

@@ -1,5 +1,5 @@
 """The client lane: fixtures written from the published spec's consumer rules, run through
-``decode_event`` and ``ClientMachine`` as a client receives them.
+``decode_client_event`` and ``ClientMachine`` as a client receives them.
 
 Each file in ``tests/fixtures/client_lane`` holds one stream and what the spec requires of any
 client consuming it (the format follows AG-UI's own conformance corpus): ``outcome`` (the client
@@ -24,8 +24,9 @@ import pytest
 
 from agui_core.errors import InvalidEventError, OrderingError
 from agui_core.machine.client import ClientMachine
+from agui_core.machine.client_strip import decode_client_event
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import converter, decode_event, event_to_dict
+from agui_core.protocol.codec import converter, event_to_dict
 from agui_core.protocol.types import Message
 
 LANE = Path(__file__).resolve().parents[1] / "fixtures" / "client_lane"
@@ -56,13 +57,13 @@ def consume(stream: list[Any]) -> dict[str, Any]:
     run_errors: list[str] = []
     for raw in stream:
         try:
-            event = decode_event(orjson.dumps(raw))
+            event, stripped = decode_client_event(orjson.dumps(raw))
         except InvalidEventError:
             errors.append("invalid-event")
             machine.fail_run()
             continue
         try:
-            shown = machine.receive_event(event, now=T0)
+            shown = machine.receive_event(event, now=T0, stripped=stripped)
         except OrderingError as exc:
             errors.append(exc.rule)
             machine.fail_run()
