@@ -190,3 +190,35 @@ def test_junit_report_fails_the_rules_with_errors(tmp_path: Path, capsys: pytest
     warned = [case for case in suite.iter("testcase") if case.find("system-out") is not None]
     assert [case.get("name") for case in warned] == ["tool-args-invalid-json (seed profile)"]
     assert int(suite.get("tests") or 0) == len(list(suite.iter("testcase")))
+
+
+STRIPPED = [
+    b'{"type":"RUN_STARTED","threadId":"t","runId":"r-1"}',
+    b'{"type":"STATE_SNAPSHOT","snapshot":{"n":1}}',
+    b'{"type":"STATE_DELTA","delta":[{"op":"merge","path":"/n","value":3},{"op":"replace","path":"/n","value":2}]}',
+    b'{"type":"MESSAGES_SNAPSHOT","messages":[{"id":"u","role":"user","content":[{"type":"hologram"}]}]}',
+    b'{"type":"RUN_FINISHED","threadId":"t","runId":"r-1","outcome":{"type":"handoff"}}',
+]
+
+
+@pytest.mark.parametrize("profile", ["spec", "seed"])
+def test_unrecognised_union_members_are_warnings_not_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], profile: str
+) -> None:
+    path = write(tmp_path, STRIPPED)
+    assert main(["check", "--profile", profile, "--format", "json", str(path)]) == 0
+    document = json.loads(capsys.readouterr().out)
+    found = [(f["rule"], f["severity"], f["force"], f["line"]) for f in document["findings"]]
+    assert found == [
+        ("patch-op-unknown", "warning", "spec SHOULD", 3),
+        ("content-part-unknown", "warning", "spec SHOULD", 4),
+        ("outcome-unknown", "warning", "spec SHOULD", 5),
+    ]
+    assert document["summary"] == {"error": 0, "warning": 3, "info": 0}
+
+
+def test_a_malformed_known_outcome_is_still_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Stripping is for what this version does not describe; an outcome tag that is no string is a defect.
+    frames = [STRIPPED[0], b'{"type":"RUN_FINISHED","threadId":"t","runId":"r-1","outcome":{"type":7}}']
+    assert main(["check", str(write(tmp_path, frames))]) == 1
+    assert "[invalid-event]" in capsys.readouterr().out

@@ -175,3 +175,31 @@ async def test_unknown_properties_are_stripped_from_what_the_caller_receives() -
             assert [dict(e.extra) for e in events if not isinstance(e, UnknownEvent)] == [{}] * 5
             (warning,) = client.machine("t").warnings
             assert warning.rule == "property-unknown" and "/fromTheFuture" in warning.message
+
+
+async def test_unrecognised_union_members_are_stripped_before_the_caller_sees_them() -> None:
+    snapshot = '{"type":"STATE_SNAPSHOT","snapshot":{"n":1}}'
+    delta = (
+        '{"type":"STATE_DELTA","delta":[{"op":"merge","path":"/n","value":3},{"op":"replace","path":"/n","value":2}]}'
+    )
+    messages = (
+        '{"type":"MESSAGES_SNAPSHOT","messages":[{"id":"u","role":"user",'
+        '"content":[{"type":"text","text":"look"},{"type":"hologram","frames":3}]}]}'
+    )
+    finished = '{"type":"RUN_FINISHED","threadId":"t","runId":"run-1","outcome":{"type":"handoff"}}'
+    with anyio.fail_after(LIMIT):
+        async with scripted([STARTED, snapshot, delta, messages, finished]) as client:
+            events = await client.collect(client.new_input("t", run_id="run-1"))
+            shown = {e.type: e for e in events}
+            assert list(shown) == ["RUN_STARTED", "STATE_SNAPSHOT", "STATE_DELTA", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
+            assert [op["op"] for op in shown["STATE_DELTA"].delta] == ["replace"]  # type: ignore[union-attr]
+            (user,) = shown["MESSAGES_SNAPSHOT"].messages  # type: ignore[union-attr]
+            assert [part.type for part in user.content] == ["text"]
+            assert shown["RUN_FINISHED"].outcome is None  # type: ignore[union-attr]
+            machine = client.machine("t")
+            assert machine.run_status is RunStatus.FINISHED and machine.state == {"n": 2}
+            assert [(w.rule, w.index) for w in machine.warnings] == [
+                ("patch-op-unknown", 2),
+                ("content-part-unknown", 3),
+                ("outcome-unknown", 4),
+            ]
