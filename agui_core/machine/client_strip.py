@@ -19,9 +19,10 @@ warning of the same rule (:attr:`~agui_core.machine.client.ClientMachine.warning
     A ``STATE_DELTA`` or ``ACTIVITY_DELTA`` operation whose ``op`` is a string RFC 6902 does not
     define. The operation is dropped from the list; the rest of the patch applies.
 ``content-part-unknown``
-    A content part in a ``MESSAGES_SNAPSHOT`` message whose ``type`` is a string this version
-    does not describe, or a media part whose ``source`` has such a ``type`` (the source is
-    required, so the part goes whole). The part is dropped from the list; the message stays.
+    A content part in a ``MESSAGES_SNAPSHOT`` message (or in a message of the input a
+    ``RUN_STARTED`` echoes) whose ``type`` is a string this version does not describe, or a
+    media part whose ``source`` has such a ``type`` (the source is required, so the part goes
+    whole). The part is dropped from the list; the message stays.
 
 A member whose tag is not a string at all is malformed, not unrecognised: it is left for the
 strict decoder to refuse. An object with nothing to strip comes back as it is (no copy).
@@ -113,7 +114,9 @@ def _part_fault(part: Any) -> str | None:
     return None
 
 
-def _strip_parts(value: dict[str, Any], notices: list[Stripped]) -> dict[str, Any]:
+def _strip_parts(value: dict[str, Any], notices: list[Stripped], label: str, at: str = "") -> dict[str, Any]:
+    """``value`` (an object holding ``messages``, at JSON Pointer ``at``) without its messages'
+    unrecognised content parts; ``label`` names the event in the notices."""
     messages = value.get("messages")
     if not isinstance(messages, list):
         return value
@@ -130,12 +133,12 @@ def _strip_parts(value: dict[str, Any], notices: list[Stripped]) -> dict[str, An
             if fault is None:
                 kept.append(part)
                 continue
-            path = f"/messages/{index}/content/{position}"
+            path = f"{at}/messages/{index}/content/{position}"
             notices.append(
                 Stripped(
                     rule="content-part-unknown",
                     path=path,
-                    message=f"MESSAGES_SNAPSHOT {path} is {fault}; dropped from the message",
+                    message=f"{label} {path} is {fault}; dropped from the message",
                 )
             )
         if len(kept) == len(content):
@@ -159,7 +162,11 @@ def strip_unrecognised(value: Any) -> tuple[Any, tuple[Stripped, ...]]:
     elif etype in _PATCH_FIELDS:
         value = _strip_patch(value, _PATCH_FIELDS[etype], notices)
     elif etype == "MESSAGES_SNAPSHOT":
-        value = _strip_parts(value, notices)
+        value = _strip_parts(value, notices, "MESSAGES_SNAPSHOT")
+    elif etype == "RUN_STARTED" and isinstance(value.get("input"), dict):
+        run_input = _strip_parts(value["input"], notices, "RUN_STARTED", "/input")
+        if run_input is not value["input"]:
+            value = {**value, "input": run_input}
     return value, tuple(notices)
 
 

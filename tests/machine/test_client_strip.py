@@ -148,3 +148,17 @@ def test_a_refused_event_keeps_none_of_its_strip_warnings() -> None:
 def test_every_strip_rule_is_a_client_warning_and_a_spec_should() -> None:
     assert STRIP_RULES <= CLIENT_WARNINGS
     assert all(RULES[rule].force is Force.SHOULD for rule in STRIP_RULES)
+
+
+def test_the_input_a_run_started_echoes_is_stripped_too() -> None:
+    message = {"id": "u", "role": "user", "content": [{"type": "hologram"}, {"type": "text", "text": "hi"}]}
+    raw = {
+        "type": "RUN_STARTED",
+        "threadId": "t",
+        "runId": "r",
+        "input": {"threadId": "t", "runId": "r", "messages": [message], "tools": [], "context": []},
+    }
+    event, (notice,) = decode_client_event(orjson.dumps(raw))
+    assert isinstance(event, ev.RunStartedEvent) and event.input is not None
+    assert [part.type for part in event.input.messages[0].content] == ["text"]  # type: ignore[union-attr]
+    assert notice.path == "/input/messages/0/content/0" and notice.message.startswith("RUN_STARTED ")
