@@ -27,7 +27,8 @@ Rules added to the verifier's, by ``OrderingError.rule``:
     ``RUN_FINISHED`` names another run than the ``RUN_STARTED`` it closes.
 ``outcome-invalid``
     An outcome that is not success, interrupt or cancelled (absent reads as success), or an
-    interrupt outcome holding something that is not an interrupt.
+    interrupt outcome holding something that is not an interrupt. An outcome whose ``type`` is
+    merely unknown never gets here on the client path: it is stripped (``outcome-unknown``).
 ``interrupt-empty``
     An interrupt outcome with no interrupts.
 ``interrupt-id-empty``, ``interrupt-reason-empty``
