@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+import orjson
+
 from agui_core.protocol.types import JSON
 from agui_core.runtime.tools import APPROVE_SCHEMA
 
-__all__ = ["approval_schema"]
+__all__ = ["approval_schema", "tool_arguments"]
 
 
 def approval_schema(input_schema: Mapping[str, JSON] | None, *, allow_edits: bool) -> Mapping[str, JSON]:
@@ -64,3 +66,17 @@ def _moved_refs(value: JSON) -> JSON:
         else:
             moved[key] = _moved_refs(item)
     return moved
+
+
+def tool_arguments(value: object) -> dict[str, JSON]:
+    """A tool call's arguments as a framework hands them over (a mapping, or JSON text that may
+    be empty or broken), as the object an interrupt carries: ``{}`` for anything else."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        try:
+            decoded = orjson.loads(value or "{}")
+        except orjson.JSONDecodeError:
+            return {}
+        return decoded if isinstance(decoded, dict) else {}
+    return {}

@@ -68,14 +68,14 @@ from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent
 from agents.tool_context import ToolContext
 from openai.types.responses import ResponseOutputItemDoneEvent, ResponseTextDeltaEvent
 
-from agui_core.adapters.approval import approval_schema
+from agui_core.adapters.approval import approval_schema, tool_arguments
 from agui_core.errors import LocalProtocolError
 from agui_core.machine.effects import LeaveUnrun, ReportDenied, RunTool, SendRecorded
 from agui_core.machine.record import ToolJournalEntry
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import JSON, AssistantMessage, Interrupt, Message, ToolMessage, UserMessage
 from agui_core.runtime.context import RunContext
-from agui_core.runtime.tools import NOT_RUN_AGAIN
+from agui_core.runtime.tools import NOT_RUN_AGAIN, approval_message
 
 __all__ = ["CANCELLED_MESSAGE", "OpenAIAgentsAdapter", "is_openai_agent"]
 
@@ -241,7 +241,7 @@ class _Run:
         if call not in self.approved:
             return await original(context, arguments)
         edited = self.approved[call]
-        args = edited if edited is not None else _args(arguments)
+        args = edited if edited is not None else tool_arguments(arguments)
         async with self.acting:
             await self.ctx.tool_started(call, name, args)
         output = await original(context, orjson.dumps(args).decode() if edited is not None else arguments)
@@ -278,7 +278,9 @@ class _Run:
         self.known_calls.add(call)
         self.proposed.add(call)
         self.parent_id = self.parent_id or self.ctx.new_id("msg")
-        await self.ctx.propose_tool_call(name, _args(arguments), tool_call_id=call, parent_message_id=self.parent_id)
+        await self.ctx.propose_tool_call(
+            name, tool_arguments(arguments), tool_call_id=call, parent_message_id=self.parent_id
+        )
 
     async def _output(self, item: ToolCallOutputItem) -> None:
         call = item.call_id
@@ -330,7 +332,7 @@ class _Run:
         return Interrupt(
             id=self.ctx.new_id("approval"),
             reason="tool_call",
-            message=f"Run {name} with {orjson.dumps(_args(arguments)).decode()}?",
+            message=approval_message(name, tool_arguments(arguments)),
             tool_call_id=call,
             response_schema=approval_schema(adapter.parameters(name), allow_edits=adapter.edits_allowed(name)),
             expires_at=expires,
@@ -344,18 +346,6 @@ class _Run:
 def _call_id(raw: Any) -> str | None:
     found = raw.get("call_id") if isinstance(raw, dict) else getattr(raw, "call_id", None)
     return found if isinstance(found, str) else None
-
-
-def _args(value: object) -> dict[str, JSON]:
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str):
-        try:
-            decoded = orjson.loads(value or "{}")
-        except orjson.JSONDecodeError:
-            return {}
-        return decoded if isinstance(decoded, dict) else {}
-    return {}
 
 
 def _json(value: object) -> JSON:

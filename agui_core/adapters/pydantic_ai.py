@@ -72,7 +72,7 @@ from agui_core.machine.effects import ReportDenied, RunTool, SendRecorded
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import JSON, AssistantMessage, Interrupt, Message, ToolMessage, UserMessage
 from agui_core.runtime.context import RunContext
-from agui_core.runtime.tools import NOT_RUN_AGAIN
+from agui_core.runtime.tools import NOT_RUN_AGAIN, approval_message
 
 __all__ = ["CANCELLED_MESSAGE", "PydanticAIAdapter", "is_pydantic_ai_agent"]
 
@@ -278,7 +278,7 @@ class _Run:
                 Interrupt(
                     id=ctx.new_id("approval"),
                     reason="tool_call",
-                    message=f"Run {name} with {orjson.dumps(args).decode()}?",
+                    message=approval_message(name, args),
                     tool_call_id=part.tool_call_id,
                     response_schema=approval_schema(
                         self.adapter.parameters(name), allow_edits=self.adapter.edits_allowed(name)

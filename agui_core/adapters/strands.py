@@ -74,7 +74,7 @@ from strands.hooks.registry import HookOrder
 from strands.interrupt import Interrupt as StrandsInterrupt
 from strands.types.tools import ToolResult
 
-from agui_core.adapters.approval import approval_schema
+from agui_core.adapters.approval import approval_schema, tool_arguments
 from agui_core.errors import LocalProtocolError
 from agui_core.machine.effects import Answer, RunTool
 from agui_core.machine.record import ToolJournalEntry
@@ -363,7 +363,7 @@ class _Run:
         entry = self.ctx.tool_journal.get(call)
         if isinstance(decision, RunTool) or (decision is None and entry is None):
             async with self.acting:
-                await self.ctx.tool_started(call, event.tool_use["name"], _args(event.tool_use.get("input")))
+                await self.ctx.tool_started(call, event.tool_use["name"], tool_arguments(event.tool_use.get("input")))
             self.journaled.add(call)
         elif entry is None or (entry.result is None and call in self.resumable):
             self.journaled.add(call)  # its tool asked a question, now answered: it runs on
@@ -414,7 +414,10 @@ class _Run:
                 self.proposed.add(use["toolUseId"])
                 parent = parent or self.ctx.new_id("msg")
                 await self.ctx.propose_tool_call(
-                    use["name"], _args(use.get("input")), tool_call_id=use["toolUseId"], parent_message_id=parent
+                    use["name"],
+                    tool_arguments(use.get("input")),
+                    tool_call_id=use["toolUseId"],
+                    parent_message_id=parent,
                 )
             done = block.get("toolResult")
             if (
@@ -595,18 +598,6 @@ def _call_ids(message: AssistantMessage) -> Iterator[str]:
         yield call.id
 
 
-def _args(value: object) -> dict[str, JSON]:
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str):
-        try:
-            decoded = orjson.loads(value or "{}")
-        except orjson.JSONDecodeError:
-            return {}
-        return decoded if isinstance(decoded, dict) else {}
-    return {}
-
-
 def _result_text(result: Mapping[str, Any]) -> str:
     parts = []
     for content in result.get("content", []):
@@ -648,7 +639,11 @@ def _strands_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 blocks.append({"text": message.content})
             for call in message.tool_calls or ():
                 if call.id in answered:
-                    use = {"toolUseId": call.id, "name": call.function.name, "input": _args(call.function.arguments)}
+                    use = {
+                        "toolUseId": call.id,
+                        "name": call.function.name,
+                        "input": tool_arguments(call.function.arguments),
+                    }
                     blocks.append({"toolUse": use})
             add("assistant", blocks)
         elif isinstance(message, ToolMessage):

@@ -85,7 +85,7 @@ async def test_a_tool_that_needs_approval_is_a_tool_call_interrupt_bound_to_its_
     assert interrupt["reason"] == "tool_call" and interrupt["toolCallId"] == proposed["toolCallId"]
     assert proposed["toolCallName"] == "send_email" and proposed["toolCallId"].startswith("call_")
     assert interrupt["responseSchema"] == approval_schema(SEND_EMAIL_PARAMETERS, allow_edits=False)
-    assert interrupt["message"] == 'Run send_email with {"to":"bob@example.com","subject":"Hi"}?'
+    assert interrupt["message"] == 'Run send_email on "bob@example.com"?'
     assert interrupt["metadata"] == {"openai-agents": {"tool": "send_email", "agent": "mailer"}}
     assert "expiresAt" not in interrupt
     assert texts(events) == "On it."

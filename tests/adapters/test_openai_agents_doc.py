@@ -46,7 +46,7 @@ async def test_the_openai_agents_page_example_runs_as_written(tmp_path: Path) ->
             first = await run(url, base("edited", "run-1", messages=[user]))
             (approval,) = first[-1]["outcome"]["interrupts"]
             assert approval["reason"] == "tool_call" and texts(first) == ["I will email Bob."]
-            assert approval["message"] == 'Run send_email with {"to":"bob@example.com","subject":"Hi"}?'
+            assert approval["message"] == 'Run send_email on "bob@example.com"?'
             assert set(approval["responseSchema"]["properties"]["editedArgs"]["properties"]) == {"to", "subject"}
             assert "expiresAt" in approval
             edited = {"approved": True, "editedArgs": {"to": "ann@example.com", "subject": "Hello"}}
