@@ -443,20 +443,20 @@ class BurstLog:
 
 _ACCEPT_FAILED: Final = "socket.accept() out of system resource"
 _OVER_CAPACITY: Final = "Exceeded concurrency limit."
+_RETRY_AFTER_CLOSE: Final = "Exception in callback BaseSelectorEventLoop._start_serving("
 
 
 class _Fold(logging.Filter):
     """Drops a record a client can make a library write at will, and reports it instead."""
 
-    def __init__(self, prefix: str, report: Callable[[logging.LogRecord], None]) -> None:
+    def __init__(self, prefix: str, report: Callable[[logging.LogRecord], bool]) -> None:
         super().__init__()
         self.prefix = prefix
         self.report = report
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.msg, str) and record.msg.startswith(self.prefix):
-            self.report(record)
-            return False
+            return self.report(record)
         return True
 
 
@@ -465,16 +465,30 @@ _accept_failures = BurstLog(_log, level=logging.ERROR)
 _over_capacity = BurstLog(_log)
 
 
-def _accept_failed(record: logging.LogRecord) -> None:
+def _accept_failed(record: logging.LogRecord) -> bool:
     error = record.exc_info[1] if record.exc_info else None
     _accept_failures.note(
         "cannot accept connections (%s); asyncio tries again every second; logged once a minute while it lasts",
         error or "out of system resources",
     )
+    return False
 
 
-def _refused_over_capacity(record: logging.LogRecord) -> None:
+def _refused_over_capacity(record: logging.LogRecord) -> bool:
     _over_capacity.note("refused requests with HTTP 503: the connection cap is reached")
+    return False
+
+
+def _retried_after_close(record: logging.LogRecord) -> bool:
+    # Each accept that failed schedules its own retry a second later; a listener closed in
+    # that second (a shutdown) has no descriptor left, and the retry fails on it with this
+    # ValueError. Nothing was lost: the listener was meant to be gone. Anything else the
+    # retry raises is kept.
+    error = record.exc_info[1] if record.exc_info else None
+    if isinstance(error, ValueError) and "Invalid file descriptor" in str(error):
+        _log.debug("a retry to accept on a listener closed since was dropped")
+        return False
+    return True
 
 
 def fold_server_noise() -> None:
@@ -486,12 +500,15 @@ def fold_server_noise() -> None:
     ``RLIMIT_NOFILE=1024`` that measured 207,699 tracebacks (92 MB) in 45 s. Those records
     are kept out of the ``asyncio`` log and said in one line per burst on
     ``agui_transports`` (see :class:`BurstLog`); so is uvicorn's line for every request it
-    refuses past ``limit_concurrency``. Idempotent; the network transports call it as they
+    refuses past ``limit_concurrency``. Each failed accept also leaves a retry a second
+    later, which fails with a traceback on a listener closed in that second (a shutdown
+    during a burst); those are dropped. Idempotent; the network transports call it as they
     start.
     """
     for name, prefix, report in (
         ("asyncio", _ACCEPT_FAILED, _accept_failed),
         ("uvicorn.error", _OVER_CAPACITY, _refused_over_capacity),
+        ("asyncio", _RETRY_AFTER_CLOSE, _retried_after_close),
     ):
         logger = logging.getLogger(name)
         if not any(isinstance(f, _Fold) and f.prefix == prefix for f in logger.filters):

@@ -36,6 +36,25 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+async def _start(process: anyio.abc.Process) -> tuple[int, bytes]:
+    """The port ``agui serve`` listens on, read from its log, and the log so far."""
+    assert process.stderr is not None
+    log = b""
+    while not (found := re.search(rb"ws://127\.0\.0\.1:(\d+)", log)):
+        log += await process.stderr.receive()
+    return int(found.group(1)), log
+
+
+async def _exhaust(port: int) -> list[anyio.abc.SocketStream]:
+    """Connections that never send a handshake, until the server is out of descriptors."""
+    held: list[anyio.abc.SocketStream] = []
+    for _ in range(CLIENTS):
+        with anyio.move_on_after(1):
+            held.append(await anyio.connect_tcp("127.0.0.1", port))
+    assert len(held) > DESCRIPTORS  # the server was out of descriptors
+    return held
+
+
 async def test_descriptor_exhaustion_is_logged_once_and_the_server_recovers() -> None:
     command = [
         sys.executable, "-c", SERVE, "serve", "tests.transports.agents:slow_agent",
@@ -44,11 +63,7 @@ async def test_descriptor_exhaustion_is_logged_once_and_the_server_recovers() ->
     with anyio.fail_after(LIMIT):
         process = await anyio.open_process(command, cwd=str(ROOT), stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
         async with process:
-            assert process.stderr is not None
-            log = b""
-            while not (found := re.search(rb"ws://127\.0\.0\.1:(\d+)", log)):
-                log += await process.stderr.receive()
-            port = int(found.group(1))
+            port, log = await _start(process)
 
             async def read_log() -> None:
                 nonlocal log
@@ -58,17 +73,12 @@ async def test_descriptor_exhaustion_is_logged_once_and_the_server_recovers() ->
 
             async with anyio.create_task_group() as group:
                 group.start_soon(read_log)
-                held: list[anyio.abc.SocketStream] = []
+                held = await _exhaust(port)
                 try:
-                    # Connections that never send a handshake: the server runs out of descriptors.
-                    for _ in range(CLIENTS):
-                        with anyio.move_on_after(1):
-                            held.append(await anyio.connect_tcp("127.0.0.1", port))
                     await anyio.sleep(HAMMER)
                 finally:
                     for stream in held:
                         await stream.aclose()
-                assert len(held) > DESCRIPTORS  # the server was out of descriptors
                 # Once they are free again, the server serves.
                 while True:
                     try:
@@ -89,3 +99,30 @@ async def test_descriptor_exhaustion_is_logged_once_and_the_server_recovers() ->
     assert len(accept_lines) == 1, text  # one burst, one line
     assert "Too many open files" in accept_lines[0]
     assert "Traceback" not in text and "socket.accept() out of system resource" not in text, text[:5000]
+
+
+async def test_a_shutdown_in_the_middle_of_a_burst_is_clean() -> None:
+    # Every accept that failed leaves asyncio a retry for a second later; the listener closes
+    # at SIGTERM before those retries come due, and each then meets a closed socket.
+    command = [
+        sys.executable, "-c", SERVE, "serve", "tests.transports.agents:slow_agent",
+        "--ws", "127.0.0.1:0", "--store", "memory", "--max-connections", "0",
+    ]  # fmt: skip
+    with anyio.fail_after(LIMIT):
+        process = await anyio.open_process(command, cwd=str(ROOT), stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        async with process:
+            assert process.stderr is not None
+            port, log = await _start(process)
+            held = await _exhaust(port)
+            try:
+                process.send_signal(signal.SIGTERM)
+                await anyio.sleep(2)  # the retries come due while the host drains
+            finally:
+                for stream in held:
+                    await stream.aclose()
+            async for chunk in process.stderr:
+                log += chunk
+            assert await process.wait() == 0, log.decode()
+    text = log.decode()
+    assert "cannot accept connections" in text  # the burst did happen
+    assert "Traceback" not in text and "ERROR asyncio" not in text, text[:5000]
