@@ -3,7 +3,7 @@
 // Query: ?agent=URL (an agui-core host) and ?thread=ID. assistant-ui's AG-UI runtime keeps the
 // pending interrupts (useAgUiInterrupts) and sends one resume for all of them
 // (useAgUiSubmitInterruptResponses); the page collects a decision per interrupt and submits
-// them together once each has one.
+// them together once each has one: an approval, a form (input_required) or a confirmation.
 import React, { useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { HttpAgent } from "@ag-ui/client";
@@ -30,17 +30,38 @@ function Interrupts() {
       submit(interrupts.map((i) => next[i.id])).catch((err) => window.__agui.errors.push({ message: String(err) }));
     }
   };
+  const [form, setForm] = useState({ name: "", guests: "" });
+  const resolved = (interrupt, payload) => decide(interrupt, { status: "resolved", payload });
   return (
     <ul data-testid="interrupts">
       {interrupts.map((interrupt, n) => (
-        <li key={interrupt.id} data-testid={`interrupt-${n}`}>
+        <li key={interrupt.id} data-testid={`interrupt-${n}`} data-reason={interrupt.reason}>
           <span>{interrupt.message}</span>
-          <button data-testid={`interrupt-${n}-approve`} onClick={() => decide(interrupt, { status: "resolved", payload: { approved: true } })}>
-            Approve
-          </button>
-          <button data-testid={`interrupt-${n}-deny`} onClick={() => decide(interrupt, { status: "resolved", payload: { approved: false } })}>
-            Deny
-          </button>
+          {interrupt.reason === "input_required" ? (
+            <>
+              <input data-testid={`interrupt-${n}-name`} onChange={(e) => setForm({ ...form, name: e.target.value })} />
+              <input data-testid={`interrupt-${n}-guests`} onChange={(e) => setForm({ ...form, guests: e.target.value })} />
+              <button
+                data-testid={`interrupt-${n}-submit`}
+                onClick={() => resolved(interrupt, { name: form.name, guests: Number(form.guests) })}
+              >
+                Submit
+              </button>
+            </>
+          ) : interrupt.reason === "tool_call" ? (
+            <>
+              <button data-testid={`interrupt-${n}-approve`} onClick={() => resolved(interrupt, { approved: true })}>
+                Approve
+              </button>
+              <button data-testid={`interrupt-${n}-deny`} onClick={() => resolved(interrupt, { approved: false })}>
+                Deny
+              </button>
+            </>
+          ) : (
+            <button data-testid={`interrupt-${n}-yes`} onClick={() => resolved(interrupt, true)}>
+              Yes
+            </button>
+          )}
           <button data-testid={`interrupt-${n}-cancel`} onClick={() => decide(interrupt, { status: "cancelled" })}>
             Cancel
           </button>
