@@ -6,7 +6,8 @@ with a new ``runId``, with no message of its own added. The page (``pages/assist
 answers approvals, a form and a confirmation; the host's records are asserted, not pixels.
 What react-ag-ui 0.0.57 does that a server must survive is pinned here (docs/frontends.md):
 it checks ``expiresAt`` itself and then refuses every message until reloaded, and after a
-reload it forgets the open interrupts and sends new input as if none were open.
+reload it forgets the open interrupts and sends new input as if none were open (the page
+finds them in ``GET /threads/{id}`` and answers them through its ``HttpAgent``).
 """
 
 from __future__ import annotations
@@ -173,3 +174,28 @@ def test_after_a_reload_assistant_ui_forgets_the_pending_approvals_and_the_host_
     assert all(i["id"] in refusal["message"] for i in view["interrupts"])
     assert len(view["interrupts"]) == 3
     assert tool_log(host.tools) == []
+
+
+def test_after_a_reload_the_page_finds_the_pending_approvals_on_the_host_and_answers_them(
+    browser: Browser, tmp_path: Path
+) -> None:
+    with Host(tmp_path, browser.origin) as host:
+        browser.step("open", page="assistant", query=f"agent={host.url}&thread=aui-recover")
+        _say(browser, "team")
+        browser.step("wait", testid="interrupt-2-cancel")
+        browser.step("reload")
+        browser.step("wait", testid="recovered-2-cancel")  # read from GET /threads/{id}
+        browser.step("click", testid="recovered-0-approve")
+        browser.step("click", testid="recovered-1-deny")
+        browser.step("click", testid="recovered-2-cancel")
+        browser.step("wait", testid="recovered-done")
+        read = browser.step("read")
+        audit = host_get(host.url, "audit/aui-recover")
+
+    first, resume = (p["body"] for p in read["posted"])
+    assert [e["status"] for e in resume["resume"]] == ["resolved", "resolved", "cancelled"]
+    assert resume["runId"] != first["runId"] and not read["agui"]["errors"]
+    (resumed,) = read["agui"]["finished"]  # the page after the reload saw the resumed run only
+    assert resumed["result"] == {"emails": {TEAM[0]: "executed", TEAM[1]: "denied", TEAM[2]: "cancelled"}}
+    assert tool_log(host.tools) == [{"tool": "sendEmail", "to": TEAM[0], "subject": "Hi"}]
+    assert [e["status"] for e in audit["entries"]] == ["resolved", "resolved", "cancelled"]

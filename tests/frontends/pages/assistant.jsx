@@ -71,6 +71,48 @@ function Interrupts() {
   );
 }
 
+/** Interrupts found on the host after a reload (the runtime forgets them), answered through the HttpAgent. */
+function Recovered() {
+  const [view, setView] = useState(null);
+  const [answers, setAnswers] = useState({});
+  const [done, setDone] = useState(null);
+  useEffect(() => {
+    fetch(new URL(`threads/${encodeURIComponent(query.get("thread"))}`, query.get("agent"))).then(async (response) => {
+      if (response.ok) setView(await response.json());
+    });
+  }, []);
+  if (done) return <p data-testid="recovered-done">{done}</p>;
+  if (!view || view.interrupts.length === 0) return null;
+  const answer = (interrupt, entry) => {
+    const next = { ...answers, [interrupt.id]: { interruptId: interrupt.id, ...entry } };
+    setAnswers(next);
+    if (view.interrupts.every((i) => i.id in next)) {
+      agent.setMessages(view.messages);
+      agent
+        .runAgent({ resume: view.interrupts.map((i) => next[i.id]) })
+        .then(() => setDone("answered"))
+        .catch((err) => window.__agui.errors.push({ message: String(err) }));
+    }
+  };
+  return (
+    <ul data-testid="recovered">
+      {view.interrupts.map((interrupt, n) => (
+        <li key={interrupt.id}>
+          <button data-testid={`recovered-${n}-approve`} onClick={() => answer(interrupt, { status: "resolved", payload: { approved: true } })}>
+            Approve
+          </button>
+          <button data-testid={`recovered-${n}-deny`} onClick={() => answer(interrupt, { status: "resolved", payload: { approved: false } })}>
+            Deny
+          </button>
+          <button data-testid={`recovered-${n}-cancel`} onClick={() => answer(interrupt, { status: "cancelled" })}>
+            Cancel
+          </button>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 function Chat({ runtime }) {
   const [messages, setMessages] = useState([]);
   const [text, setText] = useState("");
@@ -87,6 +129,7 @@ function Chat({ runtime }) {
         ))}
       </ol>
       <Interrupts />
+      <Recovered />
       <input data-testid="say" value={text} onChange={(e) => setText(e.target.value)} />
       <button data-testid="send" onClick={send}>
         Send
