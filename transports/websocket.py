@@ -153,6 +153,7 @@ from websockets.server import ServerProtocol
 from websockets.typing import Subprotocol
 
 from agui_core.errors import AguiError, EncodeError, InvalidInputError, RemoteProtocolError, RunErrorCode
+from agui_core.machine.occupancy import check_free
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import encode_event
 from agui_core.protocol.types import RunAgentInput, TransportCapabilities
@@ -316,7 +317,8 @@ class _Session:
         self.bucket = bucket
         self.over_limit = 0
         """Frames refused in a row for the rate limit."""
-        self.running = False
+        self.running: str | None = None
+        """The id of the run in flight on this connection, if one is."""
         self.listening: anyio.CancelScope | None = None
 
 
@@ -455,18 +457,18 @@ class WebSocketServer:
         grace = self.grace if grace is None else grace
         self._stopping = True
         server.close(close_connections=False)
-        in_flight = sum(s.running for s in self._sessions)
+        in_flight = sum(s.running is not None for s in self._sessions)
         log.info(
             "stopping: %d connections, %d runs in flight (up to %g s to finish)", len(self._sessions), in_flight, grace
         )
         with anyio.move_on_after(grace):
             async with anyio.create_task_group() as group:
                 for session in list(self._sessions):
-                    if not session.running:
+                    if session.running is None:
                         group.start_soon(session.connection.close, _GOING_AWAY, "the server is stopping")
                 await server.wait_closed()
             return
-        late = [s for s in self._sessions if s.running]
+        late = [s for s in self._sessions if s.running is not None]
         log.warning(
             "%d runs still in flight after %g s: closing their connections (the runs go on unheard)", len(late), grace
         )
@@ -552,7 +554,7 @@ class WebSocketServer:
                 group.start_soon(self._close_if_idle, session, idle)
                 try:
                     async for message in connection:
-                        if self._stopping and not session.running:
+                        if self._stopping and session.running is None:
                             break
                         if session.bucket is not None and not session.bucket.take():
                             if await self._over_rate(session, session.bucket):
@@ -590,14 +592,12 @@ class WebSocketServer:
             return
         if session.ticket is not None:
             session.ticket.prove()  # an input from a principal the handshake accepted
-        if session.running:
-            busy = (
-                f"a run is in flight on this connection; send input {run_input.run_id!r} "
-                "after its RUN_FINISHED or RUN_ERROR"
-            )
-            await self._refuse(connection, RemoteProtocolError(RunErrorCode.THREAD_BUSY, busy))
+        try:
+            check_free(run_input.thread_id, run_input.run_id, running=session.running, scope="connection")
+        except RemoteProtocolError as exc:
+            await self._refuse(connection, exc)
             return
-        session.running = True
+        session.running = run_input.run_id
         group.start_soon(self._carry, session, run_input)
 
     async def _close_if_idle(self, session: _Session, idle: anyio.CancelScope) -> None:
@@ -727,7 +727,7 @@ class WebSocketServer:
             await connection.close(_INTERNAL_ERROR, "the server could not encode an event")
         finally:
             session.listening = None
-            session.running = False
+            session.running = None
         if self._stopping:
             await connection.close(_GOING_AWAY, "the server is stopping")
 

@@ -133,6 +133,7 @@ from agui_core.machine.interrupts import (
 )
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
 from agui_core.machine.legacy_langgraph import LEGACY_INTERRUPT_EVENT, legacy_interrupt
+from agui_core.machine.occupancy import check_free
 from agui_core.machine.ordering import StreamVerifier
 from agui_core.machine.outcome_rules import interrupt_outcome_fault
 from agui_core.machine.record import OpenInterrupt
@@ -804,11 +805,11 @@ class ClientMachine:
                 RunErrorCode.INVALID_RESUME,
                 f"answers is a {type(answers).__name__}; it maps interrupt ids to answers",
             )
-        if self._verifier is not None and self._verifier.run_active:
-            raise self._refuse(
-                RunErrorCode.THREAD_BUSY,
-                f"run {self._verifier.run_id!r} is in progress on thread {self._thread_id!r}; resume once it has ended",
-            )
+        try:
+            in_flight = self._verifier.run_id if self._verifier is not None and self._verifier.run_active else None
+            check_free(self._thread_id, run_id, running=in_flight)
+        except RemoteProtocolError as exc:
+            raise self._refuse(exc.code, exc.message) from None
         if not self._open:
             raise self._refuse(
                 RunErrorCode.INVALID_RESUME,

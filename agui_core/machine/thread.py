@@ -97,6 +97,7 @@ from agui_core.machine.interrupts import (
 )
 from agui_core.machine.journal import MAX_STEPS, Replay, StepJournal, execution_id
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
+from agui_core.machine.occupancy import check_free
 from agui_core.machine.ordering import StreamVerifier
 from agui_core.machine.ownership import forbidden, may_write
 from agui_core.machine.record import (
@@ -611,9 +612,8 @@ class ThreadMachine:
         if not may_write(self._owner, principal):
             # Before every other rule, and naming nothing: a stranger learns nothing of the thread.
             raise forbidden()
-        if self._run is not None or busy:
-            running = f" with run {self._run.run_id!r}" if self._run is not None else ""
-            raise RemoteProtocolError(RunErrorCode.THREAD_BUSY, f"thread {self._thread_id!r} is busy{running}")
+        in_flight = self._run.run_id if self._run is not None else None
+        check_free(self._thread_id, run_input.run_id, running=in_flight, held=busy)
         entries = tuple(run_input.resume or ())
         check_entry_count(entries)
         check_input_ids(run_input)

@@ -61,9 +61,12 @@ class StoreError(AguiError):
 
 
 class VersionConflict(StoreError):
-    """Another writer saved the thread first: ``expected`` was stored, not ``found``."""
+    """Another writer saved the thread first: ``expected`` was stored, not ``found``.
 
-    code = RunErrorCode.THREAD_BUSY
+    The store only reports the lost race. What the input's sender hears is the thread machine's
+    to decide, on what the store now holds (:mod:`agui_core.machine.occupancy`; a stranger
+    hears ``FORBIDDEN``, anyone else ``THREAD_BUSY``).
+    """
 
     def __init__(self, thread_id: str, expected: int, found: int | None) -> None:
         self.thread_id = thread_id
