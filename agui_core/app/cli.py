@@ -1120,7 +1120,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.port is not None and not 0 <= args.port <= 65535:
             parser.error(f"--port {args.port} is outside 0-65535")
         if args.console:
-            from agui_core.app.demo import CONSOLE_PORT, run_console
+            from agui_core.app.demo_console import CONSOLE_PORT, run_console
 
             return run_console(store=args.store, port=CONSOLE_PORT if args.port is None else args.port)
         return run_demo(auto=args.auto, store=args.store, port=args.port or 0, transport=args.transport)

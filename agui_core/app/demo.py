@@ -28,19 +28,19 @@ calls again.
 from __future__ import annotations
 
 import itertools
-import re
 import sys
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, TextIO
 
 import attrs
-import orjson
 
-from agui_core.errors import LocalProtocolError, PayloadError, RunErrorCode
+from agui_core.app.event_lines import as_json, cut, describe_event, describe_reply
+from agui_core.app.examples_host import CONSOLE_PORT, DEFAULT_STORE, only_cause, serve_examples
+from agui_core.app.prompter import Check, Read, TerminalPrompter, refusal_text, stdin_reader
+from agui_core.errors import LocalProtocolError
 from agui_core.machine.client import (
     ClientMachine,
     Reply,
@@ -48,12 +48,10 @@ from agui_core.machine.client import (
     approve,
     approve_with_edits,
     cancel,
-    deny,
     read_expires_at,
     resolve,
 )
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import event_to_dict
 from agui_core.protocol.types import JSON, Interrupt, RunAgentInput, RunFinishedInterruptOutcome
 from agui_core.store.base import StoreError
 from agui_core.store.sqlite import SqliteThreadStore
@@ -69,25 +67,12 @@ __all__ = [
     "TerminalPrompter",
     "auto_answer",
     "describe_event",
-    "run_console",
     "run_demo",
     "serve_examples",
     "stdin_reader",
 ]
 
-DEFAULT_STORE: Final = "agui-demo.sqlite3"
-CONSOLE_PORT: Final = 8770
-"""Where ``agui demo --console`` serves the approval console unless ``--port`` says otherwise."""
-"""Where the demo keeps its threads, relative to the current directory."""
-
 _MAX_ROUNDS: Final = 8  # a scenario that keeps interrupting past this is broken, not long
-_WIDTH: Final = 110  # longest value shown in an event line
-
-Read = Callable[[str], str]
-"""Show a prompt and return the line typed (without its newline); ``EOFError`` at end of input."""
-
-Check = Callable[[Reply], LocalProtocolError | None]
-"""What the client machine says of an answer before it is sent (``None``: it would be accepted)."""
 
 
 # --- the scenarios -----------------------------------------------------------------------
@@ -152,403 +137,10 @@ def auto_answer(scenario: str, route: Route, position: int) -> tuple[Reply, str]
             return cancel(), "cancel (this call must not run)"
         return approve(), "approve"
     if route.kind == "form":
-        return resolve(dict(FORM_ANSWER)), "fill in the form: " + _json(FORM_ANSWER)
+        return resolve(dict(FORM_ANSWER)), "fill in the form: " + as_json(FORM_ANSWER)
     if route.kind == "confirmation":
         return resolve(True), "yes"
     return cancel(), "cancel (the demo does not know this reason)"
-
-
-class _Missing:
-    """No value (a blank answer to a field with no current value)."""
-
-
-_MISSING: Final = _Missing()
-
-
-# --- showing events ----------------------------------------------------------------------
-
-_BARE = re.compile(r"[\w.@:/+-]+", re.ASCII)
-
-
-def _json(value: Any) -> str:
-    return orjson.dumps(value).decode()
-
-
-def _cut(text: str, width: int = _WIDTH) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, str):
-        if _BARE.fullmatch(value):
-            return value
-        if value[:1] in "{[":  # JSON carried as text (tool call arguments, results): shown as is
-            try:
-                orjson.loads(value)
-            except orjson.JSONDecodeError:
-                pass
-            else:
-                return _cut(value)
-        return _cut(_json(value))
-    return _cut(_json(value))
-
-
-def describe_event(event: ev.Event | ev.UnknownEvent) -> str:
-    """One line for ``event``: its type, then its fields (``threadId`` left out, long values cut)."""
-    if isinstance(event, ev.UnknownEvent):
-        data: dict[str, Any] = dict(event.data)
-    else:
-        data = event_to_dict(event)
-    data.pop("type", None)
-    data.pop("threadId", None)
-    parts = [event.type]
-    if isinstance(event, ev.MessagesSnapshotEvent):
-        parts.append(f"messages=[{len(event.messages)} messages]")
-        data.pop("messages", None)
-    outcome = data.pop("outcome", None)
-    result = data.pop("result", _MISSING)
-    parts.extend(f"{key}={_value(value)}" for key, value in data.items())
-    if isinstance(outcome, dict):
-        kind = outcome.get("type")
-        if kind == "interrupt":
-            count = len(outcome.get("interrupts") or ())
-            parts.append(f"outcome=interrupt ({count} interrupt{'s' if count != 1 else ''}, shown below)")
-        else:
-            parts.append(f"outcome={kind}")
-    if not isinstance(result, _Missing):
-        parts.append(f"result={_value(result)}")
-    return " ".join(parts)
-
-
-def _describe_reply(reply: Reply) -> str:
-    if reply.status == "cancelled":
-        return "cancelled"
-    return "resolved " + _cut(_json(reply.payload), 160)
-
-
-# --- asking a person ---------------------------------------------------------------------
-
-
-def _types(schema: Mapping[str, Any]) -> list[str]:
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        return [declared]
-    if isinstance(declared, list):
-        return [t for t in declared if isinstance(t, str)]
-    return []
-
-
-def _hint(schema: Mapping[str, Any]) -> str:
-    """What a field expects, in a few words (``integer, at least 2000``)."""
-    enum = schema.get("enum")
-    if isinstance(enum, list) and enum:
-        return "one of " + ", ".join(str(v) if isinstance(v, str) else _json(v) for v in enum)
-    types = _types(schema)
-    words = [" or ".join(types) if types else "JSON"]
-    if "boolean" in types and len(types) == 1:
-        words = ["yes/no"]
-    if isinstance(schema.get("minimum"), int | float):
-        words.append(f"at least {schema['minimum']}")
-    if isinstance(schema.get("maximum"), int | float):
-        words.append(f"at most {schema['maximum']}")
-    if isinstance(schema.get("format"), str):
-        words.append(f"format {schema['format']}")
-    return ", ".join(words)
-
-
-def _coerce(text: str, schema: Mapping[str, Any]) -> JSON:
-    """``text`` as the value ``schema`` asks for; ``ValueError`` says why it is not one."""
-    types = _types(schema)
-    enum = schema.get("enum")
-    if not types and isinstance(enum, list) and all(isinstance(v, str) for v in enum):
-        types = ["string"]
-    # Strings last: "2026" for a field of type ["integer", "string"] means the number.
-    for kind in sorted(types, key=lambda t: t == "string"):
-        if kind == "integer":
-            try:
-                return int(text)
-            except ValueError:
-                continue
-        if kind == "number":
-            try:
-                number = float(text)
-            except ValueError:
-                continue
-            if number != number or number in (float("inf"), float("-inf")):
-                continue
-            return int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
-        if kind == "boolean":
-            word = text.lower()
-            if word in ("y", "yes", "true"):
-                return True
-            if word in ("n", "no", "false"):
-                return False
-            continue
-        if kind == "null" and text == "null":
-            return None
-        if kind == "string":
-            return text
-        if kind in ("object", "array"):
-            try:
-                value = orjson.loads(text)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(value, dict if kind == "object" else list):
-                return value
-    if not types:
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            return text
-    raise ValueError(f"{text!r} is not {' or '.join(('an ' if t[0] in 'aeiou' else 'a ') + t for t in types)}")
-
-
-def _refusal(error: LocalProtocolError) -> tuple[str, tuple[str | int, ...] | None]:
-    """What to tell the person of a refused answer, and the payload path at fault, if known."""
-    cause = error.__cause__
-    if isinstance(cause, PayloadError):
-        where = ".".join(str(part) for part in cause.path) or "the answer"
-        return f"{where}: {cause.expected}", cause.path
-    return error.message.removeprefix("resume refused: "), None
-
-
-class TerminalPrompter:
-    """Asks a person for the answer to each interrupt, one line at a time.
-
-    ``read`` shows a prompt and returns the line typed (``EOFError`` at end of input, which
-    is passed on); ``write`` prints a line. Every answer goes through ``check`` before it is
-    returned, and is asked again, with the reason, when it is refused.
-    """
-
-    def __init__(self, read: Read, write: Callable[[str], None]) -> None:
-        self._read = read
-        self._write = write
-
-    def answer(self, route: Route, check: Check) -> Reply:
-        """The person's answer to the interrupt ``route`` renders."""
-        if route.kind == "approval":
-            return self._approval(route, check)
-        if route.kind == "form" and _object_properties(route.schema) is not None:
-            return self._form(route, check)
-        if route.kind == "confirmation" and route.schema == {"type": "boolean"}:
-            return self._confirmation(check)
-        return self._json_answer(route, check)
-
-    def _ask(self, prompt: str) -> str:
-        return self._read(prompt).strip()
-
-    def _refused(self, error: LocalProtocolError) -> tuple[str | int, ...] | None:
-        message, path = _refusal(error)
-        self._write(f"     not accepted: {message}")
-        return path
-
-    def _approval(self, route: Route, check: Check) -> Reply:
-        options = ["approve", "deny", *(["edit"] if route.editable else []), "cancel"]
-        while True:
-            choice = self._ask(f"     {', '.join(options)}? ").lower()
-            reply: Reply
-            if choice in ("a", "approve", "y", "yes"):
-                reply = approve()
-            elif choice in ("d", "deny", "n", "no"):
-                reply = deny()
-            elif choice in ("c", "cancel"):
-                reply = cancel()
-            elif route.editable and choice in ("e", "edit"):
-                reply = self._edit(route, check)
-            else:
-                self._write(f"     please answer {', '.join(options)} (or the first letter)")
-                continue
-            error = check(reply)
-            if error is None:
-                return reply
-            self._refused(error)
-
-    def _edit(self, route: Route, check: Check) -> Reply:
-        """Approve with edits: each argument asked again (Enter keeps it); the whole set replaces the args."""
-        schema = route.schema or {}
-        properties = schema.get("properties")
-        edited_schema = properties.get("editedArgs") if isinstance(properties, Mapping) else None
-        call = route.tool_call
-        current = dict(call.args) if call is not None and isinstance(call.args, dict) else {}
-        self._write("     edit the arguments (Enter keeps a value); they replace the proposed ones whole")
-        return self._fill(
-            edited_schema if isinstance(edited_schema, Mapping) else {},
-            current,
-            lambda values: approve_with_edits(values),
-            check,
-            prefix=("editedArgs",),
-        )
-
-    def _form(self, route: Route, check: Check) -> Reply:
-        return self._fill(route.schema or {}, {}, lambda values: resolve(values), check, prefix=())
-
-    def _fill(
-        self,
-        schema: Mapping[str, Any],
-        current: Mapping[str, JSON],
-        build: Callable[[dict[str, JSON]], Reply],
-        check: Check,
-        *,
-        prefix: tuple[str, ...],
-    ) -> Reply:
-        """Ask each field of an object schema, then re-ask the field the client machine refused."""
-        properties = _object_properties(schema) or {}
-        required = {name for name in schema.get("required", ()) if isinstance(name, str)}
-        names = [*properties, *(name for name in current if name not in properties)]
-        values: dict[str, JSON] = dict(current)
-        todo = names
-        while True:
-            for name in todo:
-                field = properties.get(name)
-                value = self._field(
-                    name, field if isinstance(field, Mapping) else {}, values.get(name, _MISSING), name in required
-                )
-                if isinstance(value, _Missing):
-                    values.pop(name, None)
-                else:
-                    values[name] = value
-            reply = build(dict(values))
-            error = check(reply)
-            if error is None:
-                return reply
-            if error.code == RunErrorCode.INTERRUPT_EXPIRED:
-                # No edit can fix that: the only answer left is to cancel.
-                self._write(f"     not accepted: {_refusal(error)[0]}; cancelled instead")
-                return cancel()
-            path = self._refused(error)
-            at = path[len(prefix)] if path is not None and len(path) > len(prefix) else None
-            todo = [at] if isinstance(at, str) and path is not None and path[: len(prefix)] == prefix else names
-
-    def _field(self, name: str, schema: Mapping[str, Any], current: JSON | _Missing, required: bool) -> JSON | _Missing:
-        keep = "" if isinstance(current, _Missing) else f" [{_value(current)}]"
-        while True:
-            text = self._ask(f"     {name} ({_hint(schema)}){keep}: ")
-            if not text:
-                if not isinstance(current, _Missing):
-                    return current
-                if not required:
-                    return _MISSING
-                self._write(f"     {name} is required")
-                continue
-            try:
-                return _coerce(text, schema)
-            except ValueError as exc:
-                self._write(f"     {exc}")
-
-    def _confirmation(self, check: Check) -> Reply:
-        while True:
-            choice = self._ask("     yes, no or cancel? ").lower()
-            reply: Reply
-            if choice in ("y", "yes"):
-                reply = resolve(True)
-            elif choice in ("n", "no"):
-                reply = resolve(False)
-            elif choice in ("c", "cancel"):
-                reply = cancel()
-            else:
-                self._write("     please answer yes, no or cancel")
-                continue
-            error = check(reply)
-            if error is None:
-                return reply
-            self._refused(error)
-
-    def _json_answer(self, route: Route, check: Check) -> Reply:
-        """The fallback: the answer typed as JSON (or ``cancel``), checked against the schema."""
-        while True:
-            text = self._ask("     answer as JSON, or cancel: ")
-            reply: Reply
-            if text.lower() in ("c", "cancel"):
-                reply = cancel()
-            else:
-                try:
-                    reply = resolve(orjson.loads(text))
-                except orjson.JSONDecodeError:
-                    self._write("     that is not JSON (a string is written in double quotes)")
-                    continue
-            error = check(reply)
-            if error is None:
-                return reply
-            self._refused(error)
-
-
-def _object_properties(schema: object) -> Mapping[str, Any] | None:
-    if not isinstance(schema, Mapping):
-        return None
-    properties = schema.get("properties")
-    if schema.get("type") not in (None, "object") or not isinstance(properties, Mapping) or not properties:
-        return None
-    return properties
-
-
-def stdin_reader(out: TextIO) -> Read:
-    """Read answers from standard input; when it is not a terminal, the answer is echoed to
-    ``out`` after its prompt, so a piped session reads like a typed one."""
-    interactive = sys.stdin.isatty()
-
-    def read(prompt: str) -> str:
-        if interactive:
-            return input(prompt)
-        out.write(prompt)
-        out.flush()
-        line = sys.stdin.readline()
-        if not line:
-            out.write("\n")
-            raise EOFError
-        line = line.rstrip("\r\n")
-        out.write(line + "\n")
-        return line
-
-    return read
-
-
-# --- the host ----------------------------------------------------------------------------
-
-
-@asynccontextmanager
-async def serve_examples(
-    store_path: str | Path, *, port: int = 0, transport: str = "ws"
-) -> AsyncIterator[tuple[str, SqliteThreadStore]]:
-    """Host the example agents over ``transport`` (``ws`` or ``http``) on ``127.0.0.1:port``
-    (0: a free port) with threads in the SQLite file ``store_path``; yields the URL and the store."""
-    from agui_transports.websocket import WebSocketServer
-
-    from agui_core.examples import TOOLS, assistant
-    from agui_core.runtime.host import Host
-
-    store = SqliteThreadStore(store_path)
-    async with store, Host(assistant, store=store, tools=TOOLS) as host:
-        await store.load("agui-demo")  # opens the file now: a store that cannot be opened stops the demo here
-        if transport == "http":
-            async with _http_server(host, port) as url:
-                yield url, store
-            return
-        async with WebSocketServer(host, address="127.0.0.1", port=port, grace=5.0) as server:
-            yield server.url, store
-
-
-@asynccontextmanager
-async def _http_server(host: Any, port: int) -> AsyncIterator[str]:
-    """The ``http`` transport serving ``host`` on ``127.0.0.1:port``; yields its URL."""
-    import anyio
-    from agui_transports.http import HttpTransport
-    from agui_transports.plugin import ServeOptions
-
-    where: list[str] = []
-    ready, stop = anyio.Event(), anyio.Event()
-
-    def serving(url: str) -> None:
-        where.append(url)
-        ready.set()
-
-    options = ServeOptions(address=f"127.0.0.1:{port}", stop=stop, grace=5.0, ready=serving, loopback_only=True)
-    async with anyio.create_task_group() as group:
-        group.start_soon(HttpTransport().serve, host, options)
-        await ready.wait()
-        try:
-            yield where[0]
-        finally:
-            stop.set()
 
 
 async def _stream(client: Any, run_input: RunAgentInput, show: Callable[[str], None]) -> list[Any]:
@@ -625,12 +217,12 @@ class _Demo:
                     except LocalProtocolError as exc:
                         # Each answer was accepted when given; time may have passed since (an
                         # interrupt expired while the person answered the next one): ask again.
-                        self.say(f"   not sent: {_refusal(exc)[0]}; the interrupts are asked again")
+                        self.say(f"   not sent: {refusal_text(exc)[0]}; the interrupts are asked again")
                         if self.auto:
                             return [f"the resume was refused: {exc.message}"]
                 self.say(f"-> resume runId={run_input.run_id} (a new run on the same thread) answering:")
                 for entry in run_input.resume or ():
-                    self.say(f"   {entry.interrupt_id}: {_describe_reply(current.answers[entry.interrupt_id])}")
+                    self.say(f"   {entry.interrupt_id}: {describe_reply(current.answers[entry.interrupt_id])}")
             self._audit(thread_id)
         return _expectations(scenario, rounds)
 
@@ -656,7 +248,7 @@ class _Demo:
         reply, said = auto_answer(scenario.name, route, position)
         error = check(reply)
         if error is not None:
-            self.say(f"     auto answer refused ({_refusal(error)[0]}): cancelled instead")
+            self.say(f"     auto answer refused ({refusal_text(error)[0]}): cancelled instead")
             return cancel()
         self.say(f"     auto: {said}")
         return reply
@@ -677,9 +269,9 @@ class _Demo:
             self.say(f"     answer before {interrupt.expires_at} (in about {minutes} min)")
         if route.kind == "fallback":
             if route.metadata:
-                self.say(f"     metadata: {_cut(_json(route.metadata), 200)}")
+                self.say(f"     metadata: {cut(as_json(route.metadata), 200)}")
             if route.schema:
-                self.say(f"     answer schema: {_cut(_json(route.schema), 200)}")
+                self.say(f"     answer schema: {cut(as_json(route.schema), 200)}")
 
     def _audit(self, thread_id: str) -> None:
         try:
@@ -724,7 +316,7 @@ def _expectations(scenario: Scenario, rounds: Sequence[Round]) -> list[str]:
             results = _tool_results(resumed, call_id)
             wanted = 0 if reply.status == "cancelled" else 1
             if results != wanted:
-                problems.append(f"tool call {call_id} ({_describe_reply(reply)}) got {results} results, not {wanted}")
+                problems.append(f"tool call {call_id} ({describe_reply(reply)}) got {results} results, not {wanted}")
     result = finished.result if finished is not None else None
     if scenario.name in ("email", "parallel"):
         problems += _check_emails(result, decisions)
@@ -770,13 +362,6 @@ def _check_filing(result: JSON, rounds: Sequence[Round]) -> list[str]:
                 confirmed = reply.status == "resolved" and reply.payload is True
     wanted: JSON = {"filed": True, "filing": form} if form is not None and confirmed else {"filed": False}
     return [] if result == wanted else [f"the filing ended with {result!r}, not {wanted!r}"]
-
-
-def _only_cause(exc: BaseException) -> BaseException:
-    """The one exception a task group's exception group stands for (or ``exc`` itself)."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
 
 
 def run_demo(
@@ -834,7 +419,7 @@ def run_demo(
                     print(f"== {scenario.name}: ended as expected", file=out)
     except (KeyboardInterrupt, OSError, StoreError, BaseExceptionGroup) as exc:
         # The host's task group wraps what crosses it (a Ctrl-C at a prompt included).
-        cause = _only_cause(exc)
+        cause = only_cause(exc)
         if isinstance(cause, KeyboardInterrupt):
             print("\nagui demo: interrupted", file=out)
             return 130
@@ -855,58 +440,3 @@ def run_demo(
         file=out,
     )
     return 0
-
-
-# --- the approval console ----------------------------------------------------------------
-
-
-def run_console(*, store: str | Path = DEFAULT_STORE, port: int = CONSOLE_PORT, out: TextIO | None = None) -> int:
-    """Host the example agents over HTTP with the approval console until Ctrl-C; the exit status.
-
-    One thread of each scenario is started and left waiting, so the console's inbox has an
-    approval, the quarterly form and three parallel approvals in it; its address is printed.
-    Without an authenticator the host listens on 127.0.0.1 only and the page needs no token.
-    0: stopped by Ctrl-C; 2: the host could not start (a one-line message on standard error).
-    """
-    import anyio
-    from anyio.from_thread import start_blocking_portal
-
-    out = out if out is not None else sys.stdout
-    suffix = uuid.uuid4().hex  # 122 random bits: a thread id is taken by whoever uses it first
-    try:
-        with (
-            start_blocking_portal() as portal,
-            portal.wrap_async_context_manager(serve_examples(store, port=port, transport="http")) as (url, _),
-        ):
-            portal.call(_start_waiting_threads, url, suffix)
-            print(f"agui demo: the approval console: {url}/console/", file=out)
-            print(
-                f"agui demo: {len(SCENARIOS)} threads wait there for you (thread demo-NAME-{suffix}); "
-                f"threads kept in {store} (SQLite); Ctrl-C stops",
-                file=out,
-                flush=True,
-            )
-            portal.call(anyio.sleep_forever)
-    except (KeyboardInterrupt, OSError, StoreError, BaseExceptionGroup) as exc:
-        cause = _only_cause(exc)
-        if isinstance(cause, KeyboardInterrupt):
-            print("\nagui demo: stopped", file=out)
-            return 0
-        if not isinstance(cause, OSError | StoreError):
-            raise
-        print(f"agui demo: {cause}", file=sys.stderr)
-        return 2
-    return 0
-
-
-async def _start_waiting_threads(url: str, suffix: str) -> None:
-    """Start one thread of each scenario and leave its interrupts open, for the console."""
-    from agui_transports.http_client import connect_http
-
-    async with connect_http(url) as client:
-        for scenario in SCENARIOS:
-            run_input = client.new_input(
-                f"demo-{scenario.name}-{suffix}", scenario.request, forwarded_props={"scenario": scenario.name}
-            )
-            async for _ in client.run(run_input):
-                pass

@@ -85,12 +85,14 @@ def test_scripts_demo_console_run_as_a_process_serves_the_console_not_the_termin
 
 
 def test_the_console_is_served_at_the_address_the_main_job_names(monkeypatch: pytest.MonkeyPatch) -> None:
-    import agui_core.app.demo
+    import agui_core.app.demo_console
     from agui_core.app.cli import main
 
     ports: list[int] = []
-    monkeypatch.setattr(agui_core.app.demo, "run_console", lambda *, store, port: ports.append(port) or 0)
+    monkeypatch.setattr(agui_core.app.demo_console, "run_console", lambda *, store, port: ports.append(port) or 0)
     assert main(["demo", "--console"]) == 0
     assert main(["demo", "--console", "--port", "0"]) == 0
     assert main(["demo", "--console", "--port", "9001"]) == 0
-    assert ports == [agui_core.app.demo.CONSOLE_PORT, 0, 9001] and agui_core.app.demo.CONSOLE_PORT == 8770
+    assert (
+        ports == [agui_core.app.demo_console.CONSOLE_PORT, 0, 9001] and agui_core.app.demo_console.CONSOLE_PORT == 8770
+    )
