@@ -38,7 +38,7 @@ from typing import Any, Final, TextIO
 import attrs
 
 from agui_core.app.event_lines import as_json, cut, describe_event, describe_reply
-from agui_core.app.examples_host import CONSOLE_PORT, DEFAULT_STORE, only_cause, serve_examples
+from agui_core.app.examples_host import CONSOLE_PORT, DEFAULT_STORE, exit_status, serve_examples
 from agui_core.app.prompter import Check, Read, TerminalPrompter, refusal_text, stdin_reader
 from agui_core.errors import LocalProtocolError
 from agui_core.machine.client import (
@@ -418,16 +418,7 @@ def run_demo(
                 if not problems:
                     print(f"== {scenario.name}: ended as expected", file=out)
     except (KeyboardInterrupt, OSError, StoreError, BaseExceptionGroup) as exc:
-        # The host's task group wraps what crosses it (a Ctrl-C at a prompt included).
-        cause = only_cause(exc)
-        if isinstance(cause, KeyboardInterrupt):
-            print("\nagui demo: interrupted", file=out)
-            return 130
-        if not isinstance(cause, OSError | StoreError):
-            raise
-        # The port is taken, the store cannot be opened: say so in a line, as a command should.
-        print(f"agui demo: {cause}", file=sys.stderr)
-        return 2
+        return exit_status(exc, out, ctrl_c=("\nagui demo: interrupted", 130))
     failed = [name for name, problems in outcomes.items() if problems]
     print(file=out)
     if failed:

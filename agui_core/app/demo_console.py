@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from agui_core.app.demo import SCENARIOS
-from agui_core.app.examples_host import CONSOLE_PORT, DEFAULT_STORE, only_cause, serve_examples
+from agui_core.app.examples_host import CONSOLE_PORT, DEFAULT_STORE, exit_status, serve_examples
 from agui_core.store.base import StoreError
 
 __all__ = ["CONSOLE_PORT", "run_console"]
@@ -43,14 +43,7 @@ def run_console(*, store: str | Path = DEFAULT_STORE, port: int = CONSOLE_PORT, 
             )
             portal.call(anyio.sleep_forever)
     except (KeyboardInterrupt, OSError, StoreError, BaseExceptionGroup) as exc:
-        cause = only_cause(exc)
-        if isinstance(cause, KeyboardInterrupt):
-            print("\nagui demo: stopped", file=out)
-            return 0
-        if not isinstance(cause, OSError | StoreError):
-            raise
-        print(f"agui demo: {cause}", file=sys.stderr)
-        return 2
+        return exit_status(exc, out, ctrl_c=("\nagui demo: stopped", 0))
     return 0
 
 

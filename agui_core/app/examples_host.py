@@ -7,14 +7,16 @@ in it for the approval console.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TextIO
 
+from agui_core.store.base import StoreError
 from agui_core.store.sqlite import SqliteThreadStore
 
-__all__ = ["CONSOLE_PORT", "DEFAULT_STORE", "only_cause", "serve_examples"]
+__all__ = ["CONSOLE_PORT", "DEFAULT_STORE", "exit_status", "serve_examples"]
 
 DEFAULT_STORE: Final = "agui-demo.sqlite3"
 """Where the demo keeps its threads, relative to the current directory."""
@@ -68,8 +70,21 @@ async def _http_server(host: Any, port: int) -> AsyncIterator[str]:
             stop.set()
 
 
-def only_cause(exc: BaseException) -> BaseException:
-    """The one exception a task group's exception group stands for (or ``exc`` itself)."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
+def exit_status(exc: BaseException, out: TextIO, *, ctrl_c: tuple[str, int]) -> int:
+    """The exit status of a demo command that ``exc`` stopped, said in a line.
+
+    The host's task group wraps what crosses it (a Ctrl-C at a prompt included): the one
+    exception it stands for is what counts. Ctrl-C prints ``ctrl_c``'s line on ``out`` and
+    gives its status; a port taken or a store that cannot be opened is one line on standard
+    error, as a command should say it (2); anything else is raised again.
+    """
+    cause = exc
+    while isinstance(cause, BaseExceptionGroup) and len(cause.exceptions) == 1:
+        cause = cause.exceptions[0]
+    if isinstance(cause, KeyboardInterrupt):
+        print(ctrl_c[0], file=out)
+        return ctrl_c[1]
+    if not isinstance(cause, OSError | StoreError):
+        raise exc
+    print(f"agui demo: {cause}", file=sys.stderr)
+    return 2
