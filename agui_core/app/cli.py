@@ -138,6 +138,7 @@ if TYPE_CHECKING:
     from agui_core.app.check_report import CheckReport, Format
     from agui_core.machine.rulebook import Profile
     from agui_core.runtime.observe import Observer
+    from agui_core.runtime.webhooks import Webhooks
 
 __all__ = ["check_recording", "lint_recording", "load_agent", "main", "run_endings"]
 
@@ -164,6 +165,7 @@ _SECRET_FILES = (
     ("--auth-jwt-key", "auth_jwt_key"),
     ("--store-dsn-file", "store_dsn_file"),
     ("--tls-key", "tls_key"),
+    ("--webhook-secret-file", "webhook_secret_file"),
 )
 
 _DEFAULT_STORE = "sqlite:agui.sqlite3"
@@ -307,7 +309,7 @@ def _refuse_open_secrets(args: argparse.Namespace) -> None:
     if args.insecure or os.name != "posix":
         return
     for flag, attribute in _SECRET_FILES:
-        path = getattr(args, attribute)
+        path = getattr(args, attribute, None)  # a command without the option has no such file
         if path is None:
             continue
         try:
@@ -467,6 +469,7 @@ async def _serve(args: argparse.Namespace) -> int:
     if authenticator is None and args.insecure:
         log.warning("--insecure: no authenticator, and any address; every client acts as the same principal")
     tls = _tls(args)
+    webhooks = _webhooks(args)
     agent, tools = load_agent(args.target)
     transport = load_transport(args.transport)
     spec = _store_spec(args)
@@ -521,6 +524,7 @@ async def _serve(args: argparse.Namespace) -> int:
                         retain=retain,
                         retain_audit=retain_audit,
                         expire_every=args.expire_every or None,
+                        webhooks=webhooks,
                     )
                 )
                 host.send_timeout = args.send_timeout
@@ -532,6 +536,32 @@ async def _serve(args: argparse.Namespace) -> int:
             log.warning("runs still in flight were cut off")
         group.cancel_scope.cancel()
     return 0
+
+
+def _webhooks(args: argparse.Namespace) -> Webhooks | None:
+    """The host's webhooks as ``--webhook`` and its companions ask, or ``None``."""
+    from agui_core.runtime.webhooks import Webhooks
+
+    urls = list(args.webhook)
+    if args.webhooks_file is not None:
+        try:
+            lines = Path(args.webhooks_file).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ValueError(f"--webhooks-file {args.webhooks_file}: {exc.strerror}") from None
+        urls += [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not urls:
+        if args.webhook_secret_file is not None:
+            raise ValueError("--webhook-secret-file signs the notices of --webhook: give --webhook too")
+        return None
+    if args.webhook_secret_file is None:
+        raise ValueError("--webhook needs --webhook-secret-file FILE: receivers check each notice's signature")
+    try:
+        secret = Path(args.webhook_secret_file).read_bytes().strip()
+    except OSError as exc:
+        raise ValueError(f"--webhook-secret-file {args.webhook_secret_file}: {exc.strerror}") from None
+    if args.transport == "stdio":
+        raise ValueError("--webhook: stdio is a local pipe; serve over --ws or --http to notify anyone")
+    return Webhooks(urls, secret=secret, console_url=args.webhook_console, remind_before=args.webhook_remind)
 
 
 def _observer(args: argparse.Namespace) -> Observer | None:
@@ -1015,6 +1045,35 @@ def _parser() -> argparse.ArgumentParser:
         "--public-metrics",
         action="store_true",
         help="with --metrics, answer GET /metrics without credentials (default: behind auth)",
+    )
+    notify = serve.add_argument_group(
+        "webhooks", "a signed POST when an interrupt is raised, nears expiry, is decided or expires"
+    )
+    notify.add_argument(
+        "--webhook",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="send notices to this URL (repeatable; needs agui-core[webhooks]; docs/operations.md)",
+    )
+    notify.add_argument("--webhooks-file", metavar="FILE", help="a file of webhook URLs, one a line")
+    notify.add_argument(
+        "--webhook-secret-file",
+        metavar="FILE",
+        help="the file holding the secret that signs every notice (16 bytes or more; mode 600)",
+    )
+    notify.add_argument(
+        "--webhook-remind",
+        type=float,
+        default=3600.0,
+        metavar="SECONDS",
+        help="send interrupt.expiring this long before an interrupt's expiresAt (default 3600)",
+    )
+    notify.add_argument(
+        "--webhook-console",
+        metavar="URL",
+        help="the approval console's address as people reach it, for the link in each notice "
+        "(for example https://agents.example.com/console/)",
     )
     serve.add_argument(
         "--metrics",

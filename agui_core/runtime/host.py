@@ -133,7 +133,8 @@ from agui_core.runtime.streams import Outlet, Pace, RunEvents
 from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome, failed_result
 from agui_core.runtime.views import ThreadView
 from agui_core.runtime.watch import ThreadChanges
-from agui_core.store.base import Purged, StoreError, ThreadStore, VersionConflict, WaitingThread
+from agui_core.runtime.webhooks import Webhooks
+from agui_core.store.base import DeliveryLedger, Purged, StoreError, ThreadStore, VersionConflict, WaitingThread
 from agui_core.store.memory import MemoryThreadStore
 
 # RunEvents and ThreadView live in agui_core.runtime.streams and .views; named here too, as what
@@ -191,12 +192,16 @@ class Host:
         sweep_every: float | None = None,
         observer: Observer | None = None,
         expire_every: float | None = None,
+        webhooks: Webhooks | None = None,
     ) -> None:
         """``retain``, ``retain_audit`` and ``sweep_every`` (seconds) are the retention of the
         module docstring; ``retain=None`` keeps every thread. ``sweep_every`` defaults to a tenth
         of ``retain``, at least 1 s and at most an hour. ``observer`` is told what the host does
         (metrics, traces: :mod:`agui_core.runtime.observe`); by default nobody is.
-        ``expire_every`` (seconds) turns on active expiry (see the module docstring)."""
+        ``expire_every`` (seconds) turns on active expiry (see the module docstring).
+        ``webhooks`` tells receivers when interrupts wait and are settled
+        (:mod:`agui_core.runtime.webhooks`); its store is this host's, which must keep a ledger
+        of deliveries (every store of this package does)."""
         self.agent = agent
         self.store: ThreadStore = store if store is not None else MemoryThreadStore()
         self.tools: Mapping[str, Tool] = {t.name: t for t in tools}
@@ -261,6 +266,13 @@ class Host:
         # token of the run in progress. Emptied when the thread's run ends.
         self._seen: dict[str, tuple[frozenset[str], int]] = {}
         self._run_tokens: dict[str, object] = {}
+        if webhooks is not None and not isinstance(self.store, DeliveryLedger):
+            raise ValueError(
+                f"webhooks need a store that keeps a ledger of deliveries; a {type(self.store).__name__} does not"
+            )
+        self.webhooks = webhooks
+        """Who is told of interrupts raised, expiring, decided and expired (``None``: nobody)."""
+        self._notifying: anyio.CancelScope | None = None
 
     async def authenticate(self, credentials: Credentials) -> str:
         """The principal ``credentials`` stand for (:data:`ANONYMOUS` without an authenticator).
@@ -413,7 +425,15 @@ class Host:
         if self.expire_every is not None:
             self._expiring = anyio.CancelScope()
             self._group.start_soon(self._expire_forever)
+        if self.webhooks is not None:
+            self._notifying = anyio.CancelScope()
+            self.changes.listen(self.webhooks.kick)
+            self._group.start_soon(self._notify_forever, self.webhooks, self._notifying)
         return self
+
+    async def _notify_forever(self, webhooks: Webhooks, scope: anyio.CancelScope) -> None:
+        with scope:
+            await webhooks.run(self.store, self._clock)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -424,6 +444,10 @@ class Host:
             self._sweeping.cancel()  # the tasks of the host's that would never end by themselves
         if self._expiring is not None:
             self._expiring.cancel()
+        if self._notifying is not None:
+            self._notifying.cancel()
+            assert self.webhooks is not None
+            self.changes.unlisten(self.webhooks.kick)
         return await group.__aexit__(exc_type, exc, tb)
 
     def run(self, run_input: RunAgentInput, *, principal: str = ANONYMOUS) -> RunEvents:

@@ -29,7 +29,7 @@ from time import perf_counter
 from typing import TypeVar
 
 from agui_core.machine.record import OpenInterrupt, ResolvedInterrupt, ThreadRecord
-from agui_core.store.base import Purged, ThreadStore, WaitingThread
+from agui_core.store.base import DeliveryLedger, Purged, StoreError, ThreadStore, WaitingThread
 
 __all__ = ["NO_OBSERVER", "ObservedStore", "Observer", "Observers", "RunOutcome", "trace_carrier"]
 
@@ -221,5 +221,24 @@ class ObservedStore:
             "purge", self.store.purge(idle_before=idle_before, audit_before=audit_before, limit=limit)
         )
 
+    async def claim_delivery(self, key: str, *, holder: str, now: datetime, until: datetime) -> int | None:
+        return await self._timed(
+            "claim_delivery", _ledger(self.store).claim_delivery(key, holder=holder, now=now, until=until)
+        )
+
+    async def finish_delivery(
+        self, key: str, *, holder: str, delivered: bool, retry_at: datetime | None = None
+    ) -> None:
+        ledger = _ledger(self.store)
+        return await self._timed(
+            "finish_delivery", ledger.finish_delivery(key, holder=holder, delivered=delivered, retry_at=retry_at)
+        )
+
     async def aclose(self) -> None:
         await self.store.aclose()
+
+
+def _ledger(store: ThreadStore) -> DeliveryLedger:
+    if not isinstance(store, DeliveryLedger):
+        raise StoreError(f"a {type(store).__name__} keeps no ledger of deliveries")
+    return store

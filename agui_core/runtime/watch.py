@@ -19,7 +19,7 @@ principal holds open is bounded, and never at the expense of another's.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import anyio
@@ -50,7 +50,7 @@ class ThreadChange:
 class ThreadChanges:
     """Hands each published change to the watchers of its thread's owner (see the module docstring)."""
 
-    __slots__ = ("_buffer", "_watchers")
+    __slots__ = ("_buffer", "_listeners", "_watchers")
 
     def __init__(self, buffer: int = 64) -> None:
         self._buffer = buffer
@@ -58,13 +58,23 @@ class ThreadChanges:
         # order; values unused): a save costs one lookup when nobody watches its owner, however
         # many watch others.
         self._watchers: dict[str | None, dict[MemoryObjectSendStream[ThreadChange], None]] = {}
+        self._listeners: list[Callable[[ThreadRecord], None]] = []
 
     def __len__(self) -> int:
         """How many watchers there are."""
         return sum(len(watching) for watching in self._watchers.values())
 
+    def listen(self, listener: Callable[[ThreadRecord], None]) -> None:
+        """Call ``listener`` with every record saved, whoever owns it (it must not block)."""
+        self._listeners.append(listener)
+
+    def unlisten(self, listener: Callable[[ThreadRecord], None]) -> None:
+        self._listeners.remove(listener)
+
     def saved(self, record: ThreadRecord) -> None:
         """Publish the save of ``record``, if anyone watches its owner's threads."""
+        for listener in self._listeners:
+            listener(record)
         if record.owner in self._watchers:
             self.publish(ThreadChange.of(record))
 

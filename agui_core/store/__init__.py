@@ -4,11 +4,12 @@ The PostgreSQL store needs the ``postgres`` extra, so it is imported from its ow
 ``from agui_core.store.postgres import PostgresThreadStore``.
 """
 
-from agui_core.store.base import Purged, StoreError, ThreadStore, VersionConflict
+from agui_core.store.base import DeliveryLedger, Purged, StoreError, ThreadStore, VersionConflict
 from agui_core.store.memory import MemoryThreadStore
 from agui_core.store.sqlite import SqliteThreadStore
 
 __all__ = [
+    "DeliveryLedger",
     "MemoryThreadStore",
     "Purged",
     "SqliteThreadStore",

@@ -40,12 +40,14 @@ from agui_core.machine.record import OpenInterrupt, ResolvedInterrupt, ThreadRec
 
 __all__ = [
     "AUDIT_MARGIN",
+    "DeliveryLedger",
     "Purged",
     "StoreError",
     "ThreadStore",
     "VersionConflict",
     "WaitingThread",
     "audit_lines_since",
+    "check_claim",
     "check_purge",
     "extend_lease",
     "newest_first",
@@ -63,10 +65,13 @@ class StoreError(AguiError):
 class VersionConflict(StoreError):
     """Another writer saved the thread first: ``expected`` was stored, not ``found``.
 
-    The store only reports the lost race. What the input's sender hears is the thread machine's
-    to decide, on what the store now holds (:mod:`agui_core.machine.occupancy`; a stranger
-    hears ``FORBIDDEN``, anyone else ``THREAD_BUSY``).
+    Its ``code`` says the thread is busy, as the error of a store call. What the input's sender
+    hears is the thread machine's to decide, on what the store now holds
+    (:mod:`agui_core.machine.occupancy`; a stranger hears ``FORBIDDEN``, anyone else
+    ``THREAD_BUSY``).
     """
+
+    code = RunErrorCode.THREAD_BUSY
 
     def __init__(self, thread_id: str, expected: int, found: int | None) -> None:
         self.thread_id = thread_id
@@ -173,6 +178,37 @@ class ThreadStore(Protocol):
 
     async def aclose(self) -> None:
         """Release what the store holds (connections, files)."""
+
+
+@runtime_checkable
+class DeliveryLedger(Protocol):
+    """What a store keeps of the notices a host sends out (webhooks), so that each is delivered
+    by one host at a time, retried until it is, and never claimed again once it was.
+
+    A delivery is named by a ``key`` its sender derives from what it tells (the same notice to
+    the same receiver: the same key, on every host). A claim is a compare-and-set, as a save
+    is: of two hosts claiming one key at the same moment, one gets it.
+    """
+
+    async def claim_delivery(self, key: str, *, holder: str, now: datetime, until: datetime) -> int | None:
+        """Take delivery ``key`` for ``holder`` until ``until``: the number of this attempt (1
+        for the first); ``None`` when it was delivered, or when a claim or a wait before the
+        next attempt lasts past ``now``. ``now`` and ``until`` are aware datetimes."""
+
+    async def finish_delivery(
+        self, key: str, *, holder: str, delivered: bool, retry_at: datetime | None = None
+    ) -> None:
+        """How ``holder``'s attempt at ``key`` ended: delivered (never claimed again), or not
+        (anyone may claim it again from ``retry_at``, at once when ``None``). Changes nothing
+        when another holder has claimed it meanwhile (this holder's claim had run out)."""
+
+
+def check_claim(now: datetime, until: datetime) -> None:
+    """Raise ``ValueError`` for instants :meth:`DeliveryLedger.claim_delivery` does not take."""
+    if now.tzinfo is None or until.tzinfo is None:
+        raise ValueError("a delivery's claim is between aware datetimes")
+    if until <= now:
+        raise ValueError("a delivery's claim ends after now")
 
 
 def extend_lease(record: ThreadRecord, until: str | None) -> ThreadRecord:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import sys
 from collections import OrderedDict
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Self
 
 import orjson
@@ -43,6 +43,7 @@ from agui_core.store.base import (
     VersionConflict,
     WaitingThread,
     audit_lines_since,
+    check_claim,
     check_purge,
     extend_lease,
     newest_first,
@@ -66,6 +67,7 @@ class MemoryThreadStore:
     __slots__ = (
         "_at_rest",
         "_closed",
+        "_deliveries",
         "_interrupts",
         "_owners",
         "_purged_audit",
@@ -95,6 +97,8 @@ class MemoryThreadStore:
         self._at_rest: dict[str, datetime] = {}
         # The audit trails of purged threads kept longer than them: (thread id, owner, last save, trail).
         self._purged_audit: list[tuple[str, str | None, datetime, tuple[ResolvedInterrupt, ...]]] = []
+        # delivery key -> (holder, claimed or waiting until, attempts, delivered).
+        self._deliveries: dict[str, tuple[str | None, datetime, int, bool]] = {}
         self._closed = False
 
     def __len__(self) -> int:
@@ -292,6 +296,33 @@ class MemoryThreadStore:
         """Nothing to open (as for the stores that connect to something, before first use)."""
         await checkpoint()
         self._check_open()
+
+    async def claim_delivery(self, key: str, *, holder: str, now: datetime, until: datetime) -> int | None:
+        """Take delivery ``key`` (see :class:`~agui_core.store.base.DeliveryLedger`); between two awaits."""
+        check_claim(now, until)
+        self._check_open()
+        await checkpoint()
+        found = self._deliveries.get(key)
+        if found is not None and (found[3] or found[1] > now):
+            return None
+        attempts = 1 if found is None else found[2] + 1
+        self._deliveries[key] = (holder, until, attempts, False)
+        return attempts
+
+    async def finish_delivery(
+        self, key: str, *, holder: str, delivered: bool, retry_at: datetime | None = None
+    ) -> None:
+        """How ``holder``'s attempt at ``key`` ended (see :class:`~agui_core.store.base.DeliveryLedger`)."""
+        self._check_open()
+        await checkpoint()
+        found = self._deliveries.get(key)
+        if found is None or found[0] != holder or found[3]:
+            return
+        if delivered:
+            self._deliveries[key] = (None, found[1], found[2], True)
+        else:
+            wait = retry_at if retry_at is not None else datetime.min.replace(tzinfo=UTC)
+            self._deliveries[key] = (None, wait, found[2], False)
 
     async def aclose(self) -> None:
         """Let go of every thread; any later call raises ``StoreError``."""

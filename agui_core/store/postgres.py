@@ -102,6 +102,7 @@ from agui_core.store.base import (
     VersionConflict,
     WaitingThread,
     audit_lines_since,
+    check_claim,
     check_purge,
     extend_lease,
     saved_instant,
@@ -604,6 +605,19 @@ class PostgresThreadStore:
             f"SELECT thread_id, owner, record->'open' FROM {s}.threads WHERE state = 'INTERRUPTED'"
             " ORDER BY record->'open'->0->>'raisedAt' DESC NULLS LAST, thread_id DESC LIMIT $1"
         )
+        self._ledger_made = False
+        self._claim_sql = (
+            f"INSERT INTO {s}.deliveries AS d (key, holder, until, attempts) VALUES ($1, $2, $3, 1)"
+            " ON CONFLICT (key) DO UPDATE SET holder = $2, until = $3, attempts = d.attempts + 1"
+            " WHERE NOT d.delivered AND d.until <= $4 RETURNING attempts"
+        )
+        self._delivered_sql = (
+            f"UPDATE {s}.deliveries SET holder = NULL, delivered = true WHERE key = $1 AND holder = $2"
+        )
+        self._retry_sql = (
+            f"UPDATE {s}.deliveries SET holder = NULL, until = coalesce($3, '-infinity'::timestamptz)"
+            " WHERE key = $1 AND holder = $2"
+        )
 
     @property
     def schema(self) -> str:
@@ -939,6 +953,47 @@ class PostgresThreadStore:
         except _FAILURES as exc:
             raise StoreError(f"cannot purge the thread store's schema {self._schema!r}: {exc}") from exc
         return Purged(threads=threads, audit_trails=trails, swept=swept)
+
+    async def claim_delivery(self, key: str, *, holder: str, now: datetime, until: datetime) -> int | None:
+        """Take delivery ``key`` (see :class:`~agui_core.store.base.DeliveryLedger`): one
+        statement, so of two hosts claiming one key at once, one gets it."""
+        check_claim(now, until)
+        found = await self._ledger_write(
+            f"claim delivery {key!r}", "fetchval", self._claim_sql, key, holder, until, now
+        )
+        return None if found is None else int(found)
+
+    async def finish_delivery(
+        self, key: str, *, holder: str, delivered: bool, retry_at: datetime | None = None
+    ) -> None:
+        """How ``holder``'s attempt at ``key`` ended (see :class:`~agui_core.store.base.DeliveryLedger`)."""
+        what = f"record the delivery of {key!r}"
+        if delivered:
+            await self._ledger_write(what, "execute", self._delivered_sql, key, holder)
+        else:
+            await self._ledger_write(what, "execute", self._retry_sql, key, holder, retry_at)
+
+    async def _ledger_write(self, what: str, method: str, query: str, *args: Any) -> Any:
+        """Run ``query`` on the deliveries table, which the first call makes (under a lock, so
+        that two hosts making it at once do not collide): a schema that never sends a notice
+        has no such table, and its version stays what older code reads."""
+        pool = await self._connected()
+        try:
+            async with pool.acquire(timeout=self._timeout) as connection:
+                if not self._ledger_made:
+                    async with connection.transaction():
+                        await connection.execute(
+                            "SELECT pg_advisory_xact_lock($1)", _lock_key(self._schema, "deliveries")
+                        )
+                        await connection.execute(
+                            f"CREATE TABLE IF NOT EXISTS {self._schema}.deliveries ("
+                            " key text PRIMARY KEY, holder text, until timestamptz NOT NULL,"
+                            " attempts integer NOT NULL, delivered boolean NOT NULL DEFAULT false)"
+                        )
+                    self._ledger_made = True
+                return await getattr(connection, method)(query, *args)
+        except _FAILURES as exc:
+            raise StoreError(f"cannot {what}: {exc}") from exc
 
     async def open(self) -> None:
         """Connect now, creating or migrating the schema, rather than on first use:

@@ -121,6 +121,7 @@ from agui_core.store.base import (
     VersionConflict,
     WaitingThread,
     audit_lines_since,
+    check_claim,
     check_purge,
     extend_lease,
     saved_instant,
@@ -201,6 +202,21 @@ _WAITING = (
 _ALL_WAITING = (
     "SELECT thread_id, json_extract(record, '$.owner'), json_extract(record, '$.open') FROM threads"
     " WHERE state = 'INTERRUPTED' ORDER BY json_extract(record, '$.open[0].raisedAt') DESC, thread_id DESC LIMIT ?"
+)
+
+# The ledger of webhook deliveries (DeliveryLedger): made on first use, so a file that never
+# sends a notice has no such table and older versions of this code read the file as before.
+# ``until`` is UTC text (see _utc), so text order is time order; '' is the distant past.
+_DELIVERIES = (
+    "CREATE TABLE IF NOT EXISTS deliveries ("
+    " key TEXT PRIMARY KEY NOT NULL, holder TEXT, until TEXT NOT NULL,"
+    " attempts INTEGER NOT NULL, delivered INTEGER NOT NULL DEFAULT 0)"
+)
+_CLAIM = (
+    "INSERT INTO deliveries (key, holder, until, attempts) VALUES (?1, ?2, ?3, 1)"
+    " ON CONFLICT (key) DO UPDATE SET holder = ?2, until = ?3, attempts = attempts + 1"
+    " WHERE delivered = 0 AND until <= ?4"
+    " RETURNING attempts"
 )
 
 # Version 2 added the leases table: opening a version 1 file creates it. Version 3 moved
@@ -370,6 +386,7 @@ class SqliteThreadStore:
         self._stored: OrderedDict[str, _Remembered] = OrderedDict()
         self._stored_bytes = 0
         self._waiting_indexed = False
+        self._ledger_made = False
         # The saves and the loads waiting for their next batch (used only from the event loop).
         self._saves = _Queue(self._save_batch, self._limiter)
         self._loads = _Queue(self._load_batch, self._read_limiter)
@@ -490,6 +507,19 @@ class SqliteThreadStore:
         check_purge(idle_before, audit_before, limit)
         cutoff = None if audit_before is None else _utc(audit_before)
         return await self._call(self._purge, _utc(idle_before), cutoff, limit)
+
+    async def claim_delivery(self, key: str, *, holder: str, now: datetime, until: datetime) -> int | None:
+        """Take delivery ``key`` (see :class:`~agui_core.store.base.DeliveryLedger`): one statement,
+        which another process's claim of the same key waits for."""
+        check_claim(now, until)
+        return await self._call(self._claim_delivery, key, holder, _utc(now), _utc(until))
+
+    async def finish_delivery(
+        self, key: str, *, holder: str, delivered: bool, retry_at: datetime | None = None
+    ) -> None:
+        """How ``holder``'s attempt at ``key`` ended (see :class:`~agui_core.store.base.DeliveryLedger`)."""
+        wait = _utc(retry_at) if retry_at is not None else ""
+        await self._call(self._finish_delivery, key, holder, delivered, wait)
 
     async def open(self) -> None:
         """Open the file now, creating or migrating it, rather than on first use:
@@ -1055,6 +1085,34 @@ class SqliteThreadStore:
             return [(thread_id, resolved_from_dicts([orjson.loads(entry)])[0]) for thread_id, entry in rows]
         except Exception as exc:
             raise StoreError(f"an audit trail is corrupt: {exc!r}") from exc
+
+    def _ledger(self) -> sqlite3.Connection:
+        """The writer, with the deliveries table: made on first use, as the inbox's index is."""
+        connection = self._connect()
+        if not self._ledger_made:
+            connection.execute(_DELIVERIES)
+            self._ledger_made = True
+        return connection
+
+    def _claim_delivery(self, key: str, holder: str, now: str, until: str) -> int | None:
+        try:
+            row = self._ledger().execute(_CLAIM, (key, holder, until, now)).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot claim delivery {key!r}: {exc}") from exc
+        return None if row is None else int(row[0])
+
+    def _finish_delivery(self, key: str, holder: str, delivered: bool, wait: str) -> None:
+        try:
+            if delivered:
+                self._ledger().execute(
+                    "UPDATE deliveries SET holder = NULL, delivered = 1 WHERE key = ? AND holder = ?", (key, holder)
+                )
+            else:
+                self._ledger().execute(
+                    "UPDATE deliveries SET holder = NULL, until = ? WHERE key = ? AND holder = ?", (wait, key, holder)
+                )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot record the delivery of {key!r}: {exc}") from exc
 
     def _index_waiting(self, connection: sqlite3.Connection) -> None:
         if not self._waiting_indexed:

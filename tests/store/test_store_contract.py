@@ -22,6 +22,7 @@ from agui_core.machine.record import ThreadRecord, record_to_dict
 from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.store import (
+    DeliveryLedger,
     MemoryThreadStore,
     Purged,
     SqliteThreadStore,
@@ -576,3 +577,57 @@ async def test_a_save_whose_time_cannot_be_compared_fails_alone(store: ThreadSto
         await store.save(attrs.evolve(RECORDS[1], saved_at=saved_at))
     assert await store.load("thread-1") == RECORDS[0]
     await store.save(RECORDS[1])
+
+
+# -- the ledger of deliveries (webhooks) ----------------------------------------------------
+
+
+async def test_a_delivery_is_claimed_by_one_holder_until_its_claim_runs_out(store: ThreadStore) -> None:
+    assert isinstance(store, DeliveryLedger)
+    soon, later = NOW + timedelta(seconds=30), NOW + timedelta(seconds=60)
+    assert await store.claim_delivery("k", holder="a", now=NOW, until=soon) == 1
+    assert await store.claim_delivery("k", holder="b", now=NOW, until=soon) is None  # a holds it
+    # a's claim ran out (its host died mid-attempt): b takes it over, as the second attempt.
+    assert await store.claim_delivery("k", holder="b", now=soon, until=later) == 2
+    await store.finish_delivery("k", holder="a", delivered=True)  # a's word counts no more
+    assert await store.claim_delivery("k", holder="c", now=later, until=later + timedelta(seconds=30)) == 3
+
+
+async def test_a_failed_delivery_waits_for_its_retry_and_a_delivered_one_is_never_claimed_again(
+    store: ThreadStore,
+) -> None:
+    assert isinstance(store, DeliveryLedger)
+    until = NOW + timedelta(seconds=30)
+    assert await store.claim_delivery("k", holder="a", now=NOW, until=until) == 1
+    await store.finish_delivery("k", holder="a", delivered=False, retry_at=NOW + timedelta(seconds=10))
+    assert await store.claim_delivery("k", holder="b", now=NOW + timedelta(seconds=5), until=until) is None
+    assert await store.claim_delivery("k", holder="b", now=NOW + timedelta(seconds=10), until=until) == 2
+    await store.finish_delivery("k", holder="b", delivered=False)  # no wait: claimable at once
+    assert await store.claim_delivery("k", holder="a", now=NOW + timedelta(seconds=10), until=until) == 3
+    await store.finish_delivery("k", holder="a", delivered=True)
+    far = NOW + timedelta(days=3)
+    assert await store.claim_delivery("k", holder="b", now=far, until=far + timedelta(seconds=1)) is None
+    # Another key is a delivery of its own.
+    assert await store.claim_delivery("other", holder="b", now=NOW, until=until) == 1
+
+
+async def test_of_many_claims_at_once_one_wins(store: ThreadStore) -> None:
+    assert isinstance(store, DeliveryLedger)
+    won: list[str] = []
+
+    async def claim(holder: str) -> None:
+        if await store.claim_delivery("race", holder=holder, now=NOW, until=NOW + timedelta(seconds=30)):
+            won.append(holder)
+
+    async with anyio.create_task_group() as group:
+        for n in range(8):
+            group.start_soon(claim, f"h{n}")
+    assert len(won) == 1
+
+
+async def test_a_claim_needs_aware_instants_and_an_end_after_now(store: ThreadStore) -> None:
+    assert isinstance(store, DeliveryLedger)
+    with pytest.raises(ValueError, match="aware"):
+        await store.claim_delivery("k", holder="a", now=NOW.replace(tzinfo=None), until=NOW + timedelta(seconds=1))
+    with pytest.raises(ValueError, match="after now"):
+        await store.claim_delivery("k", holder="a", now=NOW, until=NOW)
