@@ -27,6 +27,7 @@ from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import JSON, ResumeEntry
 
 __all__ = [
+    "EXPIRED_MARK",
     "MAX_INTERRUPTS",
     "bind_answers",
     "check_entries",
@@ -38,6 +39,12 @@ __all__ = [
     "raised_elsewhere",
 ]
 
+
+EXPIRED_MARK = "agui.expired"
+"""The metadata key of an answer the host gave itself when an interrupt expired: the agent's own
+declared answer (``ThreadMachine.interrupt(on_expiry=...)``), not a person's. Its value is the
+answer's status, which the audit line (status ``expired``) keeps this way. A client's answer
+may not carry it (``INVALID_RESUME``): only the host says an answer was its own."""
 
 MAX_INTERRUPTS = MAX_RESUME_ENTRIES
 """How many interrupts a thread holds open at most, so how many entries one resume carries."""
@@ -68,6 +75,8 @@ def check_entries(entries: Sequence[ResumeEntry]) -> None:
     for index, entry in enumerate(entries):
         where = f"resume[{index}] (interrupt {entry.interrupt_id!r})"
         fault = answer_fault(entry.status, entry.payload, entry.metadata)
+        if fault is None and entry.metadata is not None and EXPIRED_MARK in entry.metadata:
+            fault = f"metadata key {EXPIRED_MARK!r} is the host's: it marks the answer it gives an expired interrupt"
         if fault is not None:
             raise RemoteProtocolError(RunErrorCode.INVALID_RESUME, f"{where}: {fault}")
         if entry.interrupt_id in seen:

@@ -24,6 +24,7 @@ __all__ = [
     "ANONYMOUS",
     "ActiveRun",
     "CompletedResume",
+    "ExpiryDefault",
     "OpenInterrupt",
     "Proposal",
     "ResolvedInterrupt",
@@ -67,6 +68,19 @@ class Proposal:
 
 
 @attrs.frozen(kw_only=True)
+class ExpiryDefault:
+    """The answer a host gives an interrupt itself once its ``expiresAt`` passes unanswered.
+
+    The agent declares it when it raises the interrupt (a cancel, or a resolved payload its
+    schema accepts, such as a denial); active expiry then resumes the agent with it, as a run
+    of the host's own. The audit trail records the interrupt as ``expired``, with this payload.
+    """
+
+    status: Literal["resolved", "cancelled"]
+    payload: JSON = None
+
+
+@attrs.frozen(kw_only=True)
 class OpenInterrupt:
     """An interrupt waiting for its answer, the run that raised it and when (if known).
 
@@ -80,6 +94,8 @@ class OpenInterrupt:
     raised_at: str | None = None
     proposal: Proposal | None = None
     continuation: JSON = None
+    on_expiry: ExpiryDefault | None = None
+    """The answer the agent declared for when nobody answers in time (``None``: none)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -226,6 +242,12 @@ def _structure(value: Any, tp: Any) -> Any:
     return converter.structure(value, tp)
 
 
+def _expiry_default(data: Mapping[str, Any] | None) -> ExpiryDefault | None:
+    if data is None:
+        return None
+    return ExpiryDefault(status=data["status"], payload=data.get("payload"))
+
+
 def _proposal_to_dict(proposal: Proposal | None) -> dict[str, Any] | None:
     if proposal is None:
         return None
@@ -270,6 +292,11 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
                 "raisedAt": o.raised_at,
                 "proposal": _proposal_to_dict(o.proposal),
                 "continuation": o.continuation,
+                **(
+                    {"onExpiry": {"status": o.on_expiry.status, "payload": o.on_expiry.payload}}
+                    if o.on_expiry is not None
+                    else {}
+                ),
             }
             for o in record.open_interrupts
         ],
@@ -427,6 +454,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
                 raised_at=o["raisedAt"],
                 proposal=_proposal_from_dict(o.get("proposal")),
                 continuation=o.get("continuation"),
+                on_expiry=_expiry_default(o.get("onExpiry")),
             )
             for o in data["open"]
         ),

@@ -59,11 +59,13 @@ import orjson
 from agui_core.errors import (
     LocalProtocolError,
     OrderingError,
+    PayloadError,
     RemoteProtocolError,
     RunErrorCode,
     format_path,
 )
 from agui_core.machine.admission import (
+    EXPIRED_MARK,
     MAX_INTERRUPTS,
     bind_answers,
     check_entries,
@@ -92,6 +94,8 @@ from agui_core.machine.history import HistoryUpdate, check_input_depth, check_in
 from agui_core.machine.interrupts import (
     CORE_REASONS,
     BoundAnswer,
+    answer_fault,
+    check_answer_payload,
     check_interrupt,
     format_ids,
 )
@@ -104,6 +108,7 @@ from agui_core.machine.record import (
     ANONYMOUS,
     ActiveRun,
     CompletedResume,
+    ExpiryDefault,
     OpenInterrupt,
     Proposal,
     ResolvedInterrupt,
@@ -133,6 +138,7 @@ __all__ = [
     "CORE_REASONS",
     "DEFAULT_MAX_THREAD_BYTES",
     "DEFAULT_MAX_THREAD_MESSAGES",
+    "EXPIRED_MARK",
     "MAX_INTERRUPTS",
     "RESUMES_KEPT",
     "ThreadLimits",
@@ -1208,12 +1214,13 @@ class ThreadMachine:
             interrupt, entry = answer.interrupt, answer.entry
             call_id = interrupt.tool_call_id
             journal = self._journal.get(call_id) if call_id is not None else None
+            by_expiry = entry.metadata is not None and entry.metadata.get(EXPIRED_MARK) == entry.status
             self._resolved.append(
                 ResolvedInterrupt(
                     interrupt=interrupt,
                     run_id=answer.raised_in,
                     raised_at=run.raised_at.get(interrupt.id),
-                    status=entry.status,
+                    status="expired" if by_expiry else entry.status,
                     payload=entry.payload,
                     metadata=entry.metadata,
                     answered_in=run.run_id,
@@ -1258,6 +1265,7 @@ class ThreadMachine:
         continuation: JSON = None,
         edit_schemas: Mapping[str, Mapping[str, JSON]] | None = None,
         keep_steps: bool = False,
+        on_expiry: Mapping[str, ExpiryDefault] | None = None,
     ) -> list[Effect]:
         """End the run with interrupts: snapshots, then persist, then ``RUN_FINISHED``.
 
@@ -1268,6 +1276,9 @@ class ThreadMachine:
         interrupts, never sent, and handed back with their answers. Each ``tool_call``
         interrupt is bound to its tool call as proposed in this run; ``edit_schemas`` (by tool
         call id, the tool's parameters) are what an approval's ``editedArgs`` must then pass.
+        ``on_expiry`` (by interrupt id) is the answer to give an interrupt that expires
+        unanswered (see :meth:`expire`): each needs the interrupt's ``expiresAt``, and a
+        resolved one a payload its schema accepts.
         """
         run = self._live_run(MachineInput.INTERRUPT)
         interrupts = tuple(interrupts)
@@ -1293,6 +1304,8 @@ class ThreadMachine:
         edit_schemas = edit_schemas or {}
         for call_id, schema in edit_schemas.items():
             self._validators.check_schema(call_id, schema)
+        defaults = dict(on_expiry or {})
+        self._check_expiry_defaults(interrupts, defaults, edit_schemas, finished)
         suspended: dict[str, list[str]] = {}
         for interrupt in interrupts:
             if interrupt.subagent_run_id is not None:
@@ -1319,6 +1332,7 @@ class ThreadMachine:
                 if i.tool_call_id is not None
                 else None,
                 continuation=kept,
+                on_expiry=defaults.get(i.id),
             )
             for i in interrupts
         )
@@ -1407,7 +1421,33 @@ class ThreadMachine:
             )
         self._open = tuple(o for o in self._open if o not in expired)
 
-    def expire(self, now: datetime) -> list[Effect]:
+    def _check_expiry_defaults(
+        self,
+        interrupts: Sequence[Interrupt],
+        defaults: Mapping[str, ExpiryDefault],
+        edit_schemas: Mapping[str, Mapping[str, JSON]],
+        finished: ev.RunFinishedEvent,
+    ) -> None:
+        by_id = {i.id: i for i in interrupts}
+        for iid, default in defaults.items():
+            interrupt = by_id.get(iid)
+            if interrupt is None:
+                raise self._refuse(finished, f"on_expiry names interrupt {iid!r}, which this run does not raise")
+            if interrupt.expires_at is None:
+                raise self._refuse(finished, f"interrupt {iid!r} has an answer for its expiry but no expiresAt")
+            fault = answer_fault(default.status, default.payload, None)
+            if fault is not None:
+                raise self._refuse(finished, f"the answer for the expiry of interrupt {iid!r}: {fault}")
+            if default.status == "resolved":
+                parameters = edit_schemas.get(interrupt.tool_call_id) if interrupt.tool_call_id is not None else None
+                try:
+                    check_answer_payload(interrupt, default.payload, self._validators, edit_parameters=parameters)
+                except PayloadError as exc:
+                    raise self._refuse(
+                        finished, f"the answer for the expiry of interrupt {iid!r} fails its schema: {exc.message}"
+                    ) from exc
+
+    def expire(self, now: datetime, *, run_id: str | None = None, lease_until: datetime | None = None) -> list[Effect]:
         """Close the open interrupts whose ``expiresAt`` has passed at ``now``, with no input.
 
         What a host does by itself when an interrupt expires (active expiry): the same closing
@@ -1415,18 +1455,64 @@ class ThreadMachine:
         and the thread ``IDLE`` once none is left open. A late resume of one of them is still
         refused with ``INTERRUPT_EXPIRED``. Nothing while a run holds the thread or none has
         expired (no effects); else the one effect is the record to persist.
+
+        When the last open interrupts have all expired and the agent declared an answer for the
+        expiry of some (``on_expiry`` of :meth:`interrupt`), and the host names a new run
+        (``run_id``, held until ``lease_until``), the run starts instead: the agent is resumed
+        with those answers (their metadata names their status under :data:`EXPIRED_MARK`), the others closed as expired;
+        the effects are those of an accepted resume, :class:`StartAgent` last. Each answered
+        interrupt is ``expired`` in the audit trail, with its answer, once the run ends.
         """
-        if now.tzinfo is None:
-            raise LocalProtocolError("expire needs an aware datetime for now", state=self._state)
+        if now.tzinfo is None or (lease_until is not None and lease_until.tzinfo is None):
+            raise LocalProtocolError("expire needs aware datetimes for now and lease_until", state=self._state)
         if self._run is not None or self._state is not ThreadState.INTERRUPTED:
             return []
-        _, expired = partition_open(self._open, now)
+        live, expired = partition_open(self._open, now)
         if not expired:
             return []
+        defaulted = [o for o in expired if o.on_expiry is not None]
+        if run_id is not None and defaulted and not live:
+            return self._resume_on_expiry(run_id, now, defaulted, expired, lease_until)
         self._close_expired(expired)
         if not self._open:
             self._state = next_state(self._state, MachineInput.EXPIRE)
         return [self._persist()]
+
+    def _resume_on_expiry(
+        self,
+        run_id: str,
+        now: datetime,
+        defaulted: list[OpenInterrupt],
+        expired: list[OpenInterrupt],
+        lease_until: datetime | None,
+    ) -> list[Effect]:
+        entries = tuple(
+            ResumeEntry(
+                interrupt_id=o.interrupt.id,
+                status=o.on_expiry.status,
+                payload=o.on_expiry.payload,
+                metadata={EXPIRED_MARK: o.on_expiry.status},
+            )
+            for o in defaulted
+            if o.on_expiry is not None
+        )
+        run_input = RunAgentInput(thread_id=self._thread_id, run_id=run_id, resume=entries)
+        answers = tuple(
+            BoundAnswer(interrupt=o.interrupt, entry=entry, raised_in=o.run_id)
+            for o, entry in zip(defaulted, entries, strict=True)
+        )
+        history = self._merge_history(run_input)
+        rest = [o for o in expired if o.on_expiry is None]
+        return self._start(
+            run_input,
+            now,
+            rest,
+            answers=answers,
+            history=history,
+            sizes=None,
+            principal=self._owner if self._owner is not None else ANONYMOUS,
+            lease_until=lease_until,
+        )
 
     def close_abandoned_run(self, now: datetime, *, run_timeout: timedelta | None = None) -> list[Effect]:
         """Fail the run in progress if its host is gone, as :meth:`fail` does; else do nothing.

@@ -60,9 +60,11 @@ import attrs
 import orjson
 
 from agui_core.errors import LocalProtocolError, RunErrorCode
+from agui_core.machine.admission import EXPIRED_MARK
 from agui_core.machine.effects import Answer, Effect, Emit, ToolDecision
 from agui_core.machine.journal import Replay, Step, step_key
-from agui_core.machine.record import Proposal, ResolvedInterrupt, ToolJournalEntry
+from agui_core.machine.record import ExpiryDefault, Proposal, ResolvedInterrupt, ToolJournalEntry
+from agui_core.machine.replies import Reply as ClientReply
 from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
@@ -158,6 +160,20 @@ def _as_json(value: Any, what: str) -> JSON:
     return result
 
 
+ExpiryAnswer = ExpiryDefault | ClientReply
+"""An answer for expiry: an :class:`~agui_core.machine.record.ExpiryDefault`, or a reply as a
+client builds one (:func:`~agui_core.machine.client.cancel`, ``deny()``, ``resolve(payload)``)."""
+
+
+def expiry_default(answer: ExpiryAnswer | None) -> ExpiryDefault | None:
+    """``answer`` as the machine keeps it (its metadata, if any, is not kept)."""
+    if answer is None or isinstance(answer, ExpiryDefault):
+        return answer
+    if isinstance(answer, ClientReply):
+        return ExpiryDefault(status=answer.status, payload=answer.payload)
+    raise TypeError(f"on_expiry takes cancel(), deny(), resolve(payload) or an ExpiryDefault, not {answer!r}")
+
+
 class _Call(Generic[_T]):
     """A ``ctx`` call that must be awaited: it knows where it was made, to say so if it is not."""
 
@@ -187,13 +203,20 @@ class _Call(Generic[_T]):
 class _Question(_Call[_T]):
     """An :meth:`RunContext.ask` or :meth:`RunContext.confirm`; ``ctx.interrupt`` takes one too."""
 
-    __slots__ = ("_interrupt",)
+    __slots__ = ("_interrupt", "_on_expiry")
 
     def __init__(
-        self, ctx: RunContext, name: str, step: Callable[..., Coroutine[Any, Any, _T]], interrupt: Interrupt, *args: Any
+        self,
+        ctx: RunContext,
+        name: str,
+        step: Callable[..., Coroutine[Any, Any, _T]],
+        interrupt: Interrupt,
+        on_expiry: ExpiryDefault | None,
+        *args: Any,
     ) -> None:
         super().__init__(ctx, name, step, *args)
         self._interrupt = interrupt
+        self._on_expiry = on_expiry
 
     def as_interrupt(self) -> Interrupt:
         """The question as an interrupt of the explicit style (not awaited: asked, not waited for)."""
@@ -202,6 +225,8 @@ class _Question(_Call[_T]):
         if not asked.id:  # no id of the author's: a fresh one
             prefix = "input" if asked.reason == "input_required" else "confirm"
             asked = attrs.evolve(asked, id=self._ctx.new_id(prefix))
+        if self._on_expiry is not None:
+            self._ctx._on_expiry[asked.id] = self._on_expiry
         return asked
 
 
@@ -253,6 +278,7 @@ class RunContext:
         self._now = now
         self._tools = tools
         self._pending: list[Interrupt] = []
+        self._on_expiry: dict[str, ExpiryDefault] = {}  # by interrupt id: the answers declared for expiry
         self._ended = False
         self._last_message_id: str | None = None
         self._replay: Replay = machine.replay
@@ -429,12 +455,14 @@ class RunContext:
     def _step_id(self, prefix: str, index: int) -> str:
         return f"{prefix}-{self._replay.execution}-{index + 1}"
 
-    def _wait_for(self, interrupt: Interrupt) -> None:
+    def _wait_for(self, interrupt: Interrupt, on_expiry: ExpiryDefault | None = None) -> None:
         """Ask ``interrupt`` in this run: the run ends with it (and any others asked with it)."""
         if self._streaming:
             raise LocalProtocolError(
                 f"{interrupt.reason} {interrupt.id!r} asked inside ctx.message(): end the message first"
             )
+        if on_expiry is not None:
+            self._on_expiry[interrupt.id] = on_expiry
         self._pending.append(interrupt)
         self._suspending = True
         raise Suspend
@@ -542,6 +570,8 @@ class RunContext:
         interrupt_id: str | None = None,
         message: str | None = None,
         metadata: Mapping[str, JSON] | None = None,
+        expires_at: str | None = None,
+        on_expiry: ExpiryAnswer | None = None,
     ) -> Awaitable[ToolOutcome]:
         """Call a registered tool and return what became of the call (a step).
 
@@ -552,18 +582,23 @@ class RunContext:
         ``cancelled`` or ``expired``. Either way the tool runs at most once, across retries
         and restarts: a replay returns the recorded outcome. ``tool_call_id`` and
         ``interrupt_id`` default to ids made from the step; the ids the first run used are the
-        step's ever after.
+        step's ever after. ``expires_at`` puts a deadline on the approval, and ``on_expiry``
+        (for example :func:`~agui_core.machine.client.deny`) is the decision the host takes
+        itself if nobody decides by then: it resumes the agent with it, and the call returns
+        that decision's outcome.
         """
-        options = (parent_message_id, tool_call_id, interrupt_id, message, metadata)
+        options = (parent_message_id, tool_call_id, interrupt_id, message, metadata, expires_at, on_expiry)
         return self._call("ctx.call_tool", self._call_tool, name, dict(args), options)
 
     async def _call_tool(
         self,
         name: str,
         args: dict[str, JSON],
-        options: tuple[str | None, str | None, str | None, str | None, Mapping[str, JSON] | None],
+        options: tuple[
+            str | None, str | None, str | None, str | None, Mapping[str, JSON] | None, str | None, ExpiryAnswer | None
+        ],
     ) -> ToolOutcome:
-        parent_message_id, tool_call_id, interrupt_id, message, metadata = options
+        parent_message_id, tool_call_id, interrupt_id, message, metadata, expires_at, on_expiry = options
         registered = self._tools.get(name)
         if registered is None:
             raise LocalProtocolError(f"no tool named {name!r} is registered with the host")
@@ -592,8 +627,9 @@ class RunContext:
                 tool_call_id=call_id,
                 response_schema=registered.approval_schema,
                 metadata=metadata,
+                expires_at=expires_at,
             )
-            self._wait_for(approval)
+            self._wait_for(approval, expiry_default(on_expiry))
         kept = self._machine.tool_journal.get(call_id)
         if kept is not None:
             # A retry after its host died: the tool ran (or started) in the attempt that failed.
@@ -650,6 +686,7 @@ class RunContext:
         expires_at: str | None = None,
         metadata: Mapping[str, JSON] | None = None,
         interrupt_id: str | None = None,
+        on_expiry: ExpiryAnswer | None = None,
     ) -> Awaitable[Reply]:
         """Ask a person for input described by ``schema`` (an ``input_required`` interrupt; a step).
 
@@ -658,7 +695,10 @@ class RunContext:
         step is the message and the schema: ``expires_at`` and ``metadata`` may differ from
         run to run. ``interrupt_id`` defaults to an id made from the step (one of your own must
         be new to the thread); the id the first run used is the step's ever after. Not awaited
-        but handed to :meth:`interrupt`, it is the explicit style's question.
+        but handed to :meth:`interrupt`, it is the explicit style's question. ``on_expiry``
+        (:func:`~agui_core.machine.client.cancel`, or ``resolve(payload)``) is the answer the
+        host gives itself if nobody answers by ``expires_at``: it resumes the agent with it
+        (its ``metadata`` says so, under ``agui.expired``).
         """
         question = Interrupt(
             id=interrupt_id or "",  # "": the step's own id
@@ -668,7 +708,10 @@ class RunContext:
             expires_at=expires_at,
             metadata=metadata,
         )
-        return _Question(self, "ctx.ask", self._ask, question, question, step_key(message, dict(schema)))
+        default = expiry_default(on_expiry)
+        return _Question(
+            self, "ctx.ask", self._ask, question, default, question, step_key(message, dict(schema)), default
+        )
 
     def confirm(
         self,
@@ -677,11 +720,13 @@ class RunContext:
         expires_at: str | None = None,
         metadata: Mapping[str, JSON] | None = None,
         interrupt_id: str | None = None,
+        on_expiry: ExpiryAnswer | None = None,
     ) -> Awaitable[bool]:
         """Ask a person yes or no (a ``confirmation`` interrupt; a step): ``True`` for yes.
 
         A ``no``, or the question dismissed or expired, is ``False``. The step is the message:
-        ``expires_at``, ``metadata`` and ``interrupt_id`` are as for :meth:`ask`.
+        ``expires_at``, ``metadata``, ``interrupt_id`` and ``on_expiry`` are as for :meth:`ask`
+        (``on_expiry=resolve(True)``: yes, unless someone says otherwise in time).
         """
         question = Interrupt(
             id=interrupt_id or "",  # "": the step's own id
@@ -690,21 +735,22 @@ class RunContext:
             expires_at=expires_at,
             metadata=metadata,
         )
-        return _Question(self, "ctx.confirm", self._confirm, question, question, step_key(message))
+        default = expiry_default(on_expiry)
+        return _Question(self, "ctx.confirm", self._confirm, question, default, question, step_key(message), default)
 
-    async def _confirm(self, question: Interrupt, key: str) -> bool:
-        reply = await self._question("confirm", question, key)
+    async def _confirm(self, question: Interrupt, key: str, on_expiry: ExpiryDefault | None) -> bool:
+        reply = await self._question("confirm", question, key, on_expiry)
         return reply.status == "resolved" and reply.payload is True
 
-    async def _ask(self, question: Interrupt, key: str) -> Reply:
-        return await self._question("ask", question, key)
+    async def _ask(self, question: Interrupt, key: str, on_expiry: ExpiryDefault | None) -> Reply:
+        return await self._question("ask", question, key, on_expiry)
 
-    async def _question(self, kind: str, question: Interrupt, key: str) -> Reply:
+    async def _question(self, kind: str, question: Interrupt, key: str, on_expiry: ExpiryDefault | None) -> Reply:
         index, step, recorded = await self._take(kind, key, kind)
         if not recorded:
             if question.id:
                 step = self._replay.use_ids(index, question.id)
-            self._wait_for(attrs.evolve(question, id=step.id))
+            self._wait_for(attrs.evolve(question, id=step.id), on_expiry)
         answered = self.answer(step.id)  # answered by this run's input
         if answered is not None:
             entry = answered.entry
@@ -712,7 +758,11 @@ class RunContext:
         closed = self._closed(step.id)  # answered by an earlier run's: the audit trail has it
         if closed is None:
             raise LocalProtocolError(f"question {step.id!r} has no answer in this run to return")
-        return Reply(interrupt_id=step.id, status=closed.status, payload=closed.payload, metadata=closed.metadata)
+        status = closed.status
+        given = closed.metadata.get(EXPIRED_MARK) if closed.metadata is not None else None
+        if status == "expired" and given in ("resolved", "cancelled"):
+            status = given  # the host's own answer at expiry: as the run it resumed read it
+        return Reply(interrupt_id=step.id, status=status, payload=closed.payload, metadata=closed.metadata)
 
     def once(self, name: str, function: Callable[..., Awaitable[_T] | _T], *args: Any, **kwargs: Any) -> Awaitable[_T]:
         """Run ``function(*args, **kwargs)`` once for this execution, and return its value (a step).
@@ -882,8 +932,13 @@ class RunContext:
         if not keep_steps:  # a run that waits on a step's question may still owe the steps made for after it
             self._check_awaited()
             self._check_retraced()
+        raised_ids = {i.id for i in raised}
         effects = self._machine.interrupt(
-            raised, now=self._now(), edit_schemas=self._edit_schemas(raised), keep_steps=keep_steps
+            raised,
+            now=self._now(),
+            edit_schemas=self._edit_schemas(raised),
+            keep_steps=keep_steps,
+            on_expiry={iid: d for iid, d in self._on_expiry.items() if iid in raised_ids},
         )
         await self._end(effects)
 

@@ -386,22 +386,57 @@ class Host:
             if not due or thread_id in self._busy:
                 continue
             self._busy.add(thread_id)
+            resuming = False
             try:
                 machine = await self._load(thread_id)
-                effects = machine.expire(now)
-                for effect in effects:
+                run_id = f"expiry-{self.new_id()}"
+                effects = machine.expire(now, run_id=run_id, lease_until=now + timedelta(seconds=self.lease))
+                start = next((e for e in effects if isinstance(e, StartAgent)), None)
+                if start is not None:
+                    # The agent declared answers for these: it is resumed with them, in a run of
+                    # the host's own that nobody listens to (its events are in the thread).
+                    assert self._group is not None and isinstance(effects[0], Persist)
+                    await self._save(effects[0])
+                    closed += len(due)
+                    resuming = True
+                    self._group.start_soon(self._resume_on_expiry, machine, effects[1:], start)
+                for effect in effects if start is None else ():
                     if isinstance(effect, Persist):
                         await self._save(effect)
                         closed += len(due)
             except VersionConflict:
                 log.debug("thread %r was saved by another host while expiring its interrupts", thread_id)
             finally:
-                self._busy.discard(thread_id)
-                if self.observer.active:
-                    self._seen.pop(thread_id, None)
+                if not resuming:
+                    self._busy.discard(thread_id)
+                    if self.observer.active:
+                        self._seen.pop(thread_id, None)
         if closed:
             log.info("active expiry: closed %d expired interrupts", closed)
         return closed
+
+    async def _resume_on_expiry(self, machine: ThreadMachine, effects: Sequence[Effect], start: StartAgent) -> None:
+        """Carry out the run :meth:`ThreadMachine.expire` started with the agent's declared
+        answers (its record already saved), as a run without a caller; the thread is this
+        host's until the run ends."""
+        thread_id, run_input = machine.thread_id, start.run_input
+        send, receive = anyio.create_memory_object_stream[ev.Event](0)
+        receive.close()  # nobody listens: the outlet finds the caller gone, and the run goes on
+        out = Outlet(send, self.send_timeout, run_input.run_id)
+        log.info(
+            "resuming thread %r with the answers its agent declared for expiry (run %r)", thread_id, run_input.run_id
+        )
+        try:
+            async with send:
+                await self._carry([e for e in effects if not isinstance(e, StartAgent)], out)
+                await self._run_agent(machine, run_input, start.answers, out)
+        except Exception:
+            log.exception("the host failed on run %r of thread %r, resumed at expiry", run_input.run_id, thread_id)
+        finally:
+            self._busy.discard(thread_id)
+            if self.observer.active:
+                self._seen.pop(thread_id, None)
+                self._run_tokens.pop(thread_id, None)
 
     async def _expire_forever(self) -> None:
         """Look for expired interrupts at start, then every ``expire_every`` seconds, until the host exits."""

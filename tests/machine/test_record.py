@@ -16,6 +16,7 @@ from agui_core.machine.journal import Step, StepJournal
 from agui_core.machine.record import (
     ActiveRun,
     CompletedResume,
+    ExpiryDefault,
     OpenInterrupt,
     Proposal,
     ResolvedInterrupt,
@@ -339,6 +340,7 @@ def _maximal() -> ThreadRecord:
                 raised_at="2026-01-01T00:00:00+00:00",
                 proposal=proposal,
                 continuation={"c": 1},
+                on_expiry=ExpiryDefault(status="resolved", payload={"quarter": "Q1"}),
             ),
         ),
         resolved=(
