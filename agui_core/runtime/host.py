@@ -468,7 +468,7 @@ class Host:
 
     async def _notify_forever(self, webhooks: Webhooks, scope: anyio.CancelScope) -> None:
         with scope:
-            await webhooks.run(self.store, self._clock)
+            await webhooks.run(self.store, self._clock, self.observer)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

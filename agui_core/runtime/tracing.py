@@ -30,11 +30,20 @@ from __future__ import annotations
 import importlib
 import os
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from opentelemetry import trace
-from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, TracerProvider
+from opentelemetry.trace import (
+    Link,
+    NonRecordingSpan,
+    Span,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TracerProvider,
+)
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from agui_core.machine.record import OpenInterrupt, ResolvedInterrupt
@@ -54,6 +63,8 @@ class TracingObserver(Observer):
         self.tracer = (provider if provider is not None else trace.get_tracer_provider()).get_tracer("agui_core")
         self.max_remembered = max_remembered
         self._raised_in: OrderedDict[str, SpanContext] = OrderedDict()  # interrupt id -> its raising run's span
+        # interrupt id -> the run a notice about it belongs to: the raising run, then the deciding one.
+        self._noticed_in: OrderedDict[str, SpanContext] = OrderedDict()
 
     def run_started(self, *, thread_id: str, run_id: str) -> object:
         carrier = trace_carrier.get()
@@ -105,13 +116,30 @@ class TracingObserver(Observer):
         raised_in = run.get_span_context()
         for opened in interrupts:
             self._raised_in[opened.interrupt.id] = raised_in
+            self._remember_notice(opened.interrupt.id, raised_in)
         while len(self._raised_in) > self.max_remembered:
             self._raised_in.popitem(last=False)
+
+    def _remember_notice(self, interrupt_id: str, context: SpanContext) -> None:
+        self._noticed_in[interrupt_id] = context
+        self._noticed_in.move_to_end(interrupt_id)
+        while len(self._noticed_in) > self.max_remembered:
+            self._noticed_in.popitem(last=False)
+
+    def trace_headers(self, interrupt_id: str) -> Mapping[str, str] | None:
+        context = self._noticed_in.get(interrupt_id)
+        if context is None:
+            return None
+        carrier: dict[str, str] = {}
+        _PROPAGATOR.inject(carrier, context=trace.set_span_in_context(NonRecordingSpan(context)))
+        return carrier
 
     def interrupts_closed(self, run: object, *, thread_id: str, closed: Sequence[ResolvedInterrupt]) -> None:
         decided_in = run.get_span_context() if isinstance(run, Span) else None
         for entry in closed:
             interrupt = entry.interrupt
+            if decided_in is not None:
+                self._remember_notice(interrupt.id, decided_in)
             links = [Link(c) for c in (self._raised_in.pop(interrupt.id, None), decided_in) if c is not None]
             edited = isinstance(entry.payload, dict) and "editedArgs" in entry.payload
             span = self.tracer.start_span(

@@ -34,6 +34,10 @@ takes it over. A decision older than ``lookback`` seconds when a host starts, or
 of every host's view while its receiver is down, is no longer sent; a raised notice is sent for
 as long as its interrupts stay open.
 
+Trace context. A notice carries the ``traceparent`` (and ``tracestate``) of the run it is
+about, when the host that sends it ran that run with tracing on (``agui serve --traces``): the
+run that raised the interrupts, or the one that decided them.
+
 Timing. The host looks every ``every`` seconds, and at once (at most once a second) after
 each save it makes; a host learns of another host's saves at its next look.
 """
@@ -58,6 +62,7 @@ import orjson
 from agui_core.machine.record import OpenInterrupt, ResolvedInterrupt
 from agui_core.protocol.types import JSON
 from agui_core.runtime.clock import Clock
+from agui_core.runtime.observe import NO_OBSERVER, Observer
 from agui_core.store.base import DeliveryLedger, StoreError, ThreadStore, WaitingThread
 
 __all__ = ["Notice", "NoticeKind", "Webhooks", "notices", "signature"]
@@ -269,6 +274,7 @@ class Webhooks:
         self._since: datetime | None = None  # where the next look at the audit starts
         self._done: OrderedDict[str, None] = OrderedDict()  # delivered (by anyone), newest last
         self._later: dict[str, tuple[datetime, Notice, str]] = {}  # ledger key -> (not before, notice, url)
+        self._observer: Observer = NO_OBSERVER
         self.delivered = 0
         """How many notices this host delivered (to one URL each)."""
 
@@ -276,8 +282,13 @@ class Webhooks:
         """Look again soon (the host saved a thread)."""
         self._wake.set()
 
-    async def run(self, store: ThreadStore, clock: Clock) -> None:
-        """Look and deliver, every ``every`` seconds and when kicked, until cancelled."""
+    async def run(self, store: ThreadStore, clock: Clock, observer: Observer = NO_OBSERVER) -> None:
+        """Look and deliver, every ``every`` seconds and when kicked, until cancelled.
+
+        ``observer`` gives each notice the trace context of the run it is about
+        (:meth:`~agui_core.runtime.observe.Observer.trace_headers`), where this host knows it.
+        """
+        self._observer = observer
         if not isinstance(store, DeliveryLedger):
             raise TypeError(f"a {type(store).__name__} keeps no ledger of deliveries")
         client = self._client()
@@ -344,6 +355,10 @@ class Webhooks:
             "x-agui-timestamp": stamp,
             "x-agui-signature": signature(self._secret, stamp, body),
         }
+        first = notice.interrupts[0].get("id") if notice.interrupts else None
+        traced = self._observer.trace_headers(first) if isinstance(first, str) else None
+        if traced:
+            headers.update(traced)
         failure: str | None = None
         try:
             response = await client.post(url, content=body, headers=headers)

@@ -337,3 +337,34 @@ async def test_two_hosts_on_one_postgresql_store_deliver_each_notice_once(tmp_pa
         ("interrupt.raised", f"raised:shared:{first.run_id}"),
         ("interrupt.decided", "decided:shared:r-resume"),
     ]
+
+
+async def test_with_tracing_a_notice_carries_the_trace_context_of_its_run() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from agui_core.runtime.tracing import TracingObserver
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with anyio.fail_after(LIMIT):
+        async with Receiver([]).running() as receiver:
+            hooks = Webhooks([receiver.url], secret=SECRET, every=0.2)
+            async with Host(
+                agents.approval_agent,
+                store=MemoryThreadStore(),
+                tools=agents.TOOLS,
+                webhooks=hooks,
+                observer=TracingObserver(provider),
+            ) as host:
+                events = [e async for e in host.run(RunAgentInput(thread_id="t", run_id="r1"))]
+                assert events[-1].type == "RUN_FINISHED"
+                while not receiver.got:
+                    await anyio.sleep(0.05)
+    (run_span,) = [s for s in exporter.get_finished_spans() if s.name == "invoke_agent"]
+    assert run_span.context is not None
+    headers, _ = receiver.got[0]
+    version, trace_id, span_id, _flags = headers["traceparent"].split("-")
+    assert (version, int(trace_id, 16), int(span_id, 16)) == ("00", run_span.context.trace_id, run_span.context.span_id)
