@@ -138,6 +138,7 @@ if TYPE_CHECKING:
     from agui_core.app.check_report import CheckReport, Format
     from agui_core.machine.rulebook import Profile
     from agui_core.runtime.observe import Observer
+    from agui_core.runtime.policies import PolicyFile
     from agui_core.runtime.webhooks import Webhooks
 
 __all__ = ["check_recording", "lint_recording", "load_agent", "main", "run_endings"]
@@ -365,6 +366,7 @@ def _authenticator(args: argparse.Namespace) -> Any:
             algorithms=[args.auth_jwt_algorithm],
             audience=args.auth_jwt_audience,
             issuer=args.auth_jwt_issuer,
+            roles_claim=args.auth_jwt_roles_claim,
         )
     except ImportError:
         raise ValueError("--auth-jwt-key needs pyjwt: pip install 'agui-core[jwt]'") from None
@@ -470,6 +472,7 @@ async def _serve(args: argparse.Namespace) -> int:
         log.warning("--insecure: no authenticator, and any address; every client acts as the same principal")
     tls = _tls(args)
     webhooks = _webhooks(args)
+    policy = _policy(args, authenticator)
     agent, tools = load_agent(args.target)
     transport = load_transport(args.transport)
     spec = _store_spec(args)
@@ -525,6 +528,7 @@ async def _serve(args: argparse.Namespace) -> int:
                         retain_audit=retain_audit,
                         expire_every=args.expire_every or None,
                         webhooks=webhooks,
+                        policy=policy,
                     )
                 )
                 host.send_timeout = args.send_timeout
@@ -536,6 +540,17 @@ async def _serve(args: argparse.Namespace) -> int:
             log.warning("runs still in flight were cut off")
         group.cancel_scope.cancel()
     return 0
+
+
+def _policy(args: argparse.Namespace, authenticator: Any) -> PolicyFile | None:
+    """The decision policy ``--policy`` names, read now (a file that does not read stops the host)."""
+    if args.policy is None:
+        return None
+    if authenticator is None:
+        raise ValueError("--policy decides by principal and role: give --auth-tokens or --auth-jwt-key too")
+    from agui_core.runtime.policies import PolicyFile
+
+    return PolicyFile(args.policy)
 
 
 def _webhooks(args: argparse.Namespace) -> Webhooks | None:
@@ -1022,6 +1037,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     trust.add_argument("--auth-jwt-audience", metavar="AUD", help="the 'aud' a JWT must carry")
     trust.add_argument("--auth-jwt-issuer", metavar="ISS", help="the 'iss' a JWT must carry")
+    trust.add_argument(
+        "--auth-jwt-roles-claim",
+        default="roles",
+        metavar="CLAIM",
+        help="the JWT claim listing the principal's roles, for --policy (default roles)",
+    )
+    trust.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="who besides a thread's owner may decide its interrupts, by role (TOML; read again when it "
+        "changes; docs/approvers.md). Without it, the owner alone",
+    )
     trust.add_argument(
         "--allow-origin",
         action="append",

@@ -122,6 +122,10 @@ class ResolvedInterrupt:
     outcome: str | None = None
     proposal: Proposal | None = None
     ran: Proposal | None = None
+    decided_by: str | None = None
+    """The principal whose resume carried the answer (``None``: nobody's, an expiry)."""
+    decided_roles: tuple[str, ...] = ()
+    """The roles that principal's credentials carried then, sorted."""
 
 
 @attrs.frozen(kw_only=True)
@@ -200,6 +204,9 @@ class ActiveRun:
 
     Set when the run starts and extended by the store's ``renew_lease``; a run whose lease has
     run out lost its host. ``None``: a run saved before runs held leases."""
+    decided_by: str | None = None
+    """The principal whose resume started the run (who decided its answers)."""
+    decided_roles: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -313,6 +320,7 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
                 "outcome": r.outcome,
                 "proposal": _proposal_to_dict(r.proposal),
                 "ran": _proposal_to_dict(r.ran),
+                **({"decidedBy": r.decided_by, "decidedRoles": list(r.decided_roles)} if r.decided_by else {}),
             }
             for r in record.resolved
         ],
@@ -364,6 +372,7 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
             "proposals": [_proposal_to_dict(p) for p in run.proposals],
             "continuation": run.continuation,
             "leaseUntil": run.lease_until,
+            **({"decidedBy": run.decided_by, "decidedRoles": list(run.decided_roles)} if run.decided_by else {}),
         },
         **({} if record.saved_at is None else {"savedAt": record.saved_at}),
     }
@@ -471,6 +480,8 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
                 outcome=r["outcome"],
                 proposal=_proposal_from_dict(r.get("proposal")),
                 ran=_proposal_from_dict(r.get("ran")),
+                decided_by=r.get("decidedBy"),
+                decided_roles=tuple(r.get("decidedRoles") or ()),
             )
             for r in data["resolved"]
         ),
@@ -527,6 +538,8 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
             ),
             continuation=run.get("continuation"),
             lease_until=run.get("leaseUntil"),
+            decided_by=run.get("decidedBy"),
+            decided_roles=tuple(run.get("decidedRoles") or ()),
         ),
         saved_at=data.get("savedAt"),
     )

@@ -49,7 +49,7 @@ No clock, no randomness, no I/O: time comes in as ``now``, ids come from the cal
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -104,6 +104,7 @@ from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
 from agui_core.machine.occupancy import check_free
 from agui_core.machine.ordering import StreamVerifier
 from agui_core.machine.ownership import forbidden, may_write
+from agui_core.machine.policy import DecisionPolicy
 from agui_core.machine.record import (
     ANONYMOUS,
     ActiveRun,
@@ -283,6 +284,9 @@ class _Run:
     """Until when the run's host holds the thread, as the run started (renewals go to the store)."""
     replay: Replay | None = None
     """The steps the agent takes in this run: replayed from the thread's step journal, then new."""
+    decided_by: str | None = None
+    """The principal whose input started the run (who decided its answers)."""
+    decided_roles: tuple[str, ...] = ()
 
     answer_view: tuple[Answer, ...] | None = None
     """The answers as the agent is handed them, built when first asked for."""
@@ -373,9 +377,66 @@ class ThreadMachine:
         """The principal the thread belongs to (``None`` until its first accepted input)."""
         return self._owner
 
-    def admits(self, principal: str) -> bool:
-        """Whether ``principal``'s input may touch this thread (see :mod:`~agui_core.machine.ownership`)."""
-        return may_write(self._owner, principal)
+    def admits(
+        self,
+        principal: str,
+        run_input: RunAgentInput | None = None,
+        *,
+        roles: Iterable[str] = (),
+        policy: DecisionPolicy | None = None,
+    ) -> bool:
+        """Whether ``principal``'s input may touch this thread (see :mod:`~agui_core.machine.ownership`):
+        its owner's, or, under ``policy``, an approver's resume of ``run_input`` (see
+        :mod:`~agui_core.machine.policy`)."""
+        if may_write(self._owner, principal):
+            return True
+        if run_input is None or policy is None:
+            return False
+        try:
+            self._check_decider(run_input, principal, frozenset(roles), policy)
+        except RemoteProtocolError:
+            return False
+        return True
+
+    def may_decide_any(self, principal: str, *, roles: Iterable[str] = (), policy: DecisionPolicy | None) -> bool:
+        """Whether ``principal`` may answer at least one open interrupt of the thread (what an
+        approver may read of a thread it does not own)."""
+        if policy is None:
+            return False
+        held = frozenset(roles)
+        return any(
+            policy.may_decide(
+                o.interrupt,
+                o.proposal.name if o.proposal is not None else None,
+                principal=principal,
+                roles=held,
+                owner=self._owner,
+            )
+            for o in self._open
+        )
+
+    def _check_decider(
+        self, run_input: RunAgentInput, principal: str, roles: frozenset[str], policy: DecisionPolicy | None
+    ) -> None:
+        """Refuse (``FORBIDDEN``, naming nothing) an input its principal may not send: a stranger's,
+        unless it is a resume whose every entry names an open interrupt the policy lets that
+        principal decide; the owner's resume of an interrupt the policy keeps from the owner."""
+        stranger = not may_write(self._owner, principal)
+        entries = run_input.resume or ()
+        if policy is None or not entries:
+            if stranger:
+                raise forbidden()
+            return
+        open_by_id = {o.interrupt.id: o for o in self._open}
+        for entry in entries:
+            opened = open_by_id.get(entry.interrupt_id)
+            if opened is None:
+                if stranger:
+                    raise forbidden()
+                continue  # the owner's: the usual rules say what is wrong with it
+            tool = opened.proposal.name if opened.proposal is not None else None
+            if not policy.may_decide(opened.interrupt, tool, principal=principal, roles=roles, owner=self._owner):
+                raise forbidden()
 
     @property
     def continuation(self) -> JSON:
@@ -515,6 +576,8 @@ class ThreadMachine:
                 proposals=tuple(run.proposals.values()),
                 continuation=run.continuation_in,
                 lease_until=run.lease_until,
+                decided_by=run.decided_by,
+                decided_roles=run.decided_roles,
             ),
         )
 
@@ -558,6 +621,8 @@ class ThreadMachine:
                 continuation_in=run.continuation,
                 lease_until=run.lease_until,
                 replay=machine._replay_for(run.run_id, bool(run.answers)),
+                decided_by=run.decided_by,
+                decided_roles=run.decided_roles,
             )
             machine._adopt(run.input_messages, run.input_state)
             # What the run emitted is replayed through the same bookkeeping, so the ordering
@@ -577,6 +642,8 @@ class ThreadMachine:
         busy: bool = False,
         interrupt_homes: Mapping[str, InterruptHome] | None = None,
         lease_until: datetime | None = None,
+        roles: Iterable[str] = (),
+        policy: DecisionPolicy | None = None,
     ) -> list[Effect]:
         """Accept ``run_input`` (a new run, a resumed run or a replay) or reject it.
 
@@ -591,12 +658,19 @@ class ThreadMachine:
         those: an id raised on another thread of the same principal is a mismatch, an id of
         another principal's thread reads as unknown, so a stranger learns nothing of it. A run
         the input starts holds the thread ``lease_until`` that instant, unless its host renews
-        the lease in the store (see :meth:`close_abandoned_run`).
+        the lease in the store (see :meth:`close_abandoned_run`). Under a decision ``policy``
+        (:mod:`~agui_core.machine.policy`), the principal's ``roles`` say which interrupts it
+        may answer: an approver's resume on another's thread is taken (its messages and state
+        are not), and the owner's resume of what the policy keeps from the owner is
+        ``FORBIDDEN``. The audit trail records who decided, with those roles.
         """
         if now.tzinfo is None or (lease_until is not None and lease_until.tzinfo is None):
             raise LocalProtocolError("receive_input needs aware datetimes for now and lease_until", state=self._state)
+        principal = str(principal)  # the name alone: a principal object of a transport stays out of the record
         try:
-            return self._accept(run_input, now, principal, busy, interrupt_homes or {}, lease_until)
+            return self._accept(
+                run_input, now, principal, busy, interrupt_homes or {}, lease_until, frozenset(roles), policy
+            )
         except RemoteProtocolError as exc:
             return [Reject.from_error(exc)]
 
@@ -608,6 +682,8 @@ class ThreadMachine:
         busy: bool,
         homes: Mapping[str, InterruptHome],
         lease_until: datetime | None,
+        roles: frozenset[str] = frozenset(),
+        policy: DecisionPolicy | None = None,
     ) -> list[Effect]:
         # Everything up to the first mutation only reads: a rejection leaves no trace.
         if run_input.thread_id != self._thread_id:
@@ -615,9 +691,13 @@ class ThreadMachine:
                 RunErrorCode.THREAD_MISMATCH,
                 f"input for thread {run_input.thread_id!r} reached thread {self._thread_id!r}",
             )
-        if not may_write(self._owner, principal):
+        if policy is not None or not may_write(self._owner, principal):
             # Before every other rule, and naming nothing: a stranger learns nothing of the thread.
-            raise forbidden()
+            self._check_decider(run_input, principal, roles, policy)
+            if not may_write(self._owner, principal):
+                # An approver answers; the conversation and the state stay the owner's.
+                run_input = attrs.evolve(run_input, messages=(), state=None)
+        decider = (principal, tuple(sorted(roles)))
         in_flight = self._run.run_id if self._run is not None else None
         check_free(self._thread_id, run_input.run_id, running=in_flight, held=busy)
         entries = tuple(run_input.resume or ())
@@ -662,6 +742,7 @@ class ThreadMachine:
                 sizes=sizes,
                 principal=principal,
                 lease_until=lease_until,
+                decider=decider,
             )
         replay = find_replay(entries, self._resolved, self._completed)
         if replay is not None:
@@ -685,6 +766,7 @@ class ThreadMachine:
             sizes=sizes,
             principal=principal,
             lease_until=lease_until,
+            decider=decider,
         )
 
     def _check_acted_on(self, entries: Sequence[ResumeEntry]) -> None:
@@ -749,6 +831,7 @@ class ThreadMachine:
         sizes: tuple[int, ...] | None,
         principal: str,
         lease_until: datetime | None = None,
+        decider: tuple[str, tuple[str, ...]] | None = None,
     ) -> list[Effect]:
         # From here on the input is accepted and the machine changes.
         if self._owner is None:
@@ -799,6 +882,8 @@ class ThreadMachine:
             lease_until=None if lease_until is None else lease_until.isoformat(),
             # A resume replays even when all it did was dismiss questions that had expired.
             replay=self._replay_for(run_input.run_id, bool(run_input.resume)),
+            decided_by=decider[0] if decider is not None and answers else None,
+            decided_roles=decider[1] if decider is not None and answers else (),
         )
         started = ev.RunStartedEvent(
             thread_id=self._thread_id,
@@ -1229,6 +1314,8 @@ class ThreadMachine:
                     # The audit trail keeps what was proposed, not the schema its edits had to pass.
                     proposal=_without_parameters(run.proposals.get(call_id) if call_id is not None else None),
                     ran=_without_parameters(journal.ran if journal is not None else None),
+                    decided_by=None if by_expiry else run.decided_by,
+                    decided_roles=() if by_expiry else run.decided_roles,
                 )
             )
         self._completed.append(

@@ -12,7 +12,7 @@ principal before any input is read. An authenticator is any object with
 credentials it does not accept. Built in:
 
 - :class:`TokenAuthenticator`: a fixed table of bearer tokens, one principal each
-  (``agui serve --auth-tokens FILE``, one ``PRINCIPAL TOKEN`` per line);
+  (``agui serve --auth-tokens FILE``, one ``PRINCIPAL TOKEN [ROLE,ROLE...]`` per line);
 - :class:`JwtAuthenticator`: signed JSON Web Tokens (``pyjwt``), the principal in a claim
   (``sub`` by default). An HMAC secret (``HS256``, ``HS384``, ``HS512``) shorter than
   :data:`MIN_HMAC_KEY_BYTES` (32 bytes) is refused when the authenticator is made: a short
@@ -41,13 +41,45 @@ __all__ = [
     "Authenticator",
     "Credentials",
     "JwtAuthenticator",
+    "Principal",
     "TokenAuthenticator",
+    "roles_of",
 ]
 
 MIN_HMAC_KEY_BYTES: Final = 32
 """The shortest HMAC secret :class:`JwtAuthenticator` takes, in bytes (256 bits, as HS256 needs)."""
 
 _HMAC_ALGORITHMS: Final = frozenset({"HS256", "HS384", "HS512"})
+
+
+class Principal(str):
+    """A principal (a ``str``, as every principal is) with the roles its credentials carry.
+
+    What an authenticator returns when it knows roles (the token file's third column, a JWT's
+    roles claim): everything that takes a principal takes it, and :func:`roles_of` reads its
+    roles where a decision policy asks (:mod:`agui_core.machine.policy`). Roles are the
+    credentials' of this request, never remembered for the principal.
+    """
+
+    roles: frozenset[str]
+
+    def __new__(cls, name: str, roles: Iterable[str] = ()) -> Principal:
+        made = super().__new__(cls, name)
+        made.roles = frozenset(roles)
+        return made
+
+
+def roles_of(principal: str) -> frozenset[str]:
+    """The roles ``principal`` carries (none for a plain string)."""
+    return principal.roles if isinstance(principal, Principal) else frozenset()
+
+
+def _check_roles(roles: Iterable[str], where: str) -> frozenset[str]:
+    found = frozenset(roles)
+    for role in found:
+        if not role or len(role) > 64 or not role.isprintable() or "," in role or role.strip() != role:
+            raise ValueError(f"{where}: a role is 1 to 64 printable characters without commas or spaces, not {role!r}")
+    return found
 
 
 class AuthenticationError(AguiError):
@@ -88,32 +120,41 @@ class TokenAuthenticator:
     Tokens are compared in constant time; one principal may have several tokens.
     """
 
-    def __init__(self, tokens: Mapping[str, str]) -> None:
-        """``tokens`` maps each token to its principal."""
+    def __init__(self, tokens: Mapping[str, str], roles: Mapping[str, Iterable[str]] | None = None) -> None:
+        """``tokens`` maps each token to its principal; ``roles``, each token to the roles it carries."""
         for token, principal in tokens.items():
             if len(token) < 16:
                 raise ValueError(f"the token of principal {principal!r} is shorter than 16 characters")
             _check_principal(principal, "token table")
-        self._tokens = [(token.encode(), principal) for token, principal in tokens.items()]
+        given = roles or {}
+        self._tokens = [
+            (token.encode(), Principal(principal, _check_roles(given.get(token, ()), "token table")))
+            for token, principal in tokens.items()
+        ]
 
     @classmethod
     def from_lines(cls, lines: Iterable[str], *, name: str = "tokens") -> TokenAuthenticator:
-        """Read ``PRINCIPAL TOKEN`` lines; blank lines and ``#`` comments are skipped."""
+        """Read ``PRINCIPAL TOKEN [ROLE,ROLE...]`` lines; blank lines and ``#`` comments are skipped."""
         tokens: dict[str, str] = {}
+        roles: dict[str, frozenset[str]] = {}
         for number, raw in enumerate(lines, 1):
             line = raw.strip()
             if not line or line.startswith("#"):
                 continue
             parts = line.split()
-            if len(parts) != 2:
-                raise ValueError(f"{name}:{number}: expected 'PRINCIPAL TOKEN', found {len(parts)} fields")
-            principal, token = parts
+            if len(parts) not in (2, 3):
+                raise ValueError(
+                    f"{name}:{number}: expected 'PRINCIPAL TOKEN [ROLE,ROLE...]', found {len(parts)} fields"
+                )
+            principal, token = parts[:2]
             if token in tokens:
                 raise ValueError(f"{name}:{number}: this token is already given to another principal")
             tokens[token] = _check_principal(principal, f"{name}:{number}")
+            if len(parts) == 3:
+                roles[token] = _check_roles(parts[2].split(","), f"{name}:{number}")
         if not tokens:
             raise ValueError(f"{name}: no tokens")
-        return cls(tokens)
+        return cls(tokens, roles)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> TokenAuthenticator:
@@ -125,7 +166,7 @@ class TokenAuthenticator:
         if not credentials.bearer:
             raise AuthenticationError("a bearer token is required")
         offered = credentials.bearer.encode()
-        found: str | None = None
+        found: Principal | None = None
         for token, principal in self._tokens:  # every token is compared: no early exit to time
             if hmac.compare_digest(offered, token):
                 found = principal
@@ -139,7 +180,8 @@ class JwtAuthenticator:
 
     ``key`` is the HMAC secret or the public key (PEM) for ``algorithms``; ``audience`` and
     ``issuer``, when given, must match the token's ``aud`` and ``iss``. Tokens must carry
-    ``exp``. Needs ``pyjwt`` (``pip install 'agui-core[jwt]'``). With an HMAC algorithm
+    ``exp``. The principal's roles are in ``roles_claim`` (a list, or a space-separated
+    string; none when it is absent). Needs ``pyjwt`` (``pip install 'agui-core[jwt]'``). With an HMAC algorithm
     (``HS256``, ``HS384``, ``HS512``), a ``key`` shorter than :data:`MIN_HMAC_KEY_BYTES` bytes
     (UTF-8 for a ``str``) is a ``ValueError``.
     """
@@ -153,6 +195,7 @@ class JwtAuthenticator:
         issuer: str | None = None,
         claim: str = "sub",
         leeway: float = 0.0,
+        roles_claim: str = "roles",
     ) -> None:
         import jwt  # an optional dependency: imported only by those who use it
 
@@ -172,6 +215,7 @@ class JwtAuthenticator:
         self._issuer = issuer
         self._claim = claim
         self._leeway = leeway
+        self._roles_claim = roles_claim
 
     async def authenticate(self, credentials: Credentials) -> str:
         if not credentials.bearer:
@@ -193,6 +237,17 @@ class JwtAuthenticator:
         if not isinstance(principal, str) or not principal:
             raise AuthenticationError(f"the bearer token has no {self._claim!r} claim naming a principal")
         try:
-            return _check_principal(principal, "token")
+            name = _check_principal(principal, "token")
         except ValueError:
             raise AuthenticationError(f"the {self._claim!r} claim is not a usable principal") from None
+        granted = claims.get(self._roles_claim)
+        if granted is None:
+            return Principal(name)
+        if isinstance(granted, str):
+            granted = granted.split()  # a space-separated list, as OAuth's scope claim is
+        if not isinstance(granted, list) or not all(isinstance(role, str) for role in granted):
+            raise AuthenticationError(f"the {self._roles_claim!r} claim is not a list of roles")
+        try:
+            return Principal(name, _check_roles(granted, "token"))
+        except ValueError:
+            raise AuthenticationError(f"the {self._roles_claim!r} claim names a role that cannot be one") from None

@@ -50,6 +50,8 @@ def inbox_document(principal: str, threads: Sequence[WaitingThread]) -> dict[str
         }
         if waiting.raised_at is not None:
             entry["raisedAt"] = waiting.raised_at
+        if waiting.owner is not None and waiting.owner != principal:
+            entry["owner"] = waiting.owner  # an approver's inbox: whose agent asks
         listed.append(entry)
     return {"principal": principal, "threads": listed}
 
@@ -75,7 +77,9 @@ def audit_document(
             "answeredIn": item.answered_in,
             "answeredAt": item.answered_at,
             "outcome": item.outcome,
-            "decidedBy": record.owner if item.status != "expired" else None,
+            # Lines from before deciders were recorded were the owner's: nobody else could decide.
+            "decidedBy": item.decided_by or (record.owner if item.status != "expired" else None),
+            "decidedRoles": list(item.decided_roles) or None,
             "proposed": _call(item.proposal) if item.proposal is not None else None,
             "ran": _call(item.ran) if item.ran is not None else None,
         }

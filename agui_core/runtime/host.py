@@ -112,6 +112,7 @@ from agui_core.machine.effects import (
 from agui_core.machine.expiry import read_expires_at
 from agui_core.machine.facts import InterruptHome
 from agui_core.machine.ownership import may_read
+from agui_core.machine.policy import DecisionPolicy
 from agui_core.machine.record import ANONYMOUS, OpenInterrupt, Proposal, ResolvedInterrupt, ThreadRecord
 from agui_core.machine.thread import (
     DEFAULT_MAX_THREAD_BYTES,
@@ -124,17 +125,26 @@ from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import JSON, Interrupt, RunAgentInput
-from agui_core.runtime.auth import AuthenticationError, Authenticator, Credentials
+from agui_core.runtime.auth import AuthenticationError, Authenticator, Credentials, roles_of
 from agui_core.runtime.clock import Clock, SystemClock, as_clock
 from agui_core.runtime.context import RunContext, run_agent
 from agui_core.runtime.lease import LeaseKeeper
 from agui_core.runtime.observe import NO_OBSERVER, Observer
+from agui_core.runtime.policies import PolicyFile
 from agui_core.runtime.streams import Outlet, Pace, RunEvents
 from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome, failed_result
 from agui_core.runtime.views import ThreadView
 from agui_core.runtime.watch import ThreadChanges
 from agui_core.runtime.webhooks import Webhooks
-from agui_core.store.base import DeliveryLedger, Purged, StoreError, ThreadStore, VersionConflict, WaitingThread
+from agui_core.store.base import (
+    DeliveryLedger,
+    Purged,
+    StoreError,
+    ThreadStore,
+    VersionConflict,
+    WaitingThread,
+    newest_first,
+)
 from agui_core.store.memory import MemoryThreadStore
 
 # RunEvents and ThreadView live in agui_core.runtime.streams and .views; named here too, as what
@@ -193,6 +203,7 @@ class Host:
         observer: Observer | None = None,
         expire_every: float | None = None,
         webhooks: Webhooks | None = None,
+        policy: DecisionPolicy | PolicyFile | None = None,
     ) -> None:
         """``retain``, ``retain_audit`` and ``sweep_every`` (seconds) are the retention of the
         module docstring; ``retain=None`` keeps every thread. ``sweep_every`` defaults to a tenth
@@ -201,7 +212,10 @@ class Host:
         ``expire_every`` (seconds) turns on active expiry (see the module docstring).
         ``webhooks`` tells receivers when interrupts wait and are settled
         (:mod:`agui_core.runtime.webhooks`); its store is this host's, which must keep a ledger
-        of deliveries (every store of this package does)."""
+        of deliveries (every store of this package does). ``policy`` says who besides a
+        thread's owner may decide its interrupts, by role (:mod:`agui_core.machine.policy`; a
+        :class:`~agui_core.runtime.policies.PolicyFile` is read again when it changes); without
+        one, the owner alone."""
         self.agent = agent
         self.store: ThreadStore = store if store is not None else MemoryThreadStore()
         self.tools: Mapping[str, Tool] = {t.name: t for t in tools}
@@ -273,6 +287,13 @@ class Host:
         self.webhooks = webhooks
         """Who is told of interrupts raised, expiring, decided and expired (``None``: nobody)."""
         self._notifying: anyio.CancelScope | None = None
+        self._policy = policy
+
+    @property
+    def policy(self) -> DecisionPolicy | None:
+        """The decision policy in force (``None``: a thread's owner alone decides)."""
+        policy = self._policy
+        return policy.current() if isinstance(policy, PolicyFile) else policy
 
     async def authenticate(self, credentials: Credentials) -> str:
         """The principal ``credentials`` stand for (:data:`ANONYMOUS` without an authenticator).
@@ -294,7 +315,7 @@ class Host:
         ``None`` for a thread never saved and for another principal's alike (see the module
         docstring): a caller cannot tell the two apart, by the answer or by its cost.
         """
-        record = await self._owned(thread_id, principal)
+        record = await self._owned(thread_id, principal) or await self._decidable(thread_id, principal)
         if record is None:
             return None
         run = record.active_run
@@ -309,8 +330,44 @@ class Host:
         )
 
     async def inbox(self, principal: str, *, limit: int = 100) -> Sequence[WaitingThread]:
-        """``principal``'s threads with open interrupts, newest first (the store's :meth:`waiting`)."""
-        return await self.store.waiting(principal, limit=limit)
+        """``principal``'s threads with open interrupts, newest first (the store's :meth:`waiting`),
+        and, under a decision policy, the others' threads with an interrupt ``principal`` may
+        decide (each with only those interrupts, and its owner)."""
+        own = await self.store.waiting(str(principal), limit=limit)
+        policy = self.policy
+        if policy is None:
+            return own
+        roles = roles_of(principal)
+        others: list[WaitingThread] = []
+        for waiting in await self.store.all_waiting():
+            if waiting.owner == principal:
+                continue
+            mine = tuple(
+                o
+                for o in waiting.interrupts
+                if policy.may_decide(
+                    o.interrupt,
+                    o.proposal.name if o.proposal is not None else None,
+                    principal=principal,
+                    roles=roles,
+                    owner=waiting.owner,
+                )
+            )
+            if mine:
+                others.append(attrs.evolve(waiting, interrupts=mine))
+        return newest_first([*own, *others])[:limit]
+
+    async def _decidable(self, thread_id: str, principal: str) -> ThreadRecord | None:
+        """The record of ``thread_id`` if ``principal`` may decide one of its open interrupts
+        under the decision policy (an approver reads what it is asked to decide); else ``None``."""
+        policy = self.policy
+        if policy is None:
+            return None
+        record = await self.store.load(thread_id)
+        if record is None or not record.open_interrupts:
+            return None
+        machine = ThreadMachine.from_record(record, payload_validators=self._validators, limits=self.thread_limits)
+        return record if machine.may_decide_any(principal, roles=roles_of(principal), policy=policy) else None
 
     async def audit(self, thread_id: str, principal: str) -> tuple[ThreadRecord, Sequence[ResolvedInterrupt]] | None:
         """The record of ``thread_id`` and its audit trail, for its owner.
@@ -534,7 +591,9 @@ class Host:
         """What the sender of an input hears while another run holds its thread, as the stored
         thread and the machine decide it: ``FORBIDDEN`` for a stranger, else ``THREAD_BUSY``."""
         machine = await self._load(run_input.thread_id)
-        effects = machine.receive_input(run_input, now=self.clock(), principal=principal, busy=True)
+        effects = machine.receive_input(
+            run_input, now=self.clock(), principal=principal, busy=True, roles=roles_of(principal), policy=self.policy
+        )
         for effect in effects:
             if isinstance(effect, Reject):
                 self.observer.refused(effect.event.code or "")
@@ -572,7 +631,8 @@ class Host:
         try:
             machine = await self._load(thread_id)
             now = self.clock()
-            if machine.admits(principal):  # a stranger's input touches nothing of the thread
+            policy, roles = self.policy, roles_of(principal)
+            if machine.admits(principal, run_input, roles=roles, policy=policy):  # a stranger's touches nothing
                 await self._recover_abandoned(machine, now)
                 if self.translate_input is not None:
                     try:
@@ -589,11 +649,14 @@ class Host:
                 principal=principal,
                 interrupt_homes=homes,
                 lease_until=now + timedelta(seconds=self.lease),
+                roles=roles,
+                policy=policy,
             )
             for index, effect in enumerate(effects):
                 if isinstance(effect, StartAgent):
                     await self._carry(effects[:index], out)
-                    await self._run_agent(machine, run_input, effect.answers, out)
+                    # The input as the machine took it (an approver's: its resume alone).
+                    await self._run_agent(machine, effect.run_input, effect.answers, out)
                     break
             else:
                 await self._carry(effects, out)
@@ -676,7 +739,8 @@ class Host:
         such id and that thread's owner. The machine, not the host, decides what they mean.
         """
         entries = run_input.resume or ()
-        if len(entries) > MAX_INTERRUPTS or not machine.admits(principal):
+        admitted = machine.admits(principal, run_input, roles=roles_of(principal), policy=self.policy)
+        if len(entries) > MAX_INTERRUPTS or not admitted:
             return {}  # refused anyway: no lookups for it
         homes: dict[str, InterruptHome] = {}
         owners: dict[str, str | None] = {}

@@ -356,6 +356,8 @@ def _maximal() -> ThreadRecord:
                 outcome="success",
                 proposal=proposal,
                 ran=proposal,
+                decided_by="bob",
+                decided_roles=("manager", "staff"),
             ),
         ),
         completed_resumes=(
@@ -392,6 +394,8 @@ def _maximal() -> ThreadRecord:
             proposals=(proposal,),
             continuation={"cont": 1},
             lease_until="2026-01-01T00:00:13+00:00",
+            decided_by="bob",
+            decided_roles=("manager",),
         ),
         owner="ann",
         step_journal=StepJournal(

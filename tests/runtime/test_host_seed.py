@@ -276,6 +276,7 @@ async def test_approve_with_edits_runs_the_edited_args_whole_and_keeps_the_audit
             parameters=line.proposal.parameters if line.proposal is not None else None,
         ),
         ran=Proposal(tool_call_id="tc-42", name="sendEmail", arguments=orjson.dumps(EDITED).decode()),
+        decided_by="anonymous",  # who decided (issue 31): the thread's principal, here the only one
     )
 
 

@@ -175,7 +175,8 @@ async def test_token_authenticator_reads_the_file_format(tmp_path: Any) -> None:
     for bearer in (None, "", "ann-token-012345678", "nobody-token-0123456789"):
         with pytest.raises(AuthenticationError):
             await auth.authenticate(Credentials(bearer=bearer))
-    for bad in ("ann short\n", "ann\n", "ann a-token-0123456789 extra\n", "# nothing\n"):
+    # A third field is the token's roles (issue 31); a fourth is not a field of the format.
+    for bad in ("ann short\n", "ann\n", "ann a-token-0123456789 ops extra\n", "# nothing\n"):
         path.write_text(bad)
         with pytest.raises(ValueError):
             TokenAuthenticator.from_file(path)
@@ -352,3 +353,21 @@ async def test_a_resume_payload_nested_too_deep_is_invalid_input_not_a_crash(
     assert [(e.type, e.code) for e in refused] == [("RUN_ERROR", "INVALID_INPUT")]
     assert "$.resume[0].payload" in refused[0].message
     assert not [r for r in caplog.records if r.exc_info]
+
+
+async def test_jwt_roles_come_from_their_claim_as_a_list_or_a_string() -> None:
+    from agui_core.runtime.auth import roles_of
+
+    key = "k" * 32
+    auth = JwtAuthenticator(key, roles_claim="groups")
+    now = int(time.time())
+    listed = jwt.encode({"sub": "bob", "exp": now + 60, "groups": ["manager", "staff"]}, key, algorithm="HS256")
+    spaced = jwt.encode({"sub": "bob", "exp": now + 60, "groups": "manager staff"}, key, algorithm="HS256")
+    none = jwt.encode({"sub": "bob", "exp": now + 60}, key, algorithm="HS256")
+    for token in (listed, spaced):
+        principal = await auth.authenticate(Credentials(bearer=token))
+        assert principal == "bob" and roles_of(principal) == {"manager", "staff"}
+    assert roles_of(await auth.authenticate(Credentials(bearer=none))) == frozenset()
+    odd = jwt.encode({"sub": "bob", "exp": now + 60, "groups": [1, 2]}, key, algorithm="HS256")
+    with pytest.raises(AuthenticationError, match="not a list of roles"):
+        await auth.authenticate(Credentials(bearer=odd))

@@ -1,0 +1,105 @@
+"""Who may decide an interrupt: the owner of its thread, and approvers by role (sans-IO).
+
+Without a policy, the one principal who may answer a thread's interrupts is the thread's owner
+(:mod:`agui_core.machine.ownership`). A :class:`DecisionPolicy` lets others decide: per tool
+name (for ``tool_call`` interrupts bound to a tool call), else per interrupt reason, else its
+default, a :class:`Rule` says which roles may answer and whether the thread's owner may answer
+their own agent's request (separation of duties: ``owner = false``).
+
+An approver acts on the owner's thread through the same wire as the owner, with a resume and
+nothing else: an input from someone who is not the owner is taken only when it carries a resume
+whose every entry names an open interrupt that principal may decide, and adds no message to the
+conversation. Anything else is ``FORBIDDEN``, naming nothing of the thread, as for any stranger.
+
+A policy is read from TOML (:func:`policy_from_toml`)::
+
+    [default]          # what no tool or reason below names
+    roles = []         # roles that may answer, besides the owner
+    owner = true       # whether the owner may answer their own agent's requests
+
+    [tools.pay]        # tool_call interrupts of the tool "pay"
+    roles = ["manager"]
+    owner = false
+
+    [reasons.input_required]
+    roles = ["clerk"]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from agui_core.protocol.types import Interrupt
+
+__all__ = ["DecisionPolicy", "Rule", "policy_from_toml"]
+
+
+@attrs.frozen(kw_only=True)
+class Rule:
+    """Who may decide the interrupts a rule covers."""
+
+    roles: frozenset[str] = frozenset()
+    """Roles whose principals may answer (besides the owner, when ``owner``)."""
+    owner: bool = True
+    """Whether the thread's owner may answer (``False``: someone else must)."""
+
+
+@attrs.frozen(kw_only=True)
+class DecisionPolicy:
+    """The rule for each tool and reason, and the default (see the module docstring)."""
+
+    default: Rule = Rule()
+    tools: Mapping[str, Rule] = attrs.field(factory=dict)
+    reasons: Mapping[str, Rule] = attrs.field(factory=dict)
+
+    def rule_for(self, interrupt: Interrupt, tool_name: str | None) -> Rule:
+        """The rule that covers ``interrupt`` (``tool_name``: the tool its call names, if bound)."""
+        if tool_name is not None and tool_name in self.tools:
+            return self.tools[tool_name]
+        return self.reasons.get(interrupt.reason, self.default)
+
+    def may_decide(
+        self, interrupt: Interrupt, tool_name: str | None, *, principal: str, roles: Iterable[str], owner: str | None
+    ) -> bool:
+        """Whether ``principal`` (with ``roles``) may answer ``interrupt`` of a thread ``owner`` owns."""
+        rule = self.rule_for(interrupt, tool_name)
+        if principal == owner:
+            return rule.owner
+        return not rule.roles.isdisjoint(roles)
+
+
+def _rule(table: object, where: str, base: Rule) -> Rule:
+    if not isinstance(table, Mapping):
+        raise ValueError(f"{where} is a table (roles, owner), not {type(table).__name__}")
+    unknown = set(table) - {"roles", "owner"}
+    if unknown:
+        raise ValueError(f"{where} has no setting {', '.join(sorted(unknown))} (it takes roles and owner)")
+    roles = table.get("roles", sorted(base.roles))
+    if not isinstance(roles, list) or not all(isinstance(r, str) and r for r in roles):
+        raise ValueError(f"{where}.roles is a list of role names")
+    owner = table.get("owner", base.owner)
+    if not isinstance(owner, bool):
+        raise ValueError(f"{where}.owner is true or false")
+    return Rule(roles=frozenset(roles), owner=owner)
+
+
+def policy_from_toml(document: Mapping[str, Any], *, name: str = "policy") -> DecisionPolicy:
+    """The policy a parsed TOML document describes (see the module docstring).
+
+    A tool's or reason's rule starts from the default's and changes what it names. Raises
+    ``ValueError`` naming the setting at fault.
+    """
+    unknown = set(document) - {"default", "tools", "reasons"}
+    if unknown:
+        raise ValueError(f"{name}: no section {', '.join(sorted(unknown))} (sections: default, tools, reasons)")
+    default = _rule(document.get("default", {}), f"{name}: [default]", Rule())
+    found: dict[str, dict[str, Rule]] = {}
+    for section in ("tools", "reasons"):
+        tables = document.get(section, {})
+        if not isinstance(tables, Mapping):
+            raise ValueError(f"{name}: [{section}] holds one table per name")
+        found[section] = {key: _rule(table, f"{name}: [{section}.{key}]", default) for key, table in tables.items()}
+    return DecisionPolicy(default=default, tools=found["tools"], reasons=found["reasons"])

@@ -1,0 +1,201 @@
+"""Approvers, not only owners (agui_core.machine.policy), through the real transports: a manager
+approves a clerk's email over HTTP and over WebSocket, the clerk is refused where separation of
+duties applies, a principal without the role is refused naming nothing, the inbox and the thread
+view show an approver what it may decide, the audit says who decided, and an edited policy file
+takes effect without a restart."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import orjson
+import pytest
+from agui_transports.client import connect_websocket
+from agui_transports.http import HttpApp
+
+from agui_core.machine.client import approve
+from agui_core.machine.ownership import FORBIDDEN_MESSAGE
+from agui_core.protocol import events as ev
+from agui_core.protocol.codec import encode_input
+from agui_core.protocol.framing import SSEReader
+from agui_core.protocol.types import ResumeEntry, RunAgentInput, UserMessage
+from agui_core.runtime import Host
+from agui_core.runtime.auth import TokenAuthenticator
+from agui_core.runtime.policies import PolicyFile
+from agui_core.store import MemoryThreadStore
+from tests.transports import agents
+from tests.transports.served import agui_serve
+
+pytestmark = pytest.mark.anyio
+
+LIMIT = 30.0
+TOKENS = """\
+ann   token-of-ann-0123456789   clerk
+bob   token-of-bob-0123456789   manager,staff
+carol token-of-carol-012345678
+"""
+ANN, BOB, CAROL = "token-of-ann-0123456789", "token-of-bob-0123456789", "token-of-carol-012345678"
+POLICY = """\
+[tools.sendEmail]
+roles = ["manager"]
+owner = false
+"""
+
+
+def events_of(body: bytes) -> list[dict[str, Any]]:
+    reader = SSEReader()
+    return [orjson.loads(frame) for frame in [*reader.feed(body), *reader.close()]]
+
+
+@asynccontextmanager
+async def served(policy_file: Path) -> AsyncIterator[tuple[Host, httpx.AsyncClient]]:
+    authenticator = TokenAuthenticator.from_lines(TOKENS.splitlines())
+    policy = PolicyFile(policy_file, check_every=0.0)
+    async with Host(
+        agents.approval_agent,
+        store=MemoryThreadStore(),
+        tools=agents.TOOLS,
+        authenticator=authenticator,
+        policy=policy,
+    ) as host:
+        transport = httpx.ASGITransport(app=HttpApp(host))
+        async with httpx.AsyncClient(transport=transport, base_url="http://h") as client:
+            yield host, client
+
+
+async def post(client: httpx.AsyncClient, token: str, run_input: RunAgentInput) -> list[dict[str, Any]]:
+    headers = {"authorization": f"Bearer {token}", "content-type": "application/json"}
+    response = await client.post("/", content=encode_input(run_input), headers=headers)
+    assert response.status_code == 200
+    return events_of(response.content)
+
+
+def first(thread_id: str) -> RunAgentInput:
+    return RunAgentInput(
+        thread_id=thread_id, run_id=f"{thread_id}-1", messages=(UserMessage(id="u1", content="Send it"),)
+    )
+
+
+def answer(thread_id: str, run_id: str, interrupt_id: str, **fields: Any) -> RunAgentInput:
+    entry = ResumeEntry(interrupt_id=interrupt_id, status="resolved", payload={"approved": True})
+    return RunAgentInput(thread_id=thread_id, run_id=run_id, resume=(entry,), **fields)
+
+
+def policy_file(tmp_path: Path, text: str = POLICY) -> Path:
+    path = tmp_path / "policy.toml"
+    path.write_text(text)
+    return path
+
+
+async def test_a_manager_approves_the_clerks_email_and_the_clerk_may_not(tmp_path: Path) -> None:
+    agents.SENT.clear()
+    with anyio.fail_after(LIMIT):
+        async with served(policy_file(tmp_path)) as (host, client):
+            asked = await post(client, ANN, first("mail"))
+            (interrupt,) = asked[-1]["outcome"]["interrupts"]
+            # The clerk may not approve her own agent's email (separation of duties).
+            own = await post(client, ANN, answer("mail", "ann-2", interrupt["id"]))
+            assert [(e["type"], e["code"], e["message"]) for e in own] == [
+                ("RUN_ERROR", "FORBIDDEN", FORBIDDEN_MESSAGE)
+            ]
+            # Carol has no role the policy names: refused, told nothing, shown nothing.
+            carol = await post(client, CAROL, answer("mail", "carol-2", interrupt["id"]))
+            assert [(e["type"], e["code"], e["message"]) for e in carol] == [
+                ("RUN_ERROR", "FORBIDDEN", FORBIDDEN_MESSAGE)
+            ]
+            carol_sees = await client.get("/threads/mail", headers={"authorization": f"Bearer {CAROL}"})
+            assert carol_sees.status_code == 404
+            assert (await client.get("/inbox", headers={"authorization": f"Bearer {CAROL}"})).json()["threads"] == []
+            # Bob's inbox shows the request, whose it is and why; he reads the thread to decide.
+            inbox = (await client.get("/inbox", headers={"authorization": f"Bearer {BOB}"})).json()
+            (waiting,) = inbox["threads"]
+            assert (waiting["threadId"], waiting["owner"], waiting["interrupts"][0]["id"]) == (
+                "mail",
+                "ann",
+                interrupt["id"],
+            )
+            view = await client.get("/threads/mail", headers={"authorization": f"Bearer {BOB}"})
+            assert view.status_code == 200 and view.json()["interrupts"][0]["id"] == interrupt["id"]
+            # Bob approves with an ordinary resume, and sees the run's events.
+            decided = await post(
+                client,
+                BOB,
+                answer("mail", "bob-2", interrupt["id"], messages=(UserMessage(id="b1", content="from bob"),)),
+            )
+            assert decided[0]["type"] == "RUN_STARTED" and decided[-1]["type"] == "RUN_FINISHED"
+            assert decided[-1]["result"] == {"email": "executed"}
+            assert agents.SENT == [{"to": "ann@example.com", "subject": "Q3 report", "body": ""}]
+            # Ann sees the outcome; the conversation is still hers alone (bob's message is not in it).
+            mine = (await client.get("/threads/mail", headers={"authorization": f"Bearer {ANN}"})).json()
+            assert mine["state"] == "idle" and "b1" not in {m["id"] for m in mine["messages"]}
+            audit = (await client.get("/audit/mail", headers={"authorization": f"Bearer {ANN}"})).json()
+            (line,) = audit["entries"]
+            assert (line["decidedBy"], line["decidedRoles"], line["status"]) == (
+                "bob",
+                ["manager", "staff"],
+                "resolved",
+            )
+            # Once decided, bob has nothing to read there.
+            assert (await client.get("/threads/mail", headers={"authorization": f"Bearer {BOB}"})).status_code == 404
+    assert [r.decided_by for r in await host.store.audit("mail")] == ["bob"]
+
+
+async def test_an_edited_policy_takes_effect_without_a_restart(tmp_path: Path) -> None:
+    path = policy_file(tmp_path)
+    with anyio.fail_after(LIMIT):
+        async with served(path) as (_, client):
+            asked = await post(client, ANN, first("again"))
+            (interrupt,) = asked[-1]["outcome"]["interrupts"]
+            refused = await post(client, ANN, answer("again", "ann-2", interrupt["id"]))
+            assert refused[-1]["code"] == "FORBIDDEN"
+            path.write_text(POLICY.replace("owner = false", "owner = true") + "\n# the clerk may approve now\n")
+            allowed = await post(client, ANN, answer("again", "ann-3", interrupt["id"]))
+            assert allowed[-1]["type"] == "RUN_FINISHED" and allowed[-1]["result"] == {"email": "executed"}
+
+
+async def test_agui_serve_with_a_policy_over_websocket(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text(TOKENS)
+    tokens.chmod(0o600)
+    options = ("--ws", "127.0.0.1:0", "--store", "memory", "--auth-tokens", str(tokens))
+    with anyio.fail_after(LIMIT):
+        async with agui_serve(
+            "tests.transports.agents:approval_agent", *options, "--policy", str(policy_file(tmp_path)), tmp=tmp_path
+        ) as server:
+            async with connect_websocket(server.url, token=ANN) as ann:
+                asked = await ann.collect(ann.new_input("ws-mail", "Send it"))
+                assert isinstance(asked[-1], ev.RunFinishedEvent)
+                (interrupt,) = ann.machine("ws-mail").open_interrupts
+                refused = await ann.collect(ann.resume("ws-mail", {interrupt.id: approve()}))
+                assert [(e.type, e.code) for e in refused] == [("RUN_ERROR", "FORBIDDEN")]  # type: ignore[union-attr]
+            async with connect_websocket(server.url, token=BOB) as bob:
+                decided = await bob.collect(answer("ws-mail", "bob-2", interrupt.id))
+                assert isinstance(decided[-1], ev.RunFinishedEvent) and decided[-1].result == {"email": "executed"}
+
+
+async def test_agui_serve_refuses_a_policy_without_principals(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.transports.served import ROOT
+
+    command = [
+        sys.executable, "-m", "agui_core.app.cli", "serve", "tests.transports.agents:approval_agent",
+        "--http", "127.0.0.1:0", "--store", "memory", "--policy", str(policy_file(tmp_path)),
+    ]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--policy decides by principal and role" in done.stderr
+
+
+def test_token_lines_carry_roles_and_refuse_odd_ones() -> None:
+    authenticator = TokenAuthenticator.from_lines(TOKENS.splitlines())
+    assert authenticator is not None
+    with pytest.raises(ValueError, match="1 to 64 printable characters"):
+        TokenAuthenticator.from_lines(["dan token-of-dan-0123456789 ops,,x"])
+    with pytest.raises(ValueError, match="found 4 fields"):
+        TokenAuthenticator.from_lines(["dan token-of-dan-0123456789 ops extra"])
