@@ -230,7 +230,7 @@ function renderInbox(threads) {
         summary(thread).said ? el("span", { class: "said", text: summary(thread).said }) : null,
         el("span", {
           class: "meta",
-          text: `${count} request${count === 1 ? "" : "s"} · ${thread.threadId}${thread.raisedAt ? ` · ${ago(thread.raisedAt)}` : ""}`,
+          text: `${thread.owner ? `asked by ${thread.owner}'s agent · ` : ""}${count} request${count === 1 ? "" : "s"} · ${thread.threadId}${thread.raisedAt ? ` · ${ago(thread.raisedAt)}` : ""}`,
         }),
         expiry ? el("span", { class: "expiry", "data-expires": expiry }) : null,
       );
