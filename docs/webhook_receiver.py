@@ -22,7 +22,8 @@ from pathlib import Path
 TOLERANCE = 300  # seconds a notice's timestamp may be from this machine's clock
 
 
-def make_handler(secret: bytes, seen: set[str]) -> type[BaseHTTPRequestHandler]:
+def make_handler(secret: bytes, seen: dict[str, float]) -> type[BaseHTTPRequestHandler]:
+    """``seen``: the ids of the notices acted on, with when, kept as long as a replay could pass."""
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -35,12 +36,16 @@ def make_handler(secret: bytes, seen: set[str]) -> type[BaseHTTPRequestHandler]:
                 self.send_response(401)  # forged, or replayed long after it was sent
                 self.end_headers()
                 return
-            key = self.headers.get("idempotency-key", "")
+            notice = json.loads(body)
+            key = str(notice.get("id", ""))  # the signed id, not a header anyone could change
+            now = time.time()
             with lock:  # a notice sent again (its first answer was lost) is acted on once
+                for old in [k for k, at in seen.items() if now - at > 3 * TOLERANCE]:
+                    del seen[old]  # older than any timestamp this receiver still takes
                 new = key not in seen
-                seen.add(key)
+                seen[key] = seen.get(key, now)
             if new:
-                print(json.dumps(json.loads(body)), flush=True)
+                print(json.dumps(notice), flush=True)
             self.send_response(204)
             self.end_headers()
 
@@ -56,7 +61,7 @@ def main() -> None:
     parser.add_argument("--secret-file", required=True)
     args = parser.parse_args()
     secret = Path(args.secret_file).read_bytes().strip()
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(secret, set()))
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(secret, {}))
     print(f"listening on http://127.0.0.1:{server.server_address[1]}/", file=sys.stderr, flush=True)
     try:
         server.serve_forever()

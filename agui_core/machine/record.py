@@ -205,8 +205,11 @@ class ActiveRun:
     Set when the run starts and extended by the store's ``renew_lease``; a run whose lease has
     run out lost its host. ``None``: a run saved before runs held leases."""
     decided_by: str | None = None
-    """The principal whose resume started the run (who decided its answers)."""
+    """The principal whose input started the run (who decided its answers)."""
     decided_roles: tuple[str, ...] = ()
+    expiry_defaults: tuple[tuple[str, ExpiryDefault], ...] = ()
+    """The answers the agent declared for the expiry of the interrupts this run answers, by
+    interrupt id: what they get back if the run fails and they are open again."""
 
 
 @attrs.frozen(kw_only=True)
@@ -373,6 +376,15 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
             "continuation": run.continuation,
             "leaseUntil": run.lease_until,
             **({"decidedBy": run.decided_by, "decidedRoles": list(run.decided_roles)} if run.decided_by else {}),
+            **(
+                {
+                    "expiryDefaults": [
+                        [iid, {"status": d.status, "payload": d.payload}] for iid, d in run.expiry_defaults
+                    ]
+                }
+                if run.expiry_defaults
+                else {}
+            ),
         },
         **({} if record.saved_at is None else {"savedAt": record.saved_at}),
     }
@@ -540,6 +552,11 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
             lease_until=run.get("leaseUntil"),
             decided_by=run.get("decidedBy"),
             decided_roles=tuple(run.get("decidedRoles") or ()),
+            expiry_defaults=tuple(
+                (iid, default)
+                for iid, data in run.get("expiryDefaults") or ()
+                if (default := _expiry_default(data)) is not None
+            ),
         ),
         saved_at=data.get("savedAt"),
     )

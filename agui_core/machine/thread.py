@@ -287,6 +287,8 @@ class _Run:
     decided_by: str | None = None
     """The principal whose input started the run (who decided its answers)."""
     decided_roles: tuple[str, ...] = ()
+    expiry_defaults: dict[str, ExpiryDefault] = attrs.field(factory=dict)
+    """The declared answers for expiry of the interrupts this run answers (see :meth:`ThreadMachine.fail`)."""
 
     answer_view: tuple[Answer, ...] | None = None
     """The answers as the agent is handed them, built when first asked for."""
@@ -578,6 +580,7 @@ class ThreadMachine:
                 lease_until=run.lease_until,
                 decided_by=run.decided_by,
                 decided_roles=run.decided_roles,
+                expiry_defaults=tuple(run.expiry_defaults.items()),
             ),
         )
 
@@ -623,6 +626,7 @@ class ThreadMachine:
                 replay=machine._replay_for(run.run_id, bool(run.answers)),
                 decided_by=run.decided_by,
                 decided_roles=run.decided_roles,
+                expiry_defaults=dict(run.expiry_defaults),
             )
             machine._adopt(run.input_messages, run.input_state)
             # What the run emitted is replayed through the same bookkeeping, so the ordering
@@ -849,6 +853,12 @@ class ThreadMachine:
             if proposal is not None:
                 proposals[proposal.tool_call_id] = proposal
         continuation = next((o.continuation for o in answered_open if o.continuation is not None), None)
+        # Kept for a failure to give back; not for the host's own run at expiry: if that fails,
+        # the interrupts come back without them and the next look closes them (no retry loop).
+        by_expiry = any(a.entry.metadata is not None and EXPIRED_MARK in a.entry.metadata for a in answers)
+        expiry_defaults = (
+            {} if by_expiry else {o.interrupt.id: o.on_expiry for o in answered_open if o.on_expiry is not None}
+        )
         self._close_expired(expired)
         self._open = tuple(o for o in self._open if o.interrupt.id not in answered_ids)
         if answers:
@@ -884,6 +894,7 @@ class ThreadMachine:
             replay=self._replay_for(run_input.run_id, bool(run_input.resume)),
             decided_by=decider[0] if decider is not None and answers else None,
             decided_roles=decider[1] if decider is not None and answers else (),
+            expiry_defaults=expiry_defaults,
         )
         started = ev.RunStartedEvent(
             thread_id=self._thread_id,
@@ -1318,6 +1329,8 @@ class ThreadMachine:
                     decided_roles=() if by_expiry else run.decided_roles,
                 )
             )
+        if run.answers and all(EXPIRED_MARK in (a.entry.metadata or {}) for a in run.answers):
+            return  # the host's own run at expiry: no client sent it, so none may replay it
         self._completed.append(
             CompletedResume(
                 run_id=run.run_id,
@@ -1488,6 +1501,7 @@ class ThreadMachine:
                 raised_at=run.raised_at.get(a.interrupt.id),
                 proposal=run.proposals.get(a.interrupt.tool_call_id) if a.interrupt.tool_call_id is not None else None,
                 continuation=run.continuation_in,
+                on_expiry=run.expiry_defaults.get(a.interrupt.id),
             )
             for a in run.answers
         )

@@ -447,7 +447,8 @@ class Host:
             try:
                 machine = await self._load(thread_id)
                 run_id = f"expiry-{self.new_id()}"
-                effects = machine.expire(now, run_id=run_id, lease_until=now + timedelta(seconds=self.lease))
+                lease_until = self.clock() + timedelta(seconds=self.lease)  # from now, not the batch's start
+                effects = machine.expire(now, run_id=run_id, lease_until=lease_until)
                 start = next((e for e in effects if isinstance(e, StartAgent)), None)
                 if start is not None:
                     # The agent declared answers for these: it is resumed with them, in a run of
@@ -519,6 +520,9 @@ class Host:
             self._group.start_soon(self._expire_forever)
         if self.webhooks is not None:
             self._notifying = anyio.CancelScope()
+            # A decision's audit line is written when its run ends: looks reach back that far.
+            margin = timedelta(seconds=self.run_timeout + self.lease + 60)
+            self.webhooks.audit_margin = max(self.webhooks.audit_margin, margin)
             self.changes.listen(self.webhooks.kick)
             self._group.start_soon(self._notify_forever, self.webhooks, self._notifying)
         return self

@@ -78,9 +78,10 @@ class Observer:
     def refused(self, code: str) -> None:
         """An input was refused with ``RUN_ERROR`` ``code`` before any agent ran for it."""
 
-    def trace_headers(self, interrupt_id: str) -> Mapping[str, str] | None:
-        """The trace context a notice about ``interrupt_id`` carries (``traceparent``, ...): the
-        run that raised it, or that decided it once it is closed; ``None`` when unknown here."""
+    def trace_headers(self, thread_id: str, interrupt_id: str) -> Mapping[str, str] | None:
+        """The trace context a notice about ``interrupt_id`` of ``thread_id`` carries
+        (``traceparent``, ...): the run that raised it, or that decided it once it is closed;
+        ``None`` when unknown here."""
         return None
 
     def lease_taken_over(self) -> None:
@@ -142,8 +143,8 @@ class Observers(Observer):
         for o in self.observers:
             o.refused(code)
 
-    def trace_headers(self, interrupt_id: str) -> Mapping[str, str] | None:
-        return next((h for o in self.observers if (h := o.trace_headers(interrupt_id)) is not None), None)
+    def trace_headers(self, thread_id: str, interrupt_id: str) -> Mapping[str, str] | None:
+        return next((h for o in self.observers if (h := o.trace_headers(thread_id, interrupt_id)) is not None), None)
 
     def lease_taken_over(self) -> None:
         for o in self.observers:

@@ -63,8 +63,9 @@ class TracingObserver(Observer):
         self.tracer = (provider if provider is not None else trace.get_tracer_provider()).get_tracer("agui_core")
         self.max_remembered = max_remembered
         self._raised_in: OrderedDict[str, SpanContext] = OrderedDict()  # interrupt id -> its raising run's span
-        # interrupt id -> the run a notice about it belongs to: the raising run, then the deciding one.
-        self._noticed_in: OrderedDict[str, SpanContext] = OrderedDict()
+        # (thread id, interrupt id) -> the run a notice about it belongs to: the raising run, then
+        # the deciding one (interrupt ids an agent chooses may repeat across threads).
+        self._noticed_in: OrderedDict[tuple[str, str], SpanContext] = OrderedDict()
 
     def run_started(self, *, thread_id: str, run_id: str) -> object:
         carrier = trace_carrier.get()
@@ -116,18 +117,18 @@ class TracingObserver(Observer):
         raised_in = run.get_span_context()
         for opened in interrupts:
             self._raised_in[opened.interrupt.id] = raised_in
-            self._remember_notice(opened.interrupt.id, raised_in)
+            self._remember_notice((thread_id, opened.interrupt.id), raised_in)
         while len(self._raised_in) > self.max_remembered:
             self._raised_in.popitem(last=False)
 
-    def _remember_notice(self, interrupt_id: str, context: SpanContext) -> None:
-        self._noticed_in[interrupt_id] = context
-        self._noticed_in.move_to_end(interrupt_id)
+    def _remember_notice(self, key: tuple[str, str], context: SpanContext) -> None:
+        self._noticed_in[key] = context
+        self._noticed_in.move_to_end(key)
         while len(self._noticed_in) > self.max_remembered:
             self._noticed_in.popitem(last=False)
 
-    def trace_headers(self, interrupt_id: str) -> Mapping[str, str] | None:
-        context = self._noticed_in.get(interrupt_id)
+    def trace_headers(self, thread_id: str, interrupt_id: str) -> Mapping[str, str] | None:
+        context = self._noticed_in.get((thread_id, interrupt_id))
         if context is None:
             return None
         carrier: dict[str, str] = {}
@@ -139,7 +140,7 @@ class TracingObserver(Observer):
         for entry in closed:
             interrupt = entry.interrupt
             if decided_in is not None:
-                self._remember_notice(interrupt.id, decided_in)
+                self._remember_notice((thread_id, interrupt.id), decided_in)
             links = [Link(c) for c in (self._raised_in.pop(interrupt.id, None), decided_in) if c is not None]
             edited = isinstance(entry.payload, dict) and "editedArgs" in entry.payload
             span = self.tracer.start_span(

@@ -11,7 +11,8 @@ A host with :class:`Webhooks` tells each receiver URL four things, as JSON:
 - ``interrupt.expired``: an interrupt's ``expiresAt`` passed with no answer (one per interrupt).
 
 The body names the thread, its owner (who should act), the run, and each interrupt's id,
-reason, message, tool name, ``expiresAt`` and, once decided, status; with ``console_url``, a
+reason, message (not an approval's, which quotes the call's arguments), tool name,
+``expiresAt`` and, once decided, status; with ``console_url``, a
 ``link`` to the thread in the approval console. It never carries a payload, an answer or a
 tool call's arguments: a receiver is told that something waits, not what.
 
@@ -51,9 +52,10 @@ import math
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Final, Literal, Protocol
+from urllib.parse import quote
 
 import anyio
 import attrs
@@ -109,7 +111,7 @@ class Notice:
             "interrupts": [dict(i) for i in self.interrupts],
         }
         if console_url is not None:
-            document["link"] = f"{console_url}#thread={self.thread_id}"
+            document["link"] = f"{console_url}#thread={quote(self.thread_id, safe='')}"
         return orjson.dumps(document)
 
 
@@ -117,7 +119,9 @@ def _described(interrupt: OpenInterrupt | ResolvedInterrupt, status: str | None 
     """What a notice says of an interrupt: never its payload, its answer or a tool's arguments."""
     wire = interrupt.interrupt
     found: dict[str, JSON] = {"id": wire.id, "reason": wire.reason}
-    if wire.message is not None:
+    if wire.message is not None and wire.reason != "tool_call":
+        # An approval's message quotes the call's arguments (the default one does): its tool
+        # names it instead.
         found["message"] = wire.message
     if interrupt.proposal is not None:
         found["toolName"] = interrupt.proposal.name
@@ -128,6 +132,11 @@ def _described(interrupt: OpenInterrupt | ResolvedInterrupt, status: str | None 
     if status is not None:
         found["status"] = status
     return found
+
+
+def _key(kind: NoticeKind, thread_id: str, part: str) -> str:
+    """A notice's key: its kind, thread and run or interrupt, each quoted so no two read alike."""
+    return f"{kind.removeprefix('interrupt.')}:{quote(thread_id, safe='')}:{quote(part, safe='')}"
 
 
 def _instant(text: str | None) -> datetime | None:
@@ -169,7 +178,7 @@ def notices(
             if kind is not None:
                 found.append(
                     Notice(
-                        key=f"{kind.removeprefix('interrupt.')}:{thread.thread_id}:{opened.interrupt.id}",
+                        key=_key(kind, thread.thread_id, opened.interrupt.id),
                         kind=kind,
                         thread_id=thread.thread_id,
                         owner=thread.owner,
@@ -180,7 +189,7 @@ def notices(
         for run_id, raised in by_run.items():
             found.append(
                 Notice(
-                    key=f"raised:{thread.thread_id}:{run_id}",
+                    key=_key("interrupt.raised", thread.thread_id, run_id),
                     kind="interrupt.raised",
                     thread_id=thread.thread_id,
                     owner=thread.owner,
@@ -194,7 +203,7 @@ def notices(
         if line.status == "expired":
             found.append(
                 Notice(
-                    key=f"expired:{thread_id}:{line.interrupt.id}",
+                    key=_key("interrupt.expired", thread_id, line.interrupt.id),
                     kind="interrupt.expired",
                     thread_id=thread_id,
                     owner=owner,
@@ -207,7 +216,7 @@ def notices(
     for (thread_id, answered_in), lines in decided.items():
         found.append(
             Notice(
-                key=f"decided:{thread_id}:{answered_in}",
+                key=_key("interrupt.decided", thread_id, answered_in),
                 kind="interrupt.decided",
                 thread_id=thread_id,
                 owner=(owners or {}).get(thread_id),
@@ -272,6 +281,10 @@ class Webhooks:
         self._transport = transport
         self._wake = anyio.Event()
         self._since: datetime | None = None  # where the next look at the audit starts
+        self.audit_margin = _SCAN_MARGIN
+        """How far behind its previous look each look at the audit reaches: an audit line is
+        written when its run ends, dated when the run began, so at least the longest a run
+        may take (a host sets it from its ``run_timeout``)."""
         self._done: OrderedDict[str, None] = OrderedDict()  # delivered (by anyone), newest last
         self._later: dict[str, tuple[datetime, Notice, str]] = {}  # ledger key -> (not before, notice, url)
         self._observer: Observer = NO_OBSERVER
@@ -296,7 +309,7 @@ class Webhooks:
             while True:
                 self._wake = anyio.Event()
                 try:
-                    await self.deliver_due(store, client, clock.now())
+                    await self.deliver_due(store, client, clock.now, clock.now())
                 except StoreError as exc:
                     log.warning("webhooks: the store failed (%s); trying again in %g s", exc, self.every)
                 except Exception:
@@ -317,18 +330,22 @@ class Webhooks:
             raise ImportError("webhooks need httpx: pip install 'agui-core[webhooks]'") from exc
         return httpx.AsyncClient(transport=self._transport, timeout=self.timeout, follow_redirects=False)
 
-    async def deliver_due(self, store: _Ledger, client: Any, now: datetime) -> int:
+    async def deliver_due(self, store: _Ledger, client: Any, clock: Callable[[], datetime], now: datetime) -> int:
         """Look once: derive the notices due at ``now`` and deliver each to each URL; how many
-        deliveries succeeded."""
+        deliveries succeeded. Each claim is made at ``clock()``, the instant it is made, so a
+        look slowed down by its receivers never claims with an instant already past."""
         since = self._since if self._since is not None else now - self.lookback
         waiting = await store.all_waiting()
         closed = await store.audit_since(since)
-        self._since = now - _SCAN_MARGIN
+        self._since = now - self.audit_margin
         owners = {thread_id: await store.owner_of(thread_id) for thread_id in {t for t, _ in closed}}
         due = notices(waiting, closed, now=now, remind_before=self.remind_before, owners=owners)
         pending = [(n, url) for n in due for url in self.urls]
+        current = {n.key for n in due}
         for key, (when, notice, url) in list(self._later.items()):
-            if when <= now:
+            if notice.kind in ("interrupt.raised", "interrupt.expiring") and notice.key not in current:
+                del self._later[key]  # its interrupts are no longer open: nobody must act now
+            elif when <= now:
                 del self._later[key]
                 pending.append((notice, url))
         sent = 0
@@ -336,10 +353,13 @@ class Webhooks:
             key = _ledger_key(notice, url)
             if key in self._done or (key in self._later and self._later[key][0] > now):
                 continue
-            sent += await self._deliver(store, client, notice, url, key, now)
+            sent += await self._deliver(store, client, notice, url, key, clock)
         return sent
 
-    async def _deliver(self, store: _Ledger, client: Any, notice: Notice, url: str, key: str, now: datetime) -> int:
+    async def _deliver(
+        self, store: _Ledger, client: Any, notice: Notice, url: str, key: str, clock: Callable[[], datetime]
+    ) -> int:
+        now = clock()
         attempt = await store.claim_delivery(
             key, holder=self.holder, now=now, until=now + timedelta(seconds=self.timeout + _CLAIM_MARGIN)
         )
@@ -356,17 +376,20 @@ class Webhooks:
             "x-agui-signature": signature(self._secret, stamp, body),
         }
         first = notice.interrupts[0].get("id") if notice.interrupts else None
-        traced = self._observer.trace_headers(first) if isinstance(first, str) else None
+        traced = self._observer.trace_headers(notice.thread_id, first) if isinstance(first, str) else None
         if traced:
             headers.update(traced)
         failure: str | None = None
-        try:
-            response = await client.post(url, content=body, headers=headers)
-        except Exception as exc:  # httpx's errors, and timeouts: the receiver did not answer
-            failure = f"{type(exc).__name__}: {exc}"
-        else:
-            if not 200 <= response.status_code < 300:
-                failure = f"HTTP {response.status_code}"
+        response = None
+        with anyio.move_on_after(self.timeout):  # the whole attempt, well within the claim
+            try:
+                response = await client.post(url, content=body, headers=headers)
+            except Exception as exc:  # httpx's errors, and timeouts: the receiver did not answer
+                failure = f"{type(exc).__name__}: {exc}"
+        if response is None:
+            failure = failure or f"no answer within {self.timeout:g} s"
+        elif not 200 <= response.status_code < 300:
+            failure = f"HTTP {response.status_code}"
         if failure is None:
             await store.finish_delivery(key, holder=self.holder, delivered=True)
             self._remember(key)
@@ -374,7 +397,7 @@ class Webhooks:
             log.debug("webhooks: delivered %s to %s", notice.key, url)
             return 1
         wait = min(self.max_backoff, self.first_retry * 2 ** (attempt - 1))
-        retry_at = now + timedelta(seconds=wait)
+        retry_at = clock() + timedelta(seconds=wait)  # from when the attempt ended
         await store.finish_delivery(key, holder=self.holder, delivered=False, retry_at=retry_at)
         self._later[key] = (retry_at, notice, url)
         log.warning(

@@ -115,3 +115,36 @@ def test_a_client_cannot_pass_its_answer_off_as_the_hosts() -> None:
     (refused,) = machine.receive_input(forged, now=NOW, principal="ann")
     assert isinstance(refused, Reject) and refused.code is RunErrorCode.INVALID_RESUME
     assert EXPIRED_MARK in refused.message
+
+
+def test_a_failed_resume_gives_the_declared_answer_back_and_a_failed_expiry_run_does_not_loop() -> None:
+    machine = asked(question("i1"), on_expiry={"i1": DENY})
+    person = RunAgentInput(
+        thread_id="t",
+        run_id="r2",
+        resume=(ResumeEntry(interrupt_id="i1", status="resolved", payload={"approved": True}),),
+    )
+    machine.receive_input(person, now=NOW, principal="ann")
+    machine.fail("the agent broke")
+    again = ThreadMachine.from_record(record_from_dict(record_to_dict(machine.record())))
+    assert again.record().open_interrupts[0].on_expiry == DENY  # still the agent's declared answer
+    effects = again.expire(DUE, run_id="r-exp")
+    assert isinstance(effects[-1], StartAgent)
+    again.fail("the agent broke again")  # the host's own run failed: no second try at expiry
+    assert again.record().open_interrupts[0].on_expiry is None
+    (persist,) = again.expire(DUE, run_id="r-exp-2")
+    assert isinstance(persist, Persist)
+    assert [(r.interrupt.id, r.status, r.payload) for r in again.resolved] == [("i1", "expired", None)]
+
+
+def test_a_late_answer_equal_to_the_declared_one_is_still_late() -> None:
+    machine = asked(question("i1"), on_expiry={"i1": DENY})
+    machine.expire(DUE, run_id="r-exp")
+    machine.finish()
+    same = RunAgentInput(
+        thread_id="t",
+        run_id="r-exp",
+        resume=(ResumeEntry(interrupt_id="i1", status="resolved", payload={"approved": False}),),
+    )
+    (refused,) = machine.receive_input(same, now=DUE, principal="ann")
+    assert isinstance(refused, Reject) and refused.code is RunErrorCode.INTERRUPT_EXPIRED

@@ -396,6 +396,7 @@ def _maximal() -> ThreadRecord:
             lease_until="2026-01-01T00:00:13+00:00",
             decided_by="bob",
             decided_roles=("manager",),
+            expiry_defaults=(("i-1", ExpiryDefault(status="cancelled")),),
         ),
         owner="ann",
         step_journal=StepJournal(

@@ -75,7 +75,6 @@ def test_a_run_raising_two_interrupts_is_one_notice_and_the_soon_expiring_one_a_
             {
                 "id": "i1",
                 "reason": "tool_call",
-                "message": "Send it?",
                 "toolName": "sendEmail",
                 "expiresAt": (NOW + timedelta(seconds=600)).isoformat(),
                 "raisedAt": NOW.isoformat(),
@@ -83,7 +82,6 @@ def test_a_run_raising_two_interrupts_is_one_notice_and_the_soon_expiring_one_a_
             {
                 "id": "i2",
                 "reason": "tool_call",
-                "message": "Send it?",
                 "toolName": "sendEmail",
                 "raisedAt": NOW.isoformat(),
             },
@@ -368,3 +366,96 @@ async def test_with_tracing_a_notice_carries_the_trace_context_of_its_run() -> N
     headers, _ = receiver.got[0]
     version, trace_id, span_id, _flags = headers["traceparent"].split("-")
     assert (version, int(trace_id, 16), int(span_id, 16)) == ("00", run_span.context.trace_id, run_span.context.span_id)
+
+
+def test_an_approval_s_message_which_quotes_the_arguments_stays_out_of_the_notice() -> None:
+    quoted = OpenInterrupt(
+        interrupt=Interrupt(id="i1", reason="tool_call", message='Run send_email on "ceo-private@example.com"?'),
+        run_id="r1",
+        proposal=Proposal(tool_call_id="c1", name="send_email", arguments='{"to": "ceo-private@example.com"}'),
+    )
+    question = OpenInterrupt(
+        interrupt=Interrupt(id="i2", reason="input_required", message="Which quarter?"), run_id="r1"
+    )
+    (notice,) = notices(
+        [WaitingThread(thread_id="t", owner="ann", interrupts=(quoted, question))],
+        [],
+        now=NOW,
+        remind_before=timedelta(hours=1),
+    )
+    body = notice.body(console_url=None)
+    assert b"ceo-private" not in body
+    assert [i.get("message") for i in orjson.loads(body)["interrupts"]] == [None, "Which quarter?"]
+
+
+def test_ids_with_colons_never_make_two_notices_one_key_and_the_link_is_escaped() -> None:
+    def raised(thread_id: str, run_id: str) -> str:
+        waiting = [WaitingThread(thread_id=thread_id, interrupts=(opened("i", run_id),))]
+        (notice,) = notices(waiting, [], now=NOW, remind_before=timedelta(hours=1))
+        return notice.key
+
+    assert raised("a:b", "c") != raised("a", "b:c")
+    waiting = [WaitingThread(thread_id="a b#c", interrupts=(opened("i", "r"),))]
+    (notice,) = notices(waiting, [], now=NOW, remind_before=timedelta(hours=1))
+    assert orjson.loads(notice.body(console_url="https://x/console/"))["link"] == "https://x/console/#thread=a%20b%23c"
+
+
+async def test_the_docs_receiver_acts_once_on_a_notice_replayed_under_other_headers(tmp_path: Path) -> None:
+    with anyio.fail_after(LIMIT):
+        async with docs_receiver(secret_file(tmp_path)) as (hook, printed):
+            body = orjson.dumps({"id": "raised:t:r1", "type": "interrupt.raised"})
+            stamp = str(int(time.time()))
+            async with httpx.AsyncClient() as http:
+                for key in ("k1", "k2", "k3"):  # the header is not signed: anyone can change it
+                    headers = {
+                        "x-agui-timestamp": stamp,
+                        "x-agui-signature": signature(SECRET, stamp, body),
+                        "idempotency-key": key,
+                    }
+                    assert (await http.post(hook, content=body, headers=headers)).status_code == 204
+            await anyio.sleep(0.3)
+    assert [n["id"] for n in printed] == ["raised:t:r1"]
+
+
+async def test_a_decision_whose_run_outlasts_the_looks_is_still_told() -> None:
+    from agui_core.runtime import ManualClock, RunContext
+
+    gate = anyio.Event()
+
+    async def slow_after_approval(ctx: RunContext) -> object:
+        outcome = await ctx.call_tool("sendEmail", {"to": "ann@example.com", "subject": "Q3"})
+        await gate.wait()  # the resumed run takes its time: ten minutes on the host's clock
+        return {"email": outcome.status}
+
+    clock = ManualClock(NOW)
+    with anyio.fail_after(LIMIT):
+        async with Receiver([]).running() as receiver:
+            hooks = Webhooks([receiver.url], secret=SECRET, every=0.2)
+            async with Host(
+                slow_after_approval,
+                store=MemoryThreadStore(),
+                tools=agents.TOOLS,
+                clock=clock,
+                run_timeout=3600,
+                webhooks=hooks,
+            ) as host:
+                first = [e async for e in host.run(RunAgentInput(thread_id="t", run_id="r1"))]
+                (asked,) = first[-1].outcome.interrupts  # type: ignore[union-attr]
+                while not receiver.got:  # told that someone must act
+                    await anyio.sleep(0.05)
+                entry = ResumeEntry(interrupt_id=asked.id, status="resolved", payload={"approved": True})
+                async with anyio.create_task_group() as group:
+
+                    async def resume() -> None:
+                        async for _ in host.run(RunAgentInput(thread_id="t", run_id="r2", resume=(entry,))):
+                            pass
+
+                    group.start_soon(resume)
+                    await anyio.sleep(1.5)  # the host looks while the run goes on
+                    clock.advance(minutes=10)
+                    await anyio.sleep(1.5)  # and looks again, ten minutes later on its clock
+                    gate.set()
+                while not any(orjson.loads(b)["type"] == "interrupt.decided" for _, b in receiver.got):
+                    await anyio.sleep(0.05)
+    kinds = [orjson.loads(body)["type"] for _, body in receiver.got]
+    assert kinds == ["interrupt.raised", "interrupt.decided"]
