@@ -459,3 +459,40 @@ async def test_a_decision_whose_run_outlasts_the_looks_is_still_told() -> None:
                     await anyio.sleep(0.05)
     kinds = [orjson.loads(body)["type"] for _, body in receiver.got]
     assert kinds == ["interrupt.raised", "interrupt.decided"]
+
+
+async def test_a_look_slowed_by_its_receiver_claims_each_notice_when_it_sends_it() -> None:
+    from types import SimpleNamespace
+
+    from agui_core.machine.effects import Persist
+    from agui_core.machine.thread import ThreadMachine
+    from agui_core.runtime.webhooks import _ledger_key
+
+    store = MemoryThreadStore()
+    threads = [f"slow-{n}" for n in range(1, 6)]
+    for thread_id in threads:  # five threads waiting: five notices in one look
+        machine = ThreadMachine(thread_id)
+        started = machine.receive_input(RunAgentInput(thread_id=thread_id, run_id="r1"), now=NOW)
+        ended = machine.interrupt([Interrupt(id=f"{thread_id}-i", reason="input_required")], now=NOW)
+        for effect in [*started, *ended]:
+            if isinstance(effect, Persist):
+                await store.save(effect.record)
+    clock = [NOW]
+    stolen: list[int | None] = []
+    posted: list[str] = []
+    hooks = Webhooks(["http://receiver.test/"], secret=SECRET, timeout=10.0)
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        clock[0] += timedelta(seconds=9)  # each post takes 9 s on the host's clock, within the timeout
+        notice = orjson.loads(request.content)
+        posted.append(notice["id"])
+        if len(posted) == len(threads):  # 45 s into the look, another host tries the last one
+            key = _ledger_key(SimpleNamespace(key=notice["id"]), "http://receiver.test/")  # type: ignore[arg-type]
+            stolen.append(
+                await store.claim_delivery(key, holder="other", now=clock[0], until=clock[0] + timedelta(seconds=40))
+            )
+        return httpx.Response(204)
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+        sent = await hooks.deliver_due(store, client, lambda: clock[0], clock[0])  # type: ignore[arg-type]
+    assert sent == 5 and stolen == [None]  # the other host found it held, not free
