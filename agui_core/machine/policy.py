@@ -55,8 +55,15 @@ class DecisionPolicy:
     tools: Mapping[str, Rule] = attrs.field(factory=dict)
     reasons: Mapping[str, Rule] = attrs.field(factory=dict)
 
+    @property
+    def roles(self) -> frozenset[str]:
+        """Every role some rule lets decide: a principal with none of them decides nothing of others'."""
+        rules = [self.default, *self.tools.values(), *self.reasons.values()]
+        return frozenset().union(*(rule.roles for rule in rules))
+
     def rule_for(self, interrupt: Interrupt, tool_name: str | None) -> Rule:
-        """The rule that covers ``interrupt`` (``tool_name``: the tool its call names, if bound)."""
+        """The rule that covers ``interrupt`` (``tool_name``: the tool of the call it is bound to,
+        if any: a tool's rule covers every interrupt bound to a call of it)."""
         if tool_name is not None and tool_name in self.tools:
             return self.tools[tool_name]
         return self.reasons.get(interrupt.reason, self.default)
@@ -78,12 +85,16 @@ def _rule(table: object, where: str, base: Rule) -> Rule:
     if unknown:
         raise ValueError(f"{where} has no setting {', '.join(sorted(unknown))} (it takes roles and owner)")
     roles = table.get("roles", sorted(base.roles))
-    if not isinstance(roles, list) or not all(isinstance(r, str) and r for r in roles):
-        raise ValueError(f"{where}.roles is a list of role names")
+    if not isinstance(roles, list) or not all(isinstance(r, str) and r and not _odd(r) for r in roles):
+        raise ValueError(f"{where}.roles is a list of role names (no spaces or commas in a name)")
     owner = table.get("owner", base.owner)
     if not isinstance(owner, bool):
         raise ValueError(f"{where}.owner is true or false")
     return Rule(roles=frozenset(roles), owner=owner)
+
+
+def _odd(role: str) -> bool:
+    return "," in role or any(c.isspace() for c in role) or not role.isprintable()
 
 
 def policy_from_toml(document: Mapping[str, Any], *, name: str = "policy") -> DecisionPolicy:
@@ -92,6 +103,9 @@ def policy_from_toml(document: Mapping[str, Any], *, name: str = "policy") -> De
     A tool's or reason's rule starts from the default's and changes what it names. Raises
     ``ValueError`` naming the setting at fault.
     """
+    if not document:
+        # A policy says something: an empty file is more likely a save caught half-way.
+        raise ValueError(f"{name}: an empty policy (say [default] at least)")
     unknown = set(document) - {"default", "tools", "reasons"}
     if unknown:
         raise ValueError(f"{name}: no section {', '.join(sorted(unknown))} (sections: default, tools, reasons)")

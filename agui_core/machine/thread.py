@@ -430,12 +430,21 @@ class ThreadMachine:
                 raise forbidden()
             return
         open_by_id = {o.interrupt.id: o for o in self._open}
+        # What this principal already decided (its retry of that resume is a replay, or, when
+        # the run is in progress or its host died, THREAD_BUSY or a recovery): the same resume
+        # again, from the same run id.
+        mine = {
+            r.interrupt.id for r in self._resolved if r.decided_by == principal and r.answered_in == run_input.run_id
+        }
+        run = self._run
+        if run is not None and run.decided_by == principal and run.run_id == run_input.run_id:
+            mine |= {a.interrupt.id for a in run.answers}
         for entry in entries:
             opened = open_by_id.get(entry.interrupt_id)
             if opened is None:
-                if stranger:
+                if stranger and entry.interrupt_id not in mine:
                     raise forbidden()
-                continue  # the owner's: the usual rules say what is wrong with it
+                continue  # the owner's, or this principal's own decision again: the usual rules decide
             tool = opened.proposal.name if opened.proposal is not None else None
             if not policy.may_decide(opened.interrupt, tool, principal=principal, roles=roles, owner=self._owner):
                 raise forbidden()
@@ -695,12 +704,19 @@ class ThreadMachine:
                 RunErrorCode.THREAD_MISMATCH,
                 f"input for thread {run_input.thread_id!r} reached thread {self._thread_id!r}",
             )
-        if policy is not None or not may_write(self._owner, principal):
+        approver = not may_write(self._owner, principal)
+        if policy is not None or approver:
             # Before every other rule, and naming nothing: a stranger learns nothing of the thread.
             self._check_decider(run_input, principal, roles, policy)
-            if not may_write(self._owner, principal):
-                # An approver answers; the conversation and the state stay the owner's.
-                run_input = attrs.evolve(run_input, messages=(), state=None)
+            if approver:
+                # An approver answers, and that is all it does: the conversation, the state, the
+                # context, tools and props the agent reads stay the owner's.
+                run_input = RunAgentInput(
+                    thread_id=run_input.thread_id,
+                    run_id=run_input.run_id,
+                    resume=run_input.resume,
+                    protocol_version=run_input.protocol_version,
+                )
         decider = (principal, tuple(sorted(roles)))
         in_flight = self._run.run_id if self._run is not None else None
         check_free(self._thread_id, run_input.run_id, running=in_flight, held=busy)
@@ -759,6 +775,13 @@ class ThreadMachine:
             resolved=self._resolved,
             validators=self._validators,
         )
+        if approver and not answers:
+            # Cancelling what expired is how the owner moves on; an approver has nothing to decide.
+            raise RemoteProtocolError(
+                RunErrorCode.INTERRUPT_EXPIRED,
+                f"interrupt {format_ids(e.interrupt_id for e in entries)} expired before the resume arrived",
+                interrupt_ids=[e.interrupt_id for e in entries],
+            )
         history = self._merge_history(run_input)
         sizes = self._check_room(history)
         return self._start(

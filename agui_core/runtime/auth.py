@@ -77,7 +77,7 @@ def roles_of(principal: str) -> frozenset[str]:
 def _check_roles(roles: Iterable[str], where: str) -> frozenset[str]:
     found = frozenset(roles)
     for role in found:
-        if not role or len(role) > 64 or not role.isprintable() or "," in role or role.strip() != role:
+        if not role or len(role) > 64 or not role.isprintable() or "," in role or any(c.isspace() for c in role):
             raise ValueError(f"{where}: a role is 1 to 64 printable characters without commas or spaces, not {role!r}")
     return found
 
@@ -244,7 +244,7 @@ class JwtAuthenticator:
         if granted is None:
             return Principal(name)
         if isinstance(granted, str):
-            granted = granted.split()  # a space-separated list, as OAuth's scope claim is
+            granted = granted.replace(",", " ").split()  # a space- (as OAuth's scope) or comma-separated list
         if not isinstance(granted, list) or not all(isinstance(role, str) for role in granted):
             raise AuthenticationError(f"the {self._roles_claim!r} claim is not a list of roles")
         try:

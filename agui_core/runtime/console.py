@@ -17,8 +17,10 @@ messages hold for the proposed call) and ``ranBy``?: ``"host"`` when the host ra
 (one of its approval-gated tools, so ``ran`` says with what), ``"agent"`` when the call is not
 one of the host's tools and the agent's own code answered it (a framework's tool under an
 adapter: the result is the agent's report; the host cannot vouch for the arguments).
-``decidedBy`` is the thread's owner, the one principal whose answers a host accepts on it; an
-expired interrupt was decided by nobody.
+``decidedBy`` is the principal whose resume carried the answer (the thread's owner, or an
+approver under a decision policy), with ``decidedRoles``? (the roles its credentials carried);
+a line from before deciders were recorded names the owner; an expired interrupt was decided by
+nobody. Each inbox entry of another's thread (an approver's) carries ``owner``.
 """
 
 from __future__ import annotations

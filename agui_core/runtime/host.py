@@ -338,6 +338,8 @@ class Host:
         if policy is None:
             return own
         roles = roles_of(principal)
+        if policy.roles.isdisjoint(roles):
+            return own  # decides nothing of others': no scan of the store
         others: list[WaitingThread] = []
         for waiting in await self.store.all_waiting():
             if waiting.owner == principal:
@@ -360,14 +362,28 @@ class Host:
     async def _decidable(self, thread_id: str, principal: str) -> ThreadRecord | None:
         """The record of ``thread_id`` if ``principal`` may decide one of its open interrupts
         under the decision policy (an approver reads what it is asked to decide); else ``None``."""
-        policy = self.policy
-        if policy is None:
-            return None
+        policy, roles = self.policy, roles_of(principal)
+        if policy is None or policy.roles.isdisjoint(roles):
+            return None  # nothing loaded for a principal who decides nothing of others': the cost of a stranger
         record = await self.store.load(thread_id)
         if record is None or not record.open_interrupts:
             return None
         machine = ThreadMachine.from_record(record, payload_validators=self._validators, limits=self.thread_limits)
-        return record if machine.may_decide_any(principal, roles=roles_of(principal), policy=policy) else None
+        if not machine.may_decide_any(principal, roles=roles, policy=policy):
+            return None
+        # The approver is shown what it may decide, not the thread's other requests.
+        decidable = tuple(
+            o
+            for o in record.open_interrupts
+            if policy.may_decide(
+                o.interrupt,
+                o.proposal.name if o.proposal is not None else None,
+                principal=principal,
+                roles=roles,
+                owner=record.owner,
+            )
+        )
+        return attrs.evolve(record, open_interrupts=decidable)
 
     async def audit(self, thread_id: str, principal: str) -> tuple[ThreadRecord, Sequence[ResolvedInterrupt]] | None:
         """The record of ``thread_id`` and its audit trail, for its owner.

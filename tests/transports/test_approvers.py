@@ -199,3 +199,33 @@ def test_token_lines_carry_roles_and_refuse_odd_ones() -> None:
         TokenAuthenticator.from_lines(["dan token-of-dan-0123456789 ops,,x"])
     with pytest.raises(ValueError, match="found 4 fields"):
         TokenAuthenticator.from_lines(["dan token-of-dan-0123456789 ops extra"])
+
+
+async def test_a_principal_without_a_role_the_policy_names_costs_no_load(tmp_path: Path) -> None:
+    class Counting(MemoryThreadStore):
+        loads = 0
+
+        async def load(self, thread_id: str) -> Any:
+            Counting.loads += 1
+            return await super().load(thread_id)
+
+    store = Counting()
+    authenticator = TokenAuthenticator.from_lines(TOKENS.splitlines())
+    policy = PolicyFile(policy_file(tmp_path), check_every=0.0)
+    with anyio.fail_after(LIMIT):
+        async with Host(
+            agents.approval_agent, store=store, tools=agents.TOOLS, authenticator=authenticator, policy=policy
+        ) as host:
+            events = [e async for e in host.run(first("quiet"), principal=await host.authenticate(_bearer(ANN)))]
+            assert events[-1].type == "RUN_FINISHED"
+            carol = await host.authenticate(_bearer(CAROL))
+            before = Counting.loads
+            assert await host.view("quiet", carol) is None and await host.view("nothing", carol) is None
+            assert Counting.loads == before  # the same as for a thread that does not exist: nothing read
+            assert list(await host.inbox(carol)) == []
+
+
+def _bearer(token: str) -> Any:
+    from agui_core.runtime.auth import Credentials
+
+    return Credentials(bearer=token)
