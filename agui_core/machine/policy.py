@@ -32,6 +32,7 @@ from typing import Any
 
 import attrs
 
+from agui_core.machine.record import OpenInterrupt
 from agui_core.protocol.types import Interrupt
 
 __all__ = ["DecisionPolicy", "Rule", "policy_from_toml"]
@@ -76,6 +77,23 @@ class DecisionPolicy:
         if principal == owner:
             return rule.owner
         return not rule.roles.isdisjoint(roles)
+
+    def decidable(
+        self, interrupts: Iterable[OpenInterrupt], *, principal: str, roles: Iterable[str], owner: str | None
+    ) -> tuple[OpenInterrupt, ...]:
+        """Those of a thread's open ``interrupts`` that ``principal`` may decide."""
+        held = frozenset(roles)
+        return tuple(
+            o
+            for o in interrupts
+            if self.may_decide(
+                o.interrupt,
+                o.proposal.name if o.proposal is not None else None,
+                principal=principal,
+                roles=held,
+                owner=owner,
+            )
+        )
 
 
 def _rule(table: object, where: str, base: Rule) -> Rule:

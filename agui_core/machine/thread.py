@@ -405,17 +405,7 @@ class ThreadMachine:
         approver may read of a thread it does not own)."""
         if policy is None:
             return False
-        held = frozenset(roles)
-        return any(
-            policy.may_decide(
-                o.interrupt,
-                o.proposal.name if o.proposal is not None else None,
-                principal=principal,
-                roles=held,
-                owner=self._owner,
-            )
-            for o in self._open
-        )
+        return bool(policy.decidable(self._open, principal=principal, roles=roles, owner=self._owner))
 
     def _check_decider(
         self, run_input: RunAgentInput, principal: str, roles: frozenset[str], policy: DecisionPolicy | None

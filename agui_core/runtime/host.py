@@ -344,17 +344,7 @@ class Host:
         for waiting in await self.store.all_waiting():
             if waiting.owner == principal:
                 continue
-            mine = tuple(
-                o
-                for o in waiting.interrupts
-                if policy.may_decide(
-                    o.interrupt,
-                    o.proposal.name if o.proposal is not None else None,
-                    principal=principal,
-                    roles=roles,
-                    owner=waiting.owner,
-                )
-            )
+            mine = policy.decidable(waiting.interrupts, principal=principal, roles=roles, owner=waiting.owner)
             if mine:
                 others.append(attrs.evolve(waiting, interrupts=mine))
         return newest_first([*own, *others])[:limit]
@@ -368,22 +358,9 @@ class Host:
         record = await self.store.load(thread_id)
         if record is None or not record.open_interrupts:
             return None
-        machine = ThreadMachine.from_record(record, payload_validators=self._validators, limits=self.thread_limits)
-        if not machine.may_decide_any(principal, roles=roles, policy=policy):
-            return None
         # The approver is shown what it may decide, not the thread's other requests.
-        decidable = tuple(
-            o
-            for o in record.open_interrupts
-            if policy.may_decide(
-                o.interrupt,
-                o.proposal.name if o.proposal is not None else None,
-                principal=principal,
-                roles=roles,
-                owner=record.owner,
-            )
-        )
-        return attrs.evolve(record, open_interrupts=decidable)
+        decidable = policy.decidable(record.open_interrupts, principal=principal, roles=roles, owner=record.owner)
+        return attrs.evolve(record, open_interrupts=decidable) if decidable else None
 
     async def audit(self, thread_id: str, principal: str) -> tuple[ThreadRecord, Sequence[ResolvedInterrupt]] | None:
         """The record of ``thread_id`` and its audit trail, for its owner.
