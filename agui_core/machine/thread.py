@@ -663,9 +663,9 @@ class ThreadMachine:
         the input starts holds the thread ``lease_until`` that instant, unless its host renews
         the lease in the store (see :meth:`close_abandoned_run`). Under a decision ``policy``
         (:mod:`~agui_core.machine.policy`), the principal's ``roles`` say which interrupts it
-        may answer: an approver's resume on another's thread is taken (its messages and state
-        are not), and the owner's resume of what the policy keeps from the owner is
-        ``FORBIDDEN``. The audit trail records who decided, with those roles.
+        may answer: an approver's resume on another's thread is taken (the resume alone: its
+        messages, state, context, tools and props are not), and the owner's resume of what the
+        policy keeps from the owner is ``FORBIDDEN``. The audit trail records who decided, with those roles.
         """
         if now.tzinfo is None or (lease_until is not None and lease_until.tzinfo is None):
             raise LocalProtocolError("receive_input needs aware datetimes for now and lease_until", state=self._state)
