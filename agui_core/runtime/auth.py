@@ -65,8 +65,12 @@ class Principal(str):
 
     def __new__(cls, name: str, roles: Iterable[str] = ()) -> Principal:
         made = super().__new__(cls, name)
-        made.roles = frozenset(roles)
+        object.__setattr__(made, "roles", frozenset(roles))
         return made
+
+    def __setattr__(self, name: str, value: object) -> None:
+        # One object may stand for every request with the same token: nothing may change it.
+        raise AttributeError(f"a Principal cannot be changed (its {name})")
 
 
 def roles_of(principal: str) -> frozenset[str]:

@@ -371,3 +371,14 @@ async def test_jwt_roles_come_from_their_claim_as_a_list_or_a_string() -> None:
     odd = jwt.encode({"sub": "bob", "exp": now + 60, "groups": [1, 2]}, key, algorithm="HS256")
     with pytest.raises(AuthenticationError, match="not a list of roles"):
         await auth.authenticate(Credentials(bearer=odd))
+
+
+def test_a_principal_is_a_name_with_roles_that_cannot_change() -> None:
+    from agui_core.runtime.auth import Principal, roles_of
+
+    bob = Principal("bob", ["manager"])
+    assert bob == "bob" and hash(bob) == hash("bob") and str(bob).__class__ is str
+    assert roles_of(bob) == {"manager"} and roles_of("bob") == frozenset()
+    with pytest.raises(AttributeError, match="cannot be changed"):
+        bob.roles = frozenset({"admin"})  # type: ignore[misc]
+    assert roles_of(bob) == {"manager"}
