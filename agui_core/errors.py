@@ -54,6 +54,7 @@ class RunErrorCode(enum.StrEnum):
     INTERRUPT_ALREADY_RESOLVED = "INTERRUPT_ALREADY_RESOLVED"
     THREAD_BUSY = "THREAD_BUSY"
     FORBIDDEN = "FORBIDDEN"
+    INVALID_SIGNATURE = "INVALID_SIGNATURE"  # a decision a policy wants signed has no valid signature
     HISTORY_CONFLICT = "HISTORY_CONFLICT"
     INVALID_INPUT = "INVALID_INPUT"
     AMBIGUOUS_LEGACY_RESUME = "AMBIGUOUS_LEGACY_RESUME"  # a legacy resume the host cannot translate

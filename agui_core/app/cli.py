@@ -529,6 +529,7 @@ async def _serve(args: argparse.Namespace) -> int:
                         expire_every=args.expire_every or None,
                         webhooks=webhooks,
                         policy=policy,
+                        approver_keys=_approver_keys(args),
                     )
                 )
                 host.send_timeout = args.send_timeout
@@ -551,6 +552,20 @@ def _policy(args: argparse.Namespace, authenticator: Any) -> PolicyFile | None:
     from agui_core.runtime.policies import PolicyFile
 
     return PolicyFile(args.policy)
+
+
+def _approver_keys(args: argparse.Namespace) -> Any:
+    """The keys ``--approver-keys`` names, or ``None``."""
+    if args.approver_keys is None:
+        return None
+    if args.policy is None:
+        raise ValueError("--approver-keys checks the signatures a --policy asks for: give --policy too")
+    try:
+        from agui_core.runtime.signatures import ApproverKeys
+
+        return ApproverKeys.from_file(args.approver_keys)
+    except ImportError:
+        raise ValueError("--approver-keys needs pyjwt[crypto]: pip install 'agui-core[signatures]'") from None
 
 
 def _webhooks(args: argparse.Namespace) -> Webhooks | None:
@@ -1042,6 +1057,12 @@ def _parser() -> argparse.ArgumentParser:
         default="roles",
         metavar="CLAIM",
         help="the JWT claim listing the principal's roles, for --policy (default roles)",
+    )
+    trust.add_argument(
+        "--approver-keys",
+        metavar="FILE",
+        help="the public keys (JWKs, by principal) that sign decisions where the policy says signed = true "
+        "(needs agui-core[signatures]; docs/approvers.md)",
     )
     trust.add_argument(
         "--policy",

@@ -252,7 +252,8 @@ async def _show(store: ThreadStore, args: argparse.Namespace, out: TextIO) -> in
             by = f" by {entry.metadata['cancelledBy']}"
         elif entry.decided_by is not None:
             roles = f" ({', '.join(entry.decided_roles)})" if entry.decided_roles else ""
-            by = f" by {entry.decided_by}{roles}"
+            key = f", signed with {entry.decided_key}" if entry.decided_key else ""
+            by = f" by {entry.decided_by}{roles}{key}"
         write(f"  {entry.interrupt.id} {entry.interrupt.reason}: {entry.status}{by} at {entry.answered_at}")
         write(f" (raised {entry.raised_at}, answered in {entry.answered_in})\n")
     return 0

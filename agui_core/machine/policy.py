@@ -20,6 +20,7 @@ A policy is read from TOML (:func:`policy_from_toml`)::
     [tools.pay]        # tool_call interrupts of the tool "pay"
     roles = ["manager"]
     owner = false
+    signed = true      # each decision signed by its decider (agui_core.runtime.signatures)
 
     [reasons.input_required]
     roles = ["clerk"]
@@ -46,6 +47,9 @@ class Rule:
     """Roles whose principals may answer (besides the owner, when ``owner``)."""
     owner: bool = True
     """Whether the thread's owner may answer (``False``: someone else must)."""
+    signed: bool = False
+    """Whether each decision must carry its decider's signature (``INVALID_SIGNATURE`` if not;
+    see :mod:`agui_core.runtime.signatures`)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -99,16 +103,19 @@ class DecisionPolicy:
 def _rule(table: object, where: str, base: Rule) -> Rule:
     if not isinstance(table, Mapping):
         raise ValueError(f"{where} is a table (roles, owner), not {type(table).__name__}")
-    unknown = set(table) - {"roles", "owner"}
+    unknown = set(table) - {"roles", "owner", "signed"}
     if unknown:
-        raise ValueError(f"{where} has no setting {', '.join(sorted(unknown))} (it takes roles and owner)")
+        raise ValueError(f"{where} has no setting {', '.join(sorted(unknown))} (it takes roles, owner and signed)")
     roles = table.get("roles", sorted(base.roles))
     if not isinstance(roles, list) or not all(isinstance(r, str) and r and not _odd(r) for r in roles):
         raise ValueError(f"{where}.roles is a list of role names (no spaces or commas in a name)")
     owner = table.get("owner", base.owner)
     if not isinstance(owner, bool):
         raise ValueError(f"{where}.owner is true or false")
-    return Rule(roles=frozenset(roles), owner=owner)
+    signed = table.get("signed", base.signed)
+    if not isinstance(signed, bool):
+        raise ValueError(f"{where}.signed is true or false")
+    return Rule(roles=frozenset(roles), owner=owner, signed=signed)
 
 
 def _odd(role: str) -> bool:

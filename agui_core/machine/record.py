@@ -126,6 +126,8 @@ class ResolvedInterrupt:
     """The principal whose resume carried the answer (``None``: nobody's, an expiry)."""
     decided_roles: tuple[str, ...] = ()
     """The roles that principal's credentials carried then, sorted."""
+    decided_key: str | None = None
+    """The id of the key whose signature on the decision verified, if it was signed."""
 
 
 @attrs.frozen(kw_only=True)
@@ -210,6 +212,8 @@ class ActiveRun:
     expiry_defaults: tuple[tuple[str, ExpiryDefault], ...] = ()
     """The answers the agent declared for the expiry of the interrupts this run answers, by
     interrupt id: what they get back if the run fails and they are open again."""
+    decided_keys: tuple[tuple[str, str], ...] = ()
+    """By interrupt id, the key whose signature on this run's decision verified."""
 
 
 @attrs.frozen(kw_only=True)
@@ -324,6 +328,7 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
                 "proposal": _proposal_to_dict(r.proposal),
                 "ran": _proposal_to_dict(r.ran),
                 **({"decidedBy": r.decided_by, "decidedRoles": list(r.decided_roles)} if r.decided_by else {}),
+                **({"decidedKey": r.decided_key} if r.decided_key else {}),
             }
             for r in record.resolved
         ],
@@ -385,6 +390,7 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
                 if run.expiry_defaults
                 else {}
             ),
+            **({"decidedKeys": [list(pair) for pair in run.decided_keys]} if run.decided_keys else {}),
         },
         **({} if record.saved_at is None else {"savedAt": record.saved_at}),
     }
@@ -494,6 +500,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
                 ran=_proposal_from_dict(r.get("ran")),
                 decided_by=r.get("decidedBy"),
                 decided_roles=tuple(r.get("decidedRoles") or ()),
+                decided_key=r.get("decidedKey"),
             )
             for r in data["resolved"]
         ),
@@ -557,6 +564,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
                 for iid, data in run.get("expiryDefaults") or ()
                 if (default := _expiry_default(data)) is not None
             ),
+            decided_keys=tuple((iid, kid) for iid, kid in run.get("decidedKeys") or ()),
         ),
         saved_at=data.get("savedAt"),
     )

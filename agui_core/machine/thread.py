@@ -289,6 +289,8 @@ class _Run:
     decided_roles: tuple[str, ...] = ()
     expiry_defaults: dict[str, ExpiryDefault] = attrs.field(factory=dict)
     """The declared answers for expiry of the interrupts this run answers (see :meth:`ThreadMachine.fail`)."""
+    decided_keys: dict[str, str] = attrs.field(factory=dict)
+    """By interrupt id, the key whose signature on the decision verified."""
 
     answer_view: tuple[Answer, ...] | None = None
     """The answers as the agent is handed them, built when first asked for."""
@@ -439,6 +441,28 @@ class ThreadMachine:
             if not policy.may_decide(opened.interrupt, tool, principal=principal, roles=roles, owner=self._owner):
                 raise forbidden()
 
+    def _check_signed(
+        self, entries: Sequence[ResumeEntry], policy: DecisionPolicy, signatures: Mapping[str, str]
+    ) -> None:
+        """Refuse (``INVALID_SIGNATURE``) an answer to an open interrupt whose rule wants signed
+        decisions, when the host found no valid signature of its decider on it."""
+        open_by_id = {o.interrupt.id: o for o in self._open}
+        unsigned = []
+        for entry in entries:
+            opened = open_by_id.get(entry.interrupt_id)
+            if opened is None:
+                continue  # not open: the other rules say what it is
+            tool = opened.proposal.name if opened.proposal is not None else None
+            if policy.rule_for(opened.interrupt, tool).signed and entry.interrupt_id not in signatures:
+                unsigned.append(entry.interrupt_id)
+        if unsigned:
+            raise RemoteProtocolError(
+                RunErrorCode.INVALID_SIGNATURE,
+                f"the decision of interrupt {format_ids(unsigned)} must carry its decider's signature "
+                "(metadata 'ag-ui:signature', over this thread, interrupt, status and payload, by a registered key)",
+                interrupt_ids=unsigned,
+            )
+
     @property
     def continuation(self) -> JSON:
         """The run in progress's continuation: the one its answers came with, or what it set since."""
@@ -580,6 +604,7 @@ class ThreadMachine:
                 decided_by=run.decided_by,
                 decided_roles=run.decided_roles,
                 expiry_defaults=tuple(run.expiry_defaults.items()),
+                decided_keys=tuple(run.decided_keys.items()),
             ),
         )
 
@@ -626,6 +651,7 @@ class ThreadMachine:
                 decided_by=run.decided_by,
                 decided_roles=run.decided_roles,
                 expiry_defaults=dict(run.expiry_defaults),
+                decided_keys=dict(run.decided_keys),
             )
             machine._adopt(run.input_messages, run.input_state)
             # What the run emitted is replayed through the same bookkeeping, so the ordering
@@ -647,6 +673,7 @@ class ThreadMachine:
         lease_until: datetime | None = None,
         roles: Iterable[str] = (),
         policy: DecisionPolicy | None = None,
+        signatures: Mapping[str, str] | None = None,
     ) -> list[Effect]:
         """Accept ``run_input`` (a new run, a resumed run or a replay) or reject it.
 
@@ -666,13 +693,24 @@ class ThreadMachine:
         may answer: an approver's resume on another's thread is taken (the resume alone: its
         messages, state, context, tools and props are not), and the owner's resume of what the
         policy keeps from the owner is ``FORBIDDEN``. The audit trail records who decided, with those roles.
+        Where a rule wants signed decisions, ``signatures`` names, by interrupt id, the key
+        whose signature on the entry verified (the host checks them: ``INVALID_SIGNATURE``
+        for a decision without one).
         """
         if now.tzinfo is None or (lease_until is not None and lease_until.tzinfo is None):
             raise LocalProtocolError("receive_input needs aware datetimes for now and lease_until", state=self._state)
         principal = str(principal)  # the name alone: a principal object of a transport stays out of the record
         try:
             return self._accept(
-                run_input, now, principal, busy, interrupt_homes or {}, lease_until, frozenset(roles), policy
+                run_input,
+                now,
+                principal,
+                busy,
+                interrupt_homes or {},
+                lease_until,
+                frozenset(roles),
+                policy,
+                signatures or {},
             )
         except RemoteProtocolError as exc:
             return [Reject.from_error(exc)]
@@ -687,6 +725,7 @@ class ThreadMachine:
         lease_until: datetime | None,
         roles: frozenset[str] = frozenset(),
         policy: DecisionPolicy | None = None,
+        signatures: Mapping[str, str] | None = None,
     ) -> list[Effect]:
         # Everything up to the first mutation only reads: a rejection leaves no trace.
         if run_input.thread_id != self._thread_id:
@@ -707,7 +746,7 @@ class ThreadMachine:
                     resume=run_input.resume,
                     protocol_version=run_input.protocol_version,
                 )
-        decider = (principal, tuple(sorted(roles)))
+        decider = (principal, tuple(sorted(roles)), dict(signatures or {}))
         in_flight = self._run.run_id if self._run is not None else None
         check_free(self._thread_id, run_input.run_id, running=in_flight, held=busy)
         entries = tuple(run_input.resume or ())
@@ -715,6 +754,8 @@ class ThreadMachine:
         check_input_ids(run_input)
         check_input_depth(run_input)
         check_entries(entries)
+        if policy is not None and entries:
+            self._check_signed(entries, policy, signatures or {})
         strangers = [
             e.interrupt_id
             for e in entries
@@ -848,7 +889,7 @@ class ThreadMachine:
         sizes: tuple[int, ...] | None,
         principal: str,
         lease_until: datetime | None = None,
-        decider: tuple[str, tuple[str, ...]] | None = None,
+        decider: tuple[str, tuple[str, ...], dict[str, str]] | None = None,
     ) -> list[Effect]:
         # From here on the input is accepted and the machine changes.
         if self._owner is None:
@@ -908,6 +949,7 @@ class ThreadMachine:
             decided_by=decider[0] if decider is not None and answers else None,
             decided_roles=decider[1] if decider is not None and answers else (),
             expiry_defaults=expiry_defaults,
+            decided_keys=decider[2] if decider is not None and answers else {},
         )
         started = ev.RunStartedEvent(
             thread_id=self._thread_id,
@@ -1340,6 +1382,7 @@ class ThreadMachine:
                     ran=_without_parameters(journal.ran if journal is not None else None),
                     decided_by=None if by_expiry else run.decided_by,
                     decided_roles=() if by_expiry else run.decided_roles,
+                    decided_key=None if by_expiry else run.decided_keys.get(interrupt.id),
                 )
             )
         if run.answers and all(EXPIRED_MARK in (a.entry.metadata or {}) for a in run.answers):

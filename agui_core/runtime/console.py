@@ -18,7 +18,8 @@ messages hold for the proposed call) and ``ranBy``?: ``"host"`` when the host ra
 one of the host's tools and the agent's own code answered it (a framework's tool under an
 adapter: the result is the agent's report; the host cannot vouch for the arguments).
 ``decidedBy`` is the principal whose resume carried the answer (the thread's owner, or an
-approver under a decision policy), with ``decidedRoles``? (the roles its credentials carried);
+approver under a decision policy), with ``decidedRoles``? (the roles its credentials carried)
+and ``decidedKey``? (the key whose signature on the decision verified, where it was signed);
 a line from before deciders were recorded names the owner; an expired interrupt was decided by
 nobody. Each inbox entry of another's thread (an approver's) carries ``owner``.
 """
@@ -82,6 +83,7 @@ def audit_document(
             # Lines from before deciders were recorded were the owner's: nobody else could decide.
             "decidedBy": item.decided_by or (record.owner if item.status != "expired" else None),
             "decidedRoles": list(item.decided_roles) or None,
+            "decidedKey": item.decided_key,
             "proposed": _call(item.proposal) if item.proposal is not None else None,
             "ran": _call(item.ran) if item.ran is not None else None,
         }

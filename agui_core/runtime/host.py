@@ -131,6 +131,7 @@ from agui_core.runtime.context import RunContext, run_agent
 from agui_core.runtime.lease import LeaseKeeper
 from agui_core.runtime.observe import NO_OBSERVER, Observer
 from agui_core.runtime.policies import PolicyFile
+from agui_core.runtime.signatures import ApproverKeys
 from agui_core.runtime.streams import Outlet, Pace, RunEvents
 from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome, failed_result
 from agui_core.runtime.views import ThreadView
@@ -204,6 +205,7 @@ class Host:
         expire_every: float | None = None,
         webhooks: Webhooks | None = None,
         policy: DecisionPolicy | PolicyFile | None = None,
+        approver_keys: ApproverKeys | None = None,
     ) -> None:
         """``retain``, ``retain_audit`` and ``sweep_every`` (seconds) are the retention of the
         module docstring; ``retain=None`` keeps every thread. ``sweep_every`` defaults to a tenth
@@ -215,7 +217,8 @@ class Host:
         of deliveries (every store of this package does). ``policy`` says who besides a
         thread's owner may decide its interrupts, by role (:mod:`agui_core.machine.policy`; a
         :class:`~agui_core.runtime.policies.PolicyFile` is read again when it changes); without
-        one, the owner alone."""
+        one, the owner alone. ``approver_keys`` are the public keys decisions are signed with,
+        where the policy wants them signed (:mod:`agui_core.runtime.signatures`)."""
         self.agent = agent
         self.store: ThreadStore = store if store is not None else MemoryThreadStore()
         self.tools: Mapping[str, Tool] = {t.name: t for t in tools}
@@ -288,6 +291,7 @@ class Host:
         """Who is told of interrupts raised, expiring, decided and expired (``None``: nobody)."""
         self._notifying: anyio.CancelScope | None = None
         self._policy = policy
+        self.approver_keys = approver_keys
 
     @property
     def policy(self) -> DecisionPolicy | None:
@@ -640,6 +644,8 @@ class Host:
                         await out(ev.RunErrorEvent(message=exc.message, code=exc.code.value))
                         return
             homes = await self._interrupt_homes(machine, run_input, principal)
+            keys, entries = self.approver_keys, run_input.resume or ()
+            signed = keys.verified(principal, thread_id, entries) if keys is not None and policy and entries else {}
             effects = machine.receive_input(
                 run_input,
                 now=now,
@@ -648,6 +654,7 @@ class Host:
                 lease_until=now + timedelta(seconds=self.lease),
                 roles=roles,
                 policy=policy,
+                signatures=signed,
             )
             for index, effect in enumerate(effects):
                 if isinstance(effect, StartAgent):

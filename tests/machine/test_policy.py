@@ -193,3 +193,20 @@ def test_an_empty_policy_and_odd_role_names_are_refused() -> None:
     with pytest.raises(ValueError, match="no spaces or commas"):
         policy_from_toml({"default": {"roles": ["ma nager"]}})
     assert POLICY.roles == {"manager", "clerk"}
+
+
+SIGNED = policy_from_toml({"tools": {"pay": {"roles": ["manager"], "owner": False, "signed": True}}})
+
+
+def test_a_signed_rule_refuses_a_decision_the_host_found_no_signature_on() -> None:
+    machine = waiting_on_pay()
+    (refused,) = machine.receive_input(approval("r2"), now=NOW, principal="bob", roles={"manager"}, policy=SIGNED)
+    assert isinstance(refused, Reject) and refused.code is RunErrorCode.INVALID_SIGNATURE
+    assert "'i1'" in refused.message
+    effects = machine.receive_input(
+        approval("r2"), now=NOW, principal="bob", roles={"manager"}, policy=SIGNED, signatures={"i1": "bob-1"}
+    )
+    assert isinstance(effects[-1], StartAgent)
+    machine.finish()
+    (line,) = machine.resolved
+    assert (line.decided_by, line.decided_key) == ("bob", "bob-1")

@@ -358,6 +358,7 @@ def _maximal() -> ThreadRecord:
                 ran=proposal,
                 decided_by="bob",
                 decided_roles=("manager", "staff"),
+                decided_key="bob-1",
             ),
         ),
         completed_resumes=(
@@ -397,6 +398,7 @@ def _maximal() -> ThreadRecord:
             decided_by="bob",
             decided_roles=("manager",),
             expiry_defaults=(("i-1", ExpiryDefault(status="cancelled")),),
+            decided_keys=(("i-1", "bob-1"),),
         ),
         owner="ann",
         step_journal=StepJournal(

@@ -842,6 +842,7 @@ def test_every_run_error_code_has_a_test() -> None:
         test_a_forged_copy_of_the_tool_call_is_refused_and_the_bound_proposal_stands,
         test_forbidden_names_nothing_and_comes_before_every_other_rule,
     )
+    from tests.machine.test_policy import test_a_signed_rule_refuses_a_decision_the_host_found_no_signature_on
     from tests.machine.test_thread_limits import test_thread_too_large_past_the_message_limit
     from tests.transports.test_limits import (
         test_an_input_over_the_rate_limit_gets_rate_limited_and_a_client_that_keeps_on_is_closed as rate_limited,
@@ -850,6 +851,7 @@ def test_every_run_error_code_has_a_test() -> None:
     tested = {
         RunErrorCode.AMBIGUOUS_LEGACY_RESUME: ambiguous_legacy_resume,  # the host's translator, before the machine
         RunErrorCode.FORBIDDEN: test_forbidden_names_nothing_and_comes_before_every_other_rule,
+        RunErrorCode.INVALID_SIGNATURE: test_a_signed_rule_refuses_a_decision_the_host_found_no_signature_on,
         RunErrorCode.HISTORY_CONFLICT: test_a_forged_copy_of_the_tool_call_is_refused_and_the_bound_proposal_stands,
         RunErrorCode.PENDING_INTERRUPTS: test_pending_interrupts,
         RunErrorCode.PARTIAL_RESUME: test_partial_resume,

@@ -705,6 +705,7 @@ def test_the_run_error_codes_the_host_tests_cover() -> None:
         "HISTORY_CONFLICT",  # tests/runtime/test_trust.py
         "AMBIGUOUS_LEGACY_RESUME",  # tests/adapters/test_langgraph_legacy.py (Host.translate_input)
         "THREAD_TOO_LARGE",  # tests/e2e/test_thread_size.py (through agui serve)
+        "INVALID_SIGNATURE",  # tests/transports/test_approvers.py (a host with a policy and approver keys)
     }
     # INVALID_INPUT and RATE_LIMITED belong to the transports: the host is handed inputs already
     # decoded, and never those over a connection's rate limit (tests/transports/test_limits.py).

@@ -229,3 +229,83 @@ def _bearer(token: str) -> Any:
     from agui_core.runtime.auth import Credentials
 
     return Credentials(bearer=token)
+
+
+# -- signed decisions -------------------------------------------------------------------------
+
+SIGNED_POLICY = POLICY + "signed = true\n"
+
+
+def ed25519() -> tuple[Any, dict[str, Any]]:
+    """A private key, and its public JWK."""
+    import json
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from jwt.algorithms import OKPAlgorithm
+
+    private = Ed25519PrivateKey.generate()
+    return private, json.loads(OKPAlgorithm.to_jwk(private.public_key()))
+
+
+def signed_answer(
+    thread_id: str, run_id: str, interrupt_id: str, key: Any, kid: str, *, signed_for: str | None = None
+) -> RunAgentInput:
+    import jwt
+
+    from agui_core.runtime.signatures import SIGNATURE_KEY, signed_content
+
+    payload = {"approved": True}
+    content = signed_content(thread_id, signed_for or interrupt_id, "resolved", payload)
+    token = jwt.api_jws.encode(content, key, algorithm="EdDSA", headers={"kid": kid}, is_payload_detached=True)
+    entry = ResumeEntry(interrupt_id=interrupt_id, status="resolved", payload=payload, metadata={SIGNATURE_KEY: token})
+    return RunAgentInput(thread_id=thread_id, run_id=run_id, resume=(entry,))
+
+
+async def test_a_signed_decision_runs_and_a_missing_forged_or_reused_signature_is_refused(tmp_path: Path) -> None:
+    from agui_core.runtime.signatures import ApproverKeys
+
+    bob_key, bob_public = ed25519()
+    mallory_key, _ = ed25519()
+    keys = ApproverKeys({"bob": [{**bob_public, "kid": "bob-1"}]})
+    authenticator = TokenAuthenticator.from_lines(TOKENS.splitlines())
+    policy = PolicyFile(policy_file(tmp_path, SIGNED_POLICY), check_every=0.0)
+    with anyio.fail_after(LIMIT):
+        async with Host(
+            agents.approval_agent,
+            store=MemoryThreadStore(),
+            tools=agents.TOOLS,
+            authenticator=authenticator,
+            policy=policy,
+            approver_keys=keys,
+        ) as host:
+            transport = httpx.ASGITransport(app=HttpApp(host))
+            async with httpx.AsyncClient(transport=transport, base_url="http://h") as client:
+                (one,) = (await post(client, ANN, first("sig-1")))[-1]["outcome"]["interrupts"]
+                (two,) = (await post(client, ANN, first("sig-2")))[-1]["outcome"]["interrupts"]
+                refusals = [
+                    answer("sig-1", "b-1", one["id"]),  # no signature at all
+                    signed_answer("sig-1", "b-2", one["id"], mallory_key, "bob-1"),  # bob's kid, another key
+                    signed_answer(
+                        "sig-1", "b-3", one["id"], bob_key, "bob-1", signed_for=two["id"]
+                    ),  # bob's, for sig-2
+                ]
+                for refused_input in refusals:
+                    refused = await post(client, BOB, refused_input)
+                    assert [(e["type"], e["code"]) for e in refused] == [("RUN_ERROR", "INVALID_SIGNATURE")]
+                decided = await post(client, BOB, signed_answer("sig-1", "b-4", one["id"], bob_key, "bob-1"))
+                assert decided[-1]["type"] == "RUN_FINISHED" and decided[-1]["result"] == {"email": "executed"}
+                (line,) = (await client.get("/audit/sig-1", headers={"authorization": f"Bearer {ANN}"})).json()[
+                    "entries"
+                ]
+                assert (line["decidedBy"], line["decidedKey"]) == ("bob", "bob-1")
+
+
+def test_approver_keys_refuse_a_private_key_and_a_key_without_a_kid() -> None:
+    from agui_core.runtime.signatures import ApproverKeys
+
+    private, public = ed25519()
+    with pytest.raises(ValueError, match="has a 'kid'"):
+        ApproverKeys({"bob": [public]})
+    with pytest.raises(ValueError, match="private key"):
+        ApproverKeys({"bob": [{**public, "kid": "k", "d": "secret"}]})
+    assert private is not None
