@@ -286,7 +286,8 @@ class Webhooks:
         written when its run ends, dated when the run began, so at least the longest a run
         may take (a host sets it from its ``run_timeout``)."""
         self._done: OrderedDict[str, None] = OrderedDict()  # delivered (by anyone), newest last
-        self._later: dict[str, tuple[datetime, Notice, str]] = {}  # ledger key -> (not before, notice, url)
+        # ledger key -> (not before, notice, url, whether it is this host's failed attempt to try again)
+        self._later: dict[str, tuple[datetime, Notice, str, bool]] = {}
         self._observer: Observer = NO_OBSERVER
         self.delivered = 0
         """How many notices this host delivered (to one URL each)."""
@@ -320,7 +321,7 @@ class Webhooks:
 
     def _next_wait(self, now: datetime) -> float:
         waits = [self.every]
-        waits.extend(max(0.0, (when - now).total_seconds()) for when, _, _ in self._later.values())
+        waits.extend(max(0.0, (when - now).total_seconds()) for when, *_ in self._later.values())
         return min(waits)
 
     def _client(self) -> Any:
@@ -342,9 +343,11 @@ class Webhooks:
         due = notices(waiting, closed, now=now, remind_before=self.remind_before, owners=owners)
         pending = [(n, url) for n in due for url in self.urls]
         current = {n.key for n in due}
-        for key, (when, notice, url) in list(self._later.items()):
-            if notice.kind in ("interrupt.raised", "interrupt.expiring") and notice.key not in current:
-                del self._later[key]  # its interrupts are no longer open: nobody must act now
+        for key, (when, notice, url, mine) in list(self._later.items()):
+            if notice.key not in current and (not mine or notice.kind in ("interrupt.raised", "interrupt.expiring")):
+                # Its interrupts are no longer open (nobody must act now), or another host holds
+                # it and this host's looks no longer find it: it is that host's to finish.
+                del self._later[key]
             elif when <= now:
                 del self._later[key]
                 pending.append((notice, url))
@@ -364,7 +367,7 @@ class Webhooks:
             key, holder=self.holder, now=now, until=now + timedelta(seconds=self.timeout + _CLAIM_MARGIN)
         )
         if attempt is None:  # delivered, or another host holds it: look again later
-            self._later[key] = (now + timedelta(seconds=_RECHECK), notice, url)
+            self._later[key] = (now + timedelta(seconds=_RECHECK), notice, url, False)
             return 0
         body = notice.body(console_url=self.console_url)
         stamp = str(int(time.time()))
@@ -399,7 +402,7 @@ class Webhooks:
         wait = min(self.max_backoff, self.first_retry * 2 ** (attempt - 1))
         retry_at = clock() + timedelta(seconds=wait)  # from when the attempt ended
         await store.finish_delivery(key, holder=self.holder, delivered=False, retry_at=retry_at)
-        self._later[key] = (retry_at, notice, url)
+        self._later[key] = (retry_at, notice, url, True)
         log.warning(
             "webhooks: %s to %s failed (attempt %d, %s); trying again in %g s", notice.key, url, attempt, failure, wait
         )

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -496,3 +497,39 @@ async def test_a_look_slowed_by_its_receiver_claims_each_notice_when_it_sends_it
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
         sent = await hooks.deliver_due(store, client, lambda: clock[0], clock[0])  # type: ignore[arg-type]
     assert sent == 5 and stolen == [None]  # the other host found it held, not free
+
+
+async def test_a_notice_another_host_holds_is_let_go_once_no_look_finds_it() -> None:
+    from agui_core.machine.effects import Persist
+    from agui_core.machine.thread import ThreadMachine
+    from agui_core.runtime.webhooks import _ledger_key
+
+    class Counting(MemoryThreadStore):
+        claims = 0
+        gone = False
+
+        async def claim_delivery(self, key: str, **kwargs: Any) -> int | None:
+            Counting.claims += 1
+            return await super().claim_delivery(key, **kwargs)
+
+        async def all_waiting(self, *, limit: int = 1000) -> Any:
+            return [] if Counting.gone else await super().all_waiting(limit=limit)
+
+    store = Counting()
+    machine = ThreadMachine("held")
+    started = machine.receive_input(RunAgentInput(thread_id="held", run_id="r1"), now=NOW)
+    for effect in [*started, *machine.interrupt([Interrupt(id="i", reason="input_required")], now=NOW)]:
+        if isinstance(effect, Persist):
+            await store.save(effect.record)
+    url = "http://receiver.test/"
+    key = _ledger_key(notices(await store.all_waiting(), [], now=NOW, remind_before=timedelta(hours=1))[0], url)
+    assert await store.claim_delivery(key, holder="other", now=NOW, until=NOW + timedelta(hours=1)) == 1
+    hooks = Webhooks([url], secret=SECRET)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(lambda request: httpx.Response(204))) as client:
+        assert await hooks.deliver_due(store, client, lambda: NOW, NOW) == 0  # the other host holds it
+        Counting.gone, before = True, Counting.claims
+        later = NOW + timedelta(minutes=5)
+        for _ in range(3):
+            assert await hooks.deliver_due(store, client, lambda: later, later) == 0
+    assert Counting.claims == before  # let go: not claimed again, look after look
+    assert hooks._next_wait(later) == hooks.every
