@@ -645,7 +645,11 @@ class Host:
                         return
             homes = await self._interrupt_homes(machine, run_input, principal)
             keys, entries = self.approver_keys, run_input.resume or ()
-            signed = keys.verified(principal, thread_id, entries) if keys is not None and policy and entries else {}
+            signed = (
+                keys.verified(principal, thread_id, entries)
+                if keys is not None and policy is not None and entries
+                else {}
+            )
             effects = machine.receive_input(
                 run_input,
                 now=now,

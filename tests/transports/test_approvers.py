@@ -53,15 +53,13 @@ def events_of(body: bytes) -> list[dict[str, Any]]:
 
 
 @asynccontextmanager
-async def served(policy_file: Path) -> AsyncIterator[tuple[Host, httpx.AsyncClient]]:
+async def served(policy_file: Path, **host_options: Any) -> AsyncIterator[tuple[Host, httpx.AsyncClient]]:
+    """A host with the token table and the policy in ``policy_file``, and an HTTP client on it."""
     authenticator = TokenAuthenticator.from_lines(TOKENS.splitlines())
     policy = PolicyFile(policy_file, check_every=0.0)
+    host_options.setdefault("store", MemoryThreadStore())
     async with Host(
-        agents.approval_agent,
-        store=MemoryThreadStore(),
-        tools=agents.TOOLS,
-        authenticator=authenticator,
-        policy=policy,
+        agents.approval_agent, tools=agents.TOOLS, authenticator=authenticator, policy=policy, **host_options
     ) as host:
         transport = httpx.ASGITransport(app=HttpApp(host))
         async with httpx.AsyncClient(transport=transport, base_url="http://h") as client:
@@ -209,13 +207,8 @@ async def test_a_principal_without_a_role_the_policy_names_costs_no_load(tmp_pat
             Counting.loads += 1
             return await super().load(thread_id)
 
-    store = Counting()
-    authenticator = TokenAuthenticator.from_lines(TOKENS.splitlines())
-    policy = PolicyFile(policy_file(tmp_path), check_every=0.0)
     with anyio.fail_after(LIMIT):
-        async with Host(
-            agents.approval_agent, store=store, tools=agents.TOOLS, authenticator=authenticator, policy=policy
-        ) as host:
+        async with served(policy_file(tmp_path), store=Counting()) as (host, _):
             events = [e async for e in host.run(first("quiet"), principal=await host.authenticate(_bearer(ANN)))]
             assert events[-1].type == "RUN_FINISHED"
             carol = await host.authenticate(_bearer(CAROL))
@@ -267,37 +260,22 @@ async def test_a_signed_decision_runs_and_a_missing_forged_or_reused_signature_i
     bob_key, bob_public = ed25519()
     mallory_key, _ = ed25519()
     keys = ApproverKeys({"bob": [{**bob_public, "kid": "bob-1"}]})
-    authenticator = TokenAuthenticator.from_lines(TOKENS.splitlines())
-    policy = PolicyFile(policy_file(tmp_path, SIGNED_POLICY), check_every=0.0)
     with anyio.fail_after(LIMIT):
-        async with Host(
-            agents.approval_agent,
-            store=MemoryThreadStore(),
-            tools=agents.TOOLS,
-            authenticator=authenticator,
-            policy=policy,
-            approver_keys=keys,
-        ) as host:
-            transport = httpx.ASGITransport(app=HttpApp(host))
-            async with httpx.AsyncClient(transport=transport, base_url="http://h") as client:
-                (one,) = (await post(client, ANN, first("sig-1")))[-1]["outcome"]["interrupts"]
-                (two,) = (await post(client, ANN, first("sig-2")))[-1]["outcome"]["interrupts"]
-                refusals = [
-                    answer("sig-1", "b-1", one["id"]),  # no signature at all
-                    signed_answer("sig-1", "b-2", one["id"], mallory_key, "bob-1"),  # bob's kid, another key
-                    signed_answer(
-                        "sig-1", "b-3", one["id"], bob_key, "bob-1", signed_for=two["id"]
-                    ),  # bob's, for sig-2
-                ]
-                for refused_input in refusals:
-                    refused = await post(client, BOB, refused_input)
-                    assert [(e["type"], e["code"]) for e in refused] == [("RUN_ERROR", "INVALID_SIGNATURE")]
-                decided = await post(client, BOB, signed_answer("sig-1", "b-4", one["id"], bob_key, "bob-1"))
-                assert decided[-1]["type"] == "RUN_FINISHED" and decided[-1]["result"] == {"email": "executed"}
-                (line,) = (await client.get("/audit/sig-1", headers={"authorization": f"Bearer {ANN}"})).json()[
-                    "entries"
-                ]
-                assert (line["decidedBy"], line["decidedKey"]) == ("bob", "bob-1")
+        async with served(policy_file(tmp_path, SIGNED_POLICY), approver_keys=keys) as (_, client):
+            (one,) = (await post(client, ANN, first("sig-1")))[-1]["outcome"]["interrupts"]
+            (two,) = (await post(client, ANN, first("sig-2")))[-1]["outcome"]["interrupts"]
+            refusals = [
+                answer("sig-1", "b-1", one["id"]),  # no signature at all
+                signed_answer("sig-1", "b-2", one["id"], mallory_key, "bob-1"),  # bob's kid, another key
+                signed_answer("sig-1", "b-3", one["id"], bob_key, "bob-1", signed_for=two["id"]),  # bob's, for sig-2
+            ]
+            for refused_input in refusals:
+                refused = await post(client, BOB, refused_input)
+                assert [(e["type"], e["code"]) for e in refused] == [("RUN_ERROR", "INVALID_SIGNATURE")]
+            decided = await post(client, BOB, signed_answer("sig-1", "b-4", one["id"], bob_key, "bob-1"))
+            assert decided[-1]["type"] == "RUN_FINISHED" and decided[-1]["result"] == {"email": "executed"}
+            (line,) = (await client.get("/audit/sig-1", headers={"authorization": f"Bearer {ANN}"})).json()["entries"]
+            assert (line["decidedBy"], line["decidedKey"]) == ("bob", "bob-1")
 
 
 def test_approver_keys_refuse_a_private_key_and_a_key_without_a_kid() -> None:
