@@ -10,6 +10,7 @@ from benchmarks.harness import Scenario
 from benchmarks.scenarios import (
     decode_input,
     encode_stream,
+    host_growth,
     http_sse,
     langgraph_cycle,
     machine_cycle,
@@ -29,6 +30,7 @@ SCENARIOS: list[Scenario] = [
     machine_cycle.SCENARIO,
     replay_cycle.SCENARIO,
     store_scale.SCENARIO,
+    host_growth.SCENARIO,
     transports.SCENARIO,
     http_sse.SCENARIO,
     langgraph_cycle.SCENARIO,
