@@ -37,7 +37,16 @@ from typing import Any, TextIO
 
 import orjson
 
-from agui_core.machine.record import ANONYMOUS, OpenInterrupt, ResolvedInterrupt, ThreadRecord, record_to_dict
+from agui_core.machine.quorum import approves
+from agui_core.machine.record import (
+    ANONYMOUS,
+    OpenInterrupt,
+    ResolvedInterrupt,
+    ThreadRecord,
+    Vote,
+    record_to_dict,
+    votes_to_json,
+)
 from agui_core.store.base import ThreadStore
 
 __all__ = ["add_threads_parser", "run_threads"]
@@ -154,7 +163,26 @@ def _open_line(thread_id: str, owner: str | None, opened: OpenInterrupt, now: da
     }
     if interrupt.tool_call_id is not None:
         line["toolCallId"] = interrupt.tool_call_id
+    if opened.votes:
+        line["votes"] = votes_to_json(opened.votes)
     return line
+
+
+def _vote_lines(votes: Sequence[Vote]) -> str:
+    """Each vote of a quorum on a line of its own, for ``threads show``."""
+    lines = []
+    for vote in votes:
+        said = (
+            "cancelled"
+            if vote.status == "cancelled"
+            else "approved"
+            if approves(vote.status, vote.payload)
+            else "denied"
+        )
+        roles = f" ({', '.join(vote.roles)})" if vote.roles else ""
+        key = f", signed with {vote.key}" if vote.key else ""
+        lines.append(f"    vote: {said} by {vote.principal}{roles}{key} at {vote.at} (run {vote.run_id})\n")
+    return "".join(lines)
 
 
 async def _list(store: ThreadStore, args: argparse.Namespace, out: TextIO) -> int:
@@ -245,6 +273,9 @@ async def _show(store: ThreadStore, args: argparse.Namespace, out: TextIO) -> in
         expires = f", expires {line['expiresAt']}" if line["expiresAt"] else ""
         write(f"  {line['interruptId']} {line['reason']}: {line['message'] or ''} ")
         write(f"(raised {line['raisedAt']}, {_shown_age(line['ageSeconds'])} ago{expires})\n")
+    for opened in record.open_interrupts:
+        if opened.votes:
+            write(f"  {opened.interrupt.id}, answered so far:\n{_vote_lines(opened.votes)}")
     write(f"\naudit ({len(audit)}):\n")
     for entry in audit:
         by = ""
@@ -256,6 +287,7 @@ async def _show(store: ThreadStore, args: argparse.Namespace, out: TextIO) -> in
             by = f" by {entry.decided_by}{roles}{key}"
         write(f"  {entry.interrupt.id} {entry.interrupt.reason}: {entry.status}{by} at {entry.answered_at}")
         write(f" (raised {entry.raised_at}, answered in {entry.answered_in})\n")
+        write(_vote_lines(entry.votes))
     return 0
 
 

@@ -158,6 +158,7 @@ def bind_answers(
     expired: Sequence[OpenInterrupt],
     resolved: Sequence[ResolvedInterrupt],
     validators: PayloadValidators,
+    required: Sequence[str] | None = None,
 ) -> tuple[BoundAnswer, ...]:
     """Bind every entry to the live interrupt it answers, or refuse the resume.
 
@@ -165,6 +166,8 @@ def bind_answers(
     answered rather than cancelled (``INTERRUPT_EXPIRED``), one already answered
     (``INTERRUPT_ALREADY_RESOLVED``), a live one left unanswered (``PARTIAL_RESUME``), a
     payload that fails its schema or edits not offered (``INVALID_PAYLOAD``, with the path).
+    ``required`` names the live interrupts the resume must answer (default: every one; under
+    a policy, those its principal is to decide: see :mod:`~agui_core.machine.quorum`).
     """
     live_by_id = {o.interrupt.id: o for o in live}
     expired_ids = {o.interrupt.id for o in expired} | {r.interrupt.id for r in resolved if r.status == "expired"}
@@ -204,7 +207,7 @@ def bind_answers(
             interrupt_ids=again,
         )
     answered_ids = {e.interrupt_id for e in entries}
-    missing = [i for i in live_by_id if i not in answered_ids]
+    missing = [i for i in (live_by_id if required is None else required) if i not in answered_ids]
     if missing:
         raise RemoteProtocolError(
             RunErrorCode.PARTIAL_RESUME,
@@ -216,9 +219,11 @@ def bind_answers(
     by_id = {e.interrupt_id: e for e in entries}
     bound = []
     for item in live:
-        entry = by_id[item.interrupt.id]
-        _check_payload(item, entry, validators)
-        bound.append(BoundAnswer(interrupt=item.interrupt, entry=entry, raised_in=item.run_id))
+        given = by_id.get(item.interrupt.id)
+        if given is None:
+            continue  # left to other deciders (``required``)
+        _check_payload(item, given, validators)
+        bound.append(BoundAnswer(interrupt=item.interrupt, entry=given, raised_in=item.run_id))
     return tuple(bound)
 
 

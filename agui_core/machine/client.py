@@ -34,7 +34,8 @@ Rules added to the verifier's, by ``OrderingError.rule``:
 ``interrupt-id-empty``, ``interrupt-reason-empty``
     An interrupt whose ``id`` or ``reason`` is the empty string.
 ``interrupt-duplicate-id``
-    An id used twice in one outcome, or already announced earlier on this thread.
+    An id used twice in one outcome, or already announced earlier on this thread (but for an
+    interrupt the run answered, announced again as still open: a vote of a quorum).
 ``interrupt-reason-reserved``
     A reason in the ``core:`` namespace that is not a core reason (the prefix is reserved).
 ``interrupt-tool-call-missing``
@@ -622,7 +623,9 @@ class ClientMachine:
             interrupts,
             thread_id=self._thread_id,
             run_id=verifier.run_id,
-            announced=self._seen_ids,
+            # An interrupt this run answered may be announced again, still open: its answer was
+            # one vote of several (a quorum, agui_core.machine.quorum), and the rest are awaited.
+            announced=self._seen_ids.difference(o.interrupt.id for o in self._answering),
             tool_calls=closed | self._run_snapshot_tool_calls,
             validators=self._validators,
         )
@@ -769,6 +772,7 @@ class ClientMachine:
         context: Sequence[Context] | None = None,
         forwarded_props: JSON = None,
         protocol_version: str | None = PROTOCOL_VERSION,
+        partial: bool = False,
     ) -> RunAgentInput:
         """The ``RunAgentInput`` that answers every open interrupt with ``answers``.
 
@@ -780,7 +784,10 @@ class ClientMachine:
         boundary's snapshots carried. ``protocol_version`` is declared on the input (the spec's
         versioning page makes it a MUST; pass ``None`` only toward a peer that predates the
         field). Nothing changes in the machine: the run counts as
-        started when its ``RUN_STARTED`` arrives.
+        started when its ``RUN_STARTED`` arrives. ``partial=True`` answers only the interrupts
+        ``answers`` names, for a server whose decision policy has its principals decide in turns
+        (:mod:`agui_core.machine.quorum`): the server says whether that is all this principal
+        is to answer (``PARTIAL_RESUME`` if not).
 
         Raises :class:`~agui_core.errors.LocalProtocolError` for an answer the agent would
         refuse, before anything is sent; its ``code`` is the ``RUN_ERROR`` code the agent
@@ -836,7 +843,13 @@ class ClientMachine:
                 (OpenInterrupt(interrupt=o.interrupt, run_id=o.run_id) for o in self._open), now
             )
             bind_answers(
-                entries, thread_id=self._thread_id, live=live, expired=expired, resolved=(), validators=self._validators
+                entries,
+                thread_id=self._thread_id,
+                live=live,
+                expired=expired,
+                resolved=(),
+                validators=self._validators,
+                required=() if partial else None,
             )
         except RemoteProtocolError as exc:
             ids: list[str] = list(exc.details.get("interrupt_ids") or ())

@@ -21,6 +21,7 @@ A policy is read from TOML (:func:`policy_from_toml`)::
     roles = ["manager"]
     owner = false
     signed = true      # each decision signed by its decider (agui_core.runtime.signatures)
+    approvals = 2      # two distinct deciders approve before the tool runs (a quorum)
 
     [reasons.input_required]
     roles = ["clerk"]
@@ -33,10 +34,14 @@ from typing import Any
 
 import attrs
 
+from agui_core.machine.quorum import deciding_vote, with_tally
 from agui_core.machine.record import OpenInterrupt
 from agui_core.protocol.types import Interrupt
 
-__all__ = ["DecisionPolicy", "Rule", "policy_from_toml"]
+__all__ = ["MAX_APPROVALS", "DecisionPolicy", "Rule", "policy_from_toml"]
+
+MAX_APPROVALS = 16
+"""The most deciders a rule may ask for: each one's vote is kept with the open interrupt."""
 
 
 @attrs.frozen(kw_only=True)
@@ -50,6 +55,9 @@ class Rule:
     signed: bool = False
     """Whether each decision must carry its decider's signature (``INVALID_SIGNATURE`` if not;
     see :mod:`agui_core.runtime.signatures`)."""
+    approvals: int = 1
+    """How many distinct deciders must approve before the answer is given (a quorum; see
+    :mod:`agui_core.machine.quorum`). A denial or a cancel by any of them decides at once."""
 
 
 @attrs.frozen(kw_only=True)
@@ -72,6 +80,10 @@ class DecisionPolicy:
         if tool_name is not None and tool_name in self.tools:
             return self.tools[tool_name]
         return self.reasons.get(interrupt.reason, self.default)
+
+    def rule_of(self, item: OpenInterrupt) -> Rule:
+        """The rule that covers an open interrupt (by the tool of the call it gates, if any)."""
+        return self.rule_for(item.interrupt, item.proposal.name if item.proposal is not None else None)
 
     def may_decide(
         self, interrupt: Interrupt, tool_name: str | None, *, principal: str, roles: Iterable[str], owner: str | None
@@ -99,13 +111,33 @@ class DecisionPolicy:
             )
         )
 
+    def undecided(self, interrupts: Iterable[OpenInterrupt]) -> tuple[OpenInterrupt, ...]:
+        """Those of a thread's open ``interrupts`` still waiting for an answer: not yet decided
+        by their quorum (:mod:`~agui_core.machine.quorum`), as any interrupt without one."""
+        return tuple(o for o in interrupts if deciding_vote(o.votes, self.rule_of(o).approvals) is None)
+
+    def awaiting(
+        self, interrupts: Iterable[OpenInterrupt], *, principal: str, roles: Iterable[str], owner: str | None
+    ) -> tuple[OpenInterrupt, ...]:
+        """Those of a thread's open ``interrupts`` that ``principal`` is still to answer: it may
+        decide them, they are undecided, and it has not answered them yet."""
+        mine = self.decidable(self.undecided(interrupts), principal=principal, roles=roles, owner=owner)
+        return tuple(o for o in mine if all(v.principal != principal for v in o.votes))
+
+    def announced(self, item: OpenInterrupt) -> Interrupt:
+        """The interrupt as it is shown while open: with its quorum's tally when it has one."""
+        needed = self.rule_of(item).approvals
+        return with_tally(item, needed) if needed > 1 or item.votes else item.interrupt
+
 
 def _rule(table: object, where: str, base: Rule) -> Rule:
     if not isinstance(table, Mapping):
-        raise ValueError(f"{where} is a table (roles, owner), not {type(table).__name__}")
-    unknown = set(table) - {"roles", "owner", "signed"}
+        raise ValueError(f"{where} is a table (roles, owner, signed, approvals), not {type(table).__name__}")
+    unknown = set(table) - {"roles", "owner", "signed", "approvals"}
     if unknown:
-        raise ValueError(f"{where} has no setting {', '.join(sorted(unknown))} (it takes roles, owner and signed)")
+        raise ValueError(
+            f"{where} has no setting {', '.join(sorted(unknown))} (it takes roles, owner, signed and approvals)"
+        )
     roles = table.get("roles", sorted(base.roles))
     if not isinstance(roles, list) or not all(isinstance(r, str) and r and not _odd(r) for r in roles):
         raise ValueError(f"{where}.roles is a list of role names (no spaces or commas in a name)")
@@ -115,7 +147,10 @@ def _rule(table: object, where: str, base: Rule) -> Rule:
     signed = table.get("signed", base.signed)
     if not isinstance(signed, bool):
         raise ValueError(f"{where}.signed is true or false")
-    return Rule(roles=frozenset(roles), owner=owner, signed=signed)
+    approvals = table.get("approvals", base.approvals)
+    if type(approvals) is not int or not 1 <= approvals <= MAX_APPROVALS:
+        raise ValueError(f"{where}.approvals is a whole number of deciders from 1 to {MAX_APPROVALS}")
+    return Rule(roles=frozenset(roles), owner=owner, signed=signed, approvals=approvals)
 
 
 def _odd(role: str) -> bool:

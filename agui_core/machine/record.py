@@ -30,10 +30,12 @@ __all__ = [
     "ResolvedInterrupt",
     "ThreadRecord",
     "ToolJournalEntry",
+    "Vote",
     "payload_digest",
     "record_from_dict",
     "record_to_dict",
     "resolved_from_dicts",
+    "votes_to_json",
 ]
 
 
@@ -81,6 +83,24 @@ class ExpiryDefault:
 
 
 @attrs.frozen(kw_only=True)
+class Vote:
+    """One decider's answer to an interrupt that needs several (a quorum, see
+    :mod:`agui_core.machine.quorum`): who, with which roles and key, what, when, in which run."""
+
+    principal: str
+    roles: tuple[str, ...] = ()
+    key: str | None = None
+    """The id of the key whose signature on the answer verified, if it was signed."""
+    status: Literal["resolved", "cancelled"]
+    payload: JSON = None
+    metadata: Mapping[str, JSON] | None = None
+    run_id: str
+    """The run whose input carried the vote."""
+    at: str
+    """When the vote was received (RFC 3339)."""
+
+
+@attrs.frozen(kw_only=True)
 class OpenInterrupt:
     """An interrupt waiting for its answer, the run that raised it and when (if known).
 
@@ -96,6 +116,8 @@ class OpenInterrupt:
     continuation: JSON = None
     on_expiry: ExpiryDefault | None = None
     """The answer the agent declared for when nobody answers in time (``None``: none)."""
+    votes: tuple[Vote, ...] = ()
+    """The answers given so far to an interrupt that needs several deciders, in order."""
 
 
 @attrs.frozen(kw_only=True)
@@ -128,6 +150,8 @@ class ResolvedInterrupt:
     """The roles that principal's credentials carried then, sorted."""
     decided_key: str | None = None
     """The id of the key whose signature on the decision verified, if it was signed."""
+    votes: tuple[Vote, ...] = ()
+    """Every answer of a quorum, in order (the last decided it); empty for a lone decision."""
 
 
 @attrs.frozen(kw_only=True)
@@ -214,6 +238,8 @@ class ActiveRun:
     interrupt id: what they get back if the run fails and they are open again."""
     decided_keys: tuple[tuple[str, str], ...] = ()
     """By interrupt id, the key whose signature on this run's decision verified."""
+    votes: tuple[tuple[str, tuple[Vote, ...]], ...] = ()
+    """The quorum behind each answer that had one, by interrupt id (the last vote decided it)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -311,6 +337,7 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
                     if o.on_expiry is not None
                     else {}
                 ),
+                **({"votes": votes_to_json(o.votes)} if o.votes else {}),
             }
             for o in record.open_interrupts
         ],
@@ -329,6 +356,7 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
                 "ran": _proposal_to_dict(r.ran),
                 **({"decidedBy": r.decided_by, "decidedRoles": list(r.decided_roles)} if r.decided_by else {}),
                 **({"decidedKey": r.decided_key} if r.decided_key else {}),
+                **({"votes": votes_to_json(r.votes)} if r.votes else {}),
             }
             for r in record.resolved
         ],
@@ -391,6 +419,7 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
                 else {}
             ),
             **({"decidedKeys": [list(pair) for pair in run.decided_keys]} if run.decided_keys else {}),
+            **({"votes": [[iid, votes_to_json(v)] for iid, v in run.votes]} if run.votes else {}),
         },
         **({} if record.saved_at is None else {"savedAt": record.saved_at}),
     }
@@ -411,6 +440,46 @@ def _before(record: ThreadRecord, run: ActiveRun) -> dict[str, Any]:
     if not (run.state_before is record.agent_state or run.state_before == record.agent_state):
         out["stateBefore"] = run.state_before
     return out
+
+
+def votes_to_json(votes: Sequence[Vote]) -> list[dict[str, Any]]:
+    """Votes as a record writes them: ``principal``, ``roles``, ``key``?, ``status``,
+    ``payload``, ``metadata``?, ``runId``, ``at``."""
+    return [
+        {
+            "principal": v.principal,
+            "roles": list(v.roles),
+            **({"key": v.key} if v.key else {}),
+            "status": v.status,
+            "payload": v.payload,
+            **({"metadata": v.metadata} if v.metadata is not None else {}),
+            "runId": v.run_id,
+            "at": v.at,
+        }
+        for v in votes
+    ]
+
+
+def _votes_from_list(items: Sequence[Mapping[str, Any]] | None) -> tuple[Vote, ...]:
+    if not items:
+        return ()
+    votes = []
+    for v in items:
+        if v["status"] not in ("resolved", "cancelled"):
+            raise ValueError(f"a vote is resolved or cancelled, not {v['status']!r}")
+        votes.append(
+            Vote(
+                principal=v["principal"],
+                roles=tuple(v.get("roles") or ()),
+                key=v.get("key"),
+                status=v["status"],
+                payload=v.get("payload"),
+                metadata=v.get("metadata"),
+                run_id=v["runId"],
+                at=v["at"],
+            )
+        )
+    return tuple(votes)
 
 
 def _journal_to_dict(journal: StepJournal) -> dict[str, Any]:
@@ -482,6 +551,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
                 proposal=_proposal_from_dict(o.get("proposal")),
                 continuation=o.get("continuation"),
                 on_expiry=_expiry_default(o.get("onExpiry")),
+                votes=_votes_from_list(o.get("votes")),
             )
             for o in data["open"]
         ),
@@ -501,6 +571,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
                 decided_by=r.get("decidedBy"),
                 decided_roles=tuple(r.get("decidedRoles") or ()),
                 decided_key=r.get("decidedKey"),
+                votes=_votes_from_list(r.get("votes")),
             )
             for r in data["resolved"]
         ),
@@ -565,6 +636,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
                 if (default := _expiry_default(data)) is not None
             ),
             decided_keys=tuple((iid, kid) for iid, kid in run.get("decidedKeys") or ()),
+            votes=tuple((iid, _votes_from_list(v)) for iid, v in run.get("votes") or ()),
         ),
         saved_at=data.get("savedAt"),
     )

@@ -105,6 +105,7 @@ from agui_core.machine.occupancy import check_free
 from agui_core.machine.ordering import StreamVerifier
 from agui_core.machine.ownership import forbidden, may_write
 from agui_core.machine.policy import DecisionPolicy
+from agui_core.machine.quorum import cast, deciding_vote, repeats_votes
 from agui_core.machine.record import (
     ANONYMOUS,
     ActiveRun,
@@ -115,6 +116,7 @@ from agui_core.machine.record import (
     ResolvedInterrupt,
     ThreadRecord,
     ToolJournalEntry,
+    Vote,
 )
 from agui_core.machine.transcript import Transcript, message_size, own_json, tool_message
 from agui_core.machine.transitions import TRANSITIONS, MachineInput, ThreadState, next_state
@@ -291,6 +293,9 @@ class _Run:
     """The declared answers for expiry of the interrupts this run answers (see :meth:`ThreadMachine.fail`)."""
     decided_keys: dict[str, str] = attrs.field(factory=dict)
     """By interrupt id, the key whose signature on the decision verified."""
+    votes: dict[str, tuple[Vote, ...]] = attrs.field(factory=dict)
+    """By interrupt id, the quorum behind its answer (the last vote decided it; see
+    :mod:`~agui_core.machine.quorum`)."""
 
     answer_view: tuple[Answer, ...] | None = None
     """The answers as the agent is handed them, built when first asked for."""
@@ -425,8 +430,12 @@ class ThreadMachine:
         # What this principal already decided (its retry of that resume is a replay, or, when
         # the run is in progress or its host died, THREAD_BUSY or a recovery): the same resume
         # again, from the same run id.
+        run_id = run_input.run_id
         mine = {
-            r.interrupt.id for r in self._resolved if r.decided_by == principal and r.answered_in == run_input.run_id
+            r.interrupt.id
+            for r in self._resolved
+            if (r.decided_by == principal and r.answered_in == run_id)
+            or any(v.principal == principal and v.run_id == run_id for v in r.votes)
         }
         run = self._run
         if run is not None and run.decided_by == principal and run.run_id == run_input.run_id:
@@ -605,6 +614,7 @@ class ThreadMachine:
                 decided_roles=run.decided_roles,
                 expiry_defaults=tuple(run.expiry_defaults.items()),
                 decided_keys=tuple(run.decided_keys.items()),
+                votes=tuple(run.votes.items()),
             ),
         )
 
@@ -652,6 +662,7 @@ class ThreadMachine:
                 decided_roles=run.decided_roles,
                 expiry_defaults=dict(run.expiry_defaults),
                 decided_keys=dict(run.decided_keys),
+                votes=dict(run.votes),
             )
             machine._adopt(run.input_messages, run.input_state)
             # What the run emitted is replayed through the same bookkeeping, so the ordering
@@ -776,6 +787,24 @@ class ThreadMachine:
             retried = find_retry(run_input.run_id, self._completed)
             if retried is not None:
                 return self._replay(run_input, retried)
+            settled = None if policy is None else self._decided_answers(live, policy)
+            if settled is not None:
+                # Every open interrupt was decided (by votes; a policy edit or an expiry left
+                # nothing to wait for): the waiting agent resumes with those answers.
+                history = self._merge_history(run_input)
+                sizes = self._check_room(history)
+                return self._start(
+                    run_input,
+                    now,
+                    expired,
+                    answers=settled,
+                    history=history,
+                    sizes=sizes,
+                    principal=principal,
+                    lease_until=lease_until,
+                    decider=decider,
+                    resumed=True,
+                )
             if live:
                 raise RemoteProtocolError(
                     RunErrorCode.PENDING_INTERRUPTS,
@@ -798,6 +827,8 @@ class ThreadMachine:
         replay = find_replay(entries, self._resolved, self._completed)
         if replay is not None:
             return self._replay(run_input, replay)
+        if policy is not None and self._in_turns(live, policy, principal, roles):
+            return self._vote(run_input, now, entries, live, expired, policy, principal, roles, lease_until, decider)
         answers = bind_answers(
             entries,
             thread_id=self._thread_id,
@@ -826,6 +857,143 @@ class ThreadMachine:
             lease_until=lease_until,
             decider=decider,
         )
+
+    def _in_turns(
+        self, live: Sequence[OpenInterrupt], policy: DecisionPolicy, principal: str, roles: frozenset[str]
+    ) -> bool:
+        """Whether the live interrupts are answered in turns (:mod:`~agui_core.machine.quorum`):
+        some needs several deciders or already has votes, or this principal may not decide them all."""
+        if any(o.votes or policy.rule_of(o).approvals > 1 for o in live):
+            return True
+        return len(policy.decidable(live, principal=principal, roles=roles, owner=self._owner)) < len(live)
+
+    def _vote(
+        self,
+        run_input: RunAgentInput,
+        now: datetime,
+        entries: Sequence[ResumeEntry],
+        live: list[OpenInterrupt],
+        expired: list[OpenInterrupt],
+        policy: DecisionPolicy,
+        principal: str,
+        roles: frozenset[str],
+        lease_until: datetime | None,
+        decider: tuple[str, tuple[str, ...], dict[str, str]],
+    ) -> list[Effect]:
+        """A resume whose answers are votes: kept, then either the agent resumed with every
+        answer (the last undecided interrupt was decided) or a run of the machine's own that
+        ends with the interrupts still undecided."""
+        needed = {o.interrupt.id: policy.rule_of(o).approvals for o in live}
+        if repeats_votes(entries, live, principal):
+            settled = self._decided_answers(live, policy)
+            if settled is None:
+                # This decider's vote again (a retry of its run): sent what stands, counted once.
+                self._state = next_state(self._state, MachineInput.REPLAY)
+                return self._vote_events(run_input, policy.undecided(live), policy)
+            # Everything was decided meanwhile (a policy edit lowered a quorum, say): the
+            # retry resumes the agent with the answers.
+            history = self._merge_history(run_input)
+            return self._start(
+                run_input,
+                now,
+                expired,
+                answers=settled,
+                history=history,
+                sizes=self._check_room(history),
+                principal=principal,
+                lease_until=lease_until,
+                decider=decider,
+            )
+        required = [o.interrupt.id for o in policy.awaiting(live, principal=principal, roles=roles, owner=self._owner)]
+        bound = bind_answers(
+            entries,
+            thread_id=self._thread_id,
+            live=live,
+            expired=expired,
+            resolved=self._resolved,
+            validators=self._validators,
+            required=required,
+        )
+        if not bound and not may_write(self._owner, principal):
+            raise RemoteProtocolError(
+                RunErrorCode.INTERRUPT_EXPIRED,
+                f"interrupt {format_ids(e.interrupt_id for e in entries)} expired before the resume arrived",
+                interrupt_ids=[e.interrupt_id for e in entries],
+            )
+        ballot = cast(
+            bound,
+            open_interrupts=self._open,
+            live=live,
+            needed=needed,
+            principal=principal,
+            roles=decider[1],
+            keys=decider[2],
+            run_id=run_input.run_id,
+            at=now.isoformat(),
+        )
+        history = self._merge_history(run_input)
+        sizes = self._check_room(history)
+        # From here on the input is accepted and the machine changes.
+        self._open = ballot.open
+        if ballot.answers:
+            return self._start(
+                run_input,
+                now,
+                expired,
+                answers=ballot.answers,
+                history=history,
+                sizes=sizes,
+                principal=principal,
+                lease_until=lease_until,
+                decider=decider,
+            )
+        self._close_expired(expired)
+        self._adopt(history.added or None, own_json(history.state), sizes)
+        self._state = next_state(self._state, MachineInput.VOTE)
+        return [self._persist(), *self._vote_events(run_input, ballot.waiting, policy)]
+
+    def _decided_answers(self, live: Sequence[OpenInterrupt], policy: DecisionPolicy) -> tuple[BoundAnswer, ...] | None:
+        """The answers of the live interrupts, in the order they were raised, when every one of
+        them has been decided by its votes under ``policy``; else ``None``."""
+        answers = []
+        for item in live:
+            decided = deciding_vote(item.votes, policy.rule_of(item).approvals) if item.votes else None
+            if decided is None:
+                return None
+            entry = ResumeEntry(
+                interrupt_id=item.interrupt.id,
+                status=decided.status,
+                payload=decided.payload,
+                metadata=decided.metadata,
+            )
+            answers.append(BoundAnswer(interrupt=item.interrupt, entry=entry, raised_in=item.run_id))
+        return tuple(answers) or None
+
+    def _vote_events(
+        self, run_input: RunAgentInput, waiting: Sequence[OpenInterrupt], policy: DecisionPolicy
+    ) -> list[Effect]:
+        """The run a vote gets: started, the thread's snapshots, and the interrupts still
+        undecided, with their tallies (:meth:`~agui_core.machine.policy.DecisionPolicy.announced`)."""
+        self._transcript.settle()
+        verifier = StreamVerifier()
+        out: list[ev.Event] = [
+            ev.RunStartedEvent(
+                thread_id=self._thread_id,
+                run_id=run_input.run_id,
+                parent_run_id=run_input.parent_run_id,
+                protocol_version=PROTOCOL_VERSION,
+            ),
+            ev.StateSnapshotEvent(snapshot=self._transcript.state),
+            ev.MessagesSnapshotEvent(messages=self.messages),
+            ev.RunFinishedEvent(
+                thread_id=self._thread_id,
+                run_id=run_input.run_id,
+                outcome=RunFinishedInterruptOutcome(interrupts=tuple(policy.announced(o) for o in waiting)),
+            ),
+        ]
+        for event in out:
+            verifier.check(event)
+        return [Emit(event=e) for e in out]
 
     def _check_acted_on(self, entries: Sequence[ResumeEntry]) -> None:
         """Refuse (``INTERRUPT_ALREADY_RESOLVED``) a resume that answers otherwise what an earlier
@@ -890,6 +1058,7 @@ class ThreadMachine:
         principal: str,
         lease_until: datetime | None = None,
         decider: tuple[str, tuple[str, ...], dict[str, str]] | None = None,
+        resumed: bool | None = None,
     ) -> list[Effect]:
         # From here on the input is accepted and the machine changes.
         if self._owner is None:
@@ -945,11 +1114,12 @@ class ThreadMachine:
             continuation_in=continuation,
             lease_until=None if lease_until is None else lease_until.isoformat(),
             # A resume replays even when all it did was dismiss questions that had expired.
-            replay=self._replay_for(run_input.run_id, bool(run_input.resume)),
+            replay=self._replay_for(run_input.run_id, bool(run_input.resume) if resumed is None else resumed),
             decided_by=decider[0] if decider is not None and answers else None,
             decided_roles=decider[1] if decider is not None and answers else (),
             expiry_defaults=expiry_defaults,
             decided_keys=decider[2] if decider is not None and answers else {},
+            votes={o.interrupt.id: o.votes for o in answered_open if o.votes},
         )
         started = ev.RunStartedEvent(
             thread_id=self._thread_id,
@@ -1366,6 +1536,12 @@ class ThreadMachine:
             call_id = interrupt.tool_call_id
             journal = self._journal.get(call_id) if call_id is not None else None
             by_expiry = entry.metadata is not None and entry.metadata.get(EXPIRED_MARK) == entry.status
+            votes = run.votes.get(interrupt.id, ())
+            decided_by, decided_roles, decided_key = (
+                (votes[-1].principal, votes[-1].roles, votes[-1].key)
+                if votes
+                else (run.decided_by, run.decided_roles, run.decided_keys.get(interrupt.id))
+            )
             self._resolved.append(
                 ResolvedInterrupt(
                     interrupt=interrupt,
@@ -1380,17 +1556,25 @@ class ThreadMachine:
                     # The audit trail keeps what was proposed, not the schema its edits had to pass.
                     proposal=_without_parameters(run.proposals.get(call_id) if call_id is not None else None),
                     ran=_without_parameters(journal.ran if journal is not None else None),
-                    decided_by=None if by_expiry else run.decided_by,
-                    decided_roles=() if by_expiry else run.decided_roles,
-                    decided_key=None if by_expiry else run.decided_keys.get(interrupt.id),
+                    decided_by=None if by_expiry else decided_by,
+                    decided_roles=() if by_expiry else decided_roles,
+                    decided_key=None if by_expiry else decided_key,
+                    votes=votes,
                 )
             )
         if run.answers and all(EXPIRED_MARK in (a.entry.metadata or {}) for a in run.answers):
             return  # the host's own run at expiry: no client sent it, so none may replay it
+        # The same input again is a replay: after a quorum, that input is the last decider's votes.
+        cast_here = [
+            ResumeEntry(interrupt_id=iid, status=v.status, payload=v.payload)
+            for iid, votes in run.votes.items()
+            for v in votes
+            if v.run_id == run.run_id
+        ]
         self._completed.append(
             CompletedResume(
                 run_id=run.run_id,
-                answers=fingerprint(a.entry for a in run.answers),
+                answers=fingerprint(cast_here if run.votes else (a.entry for a in run.answers)),
                 outcome=outcome,
                 result=result,
                 tool_results=tuple(run.tool_results),
@@ -1558,6 +1742,12 @@ class ThreadMachine:
                 proposal=run.proposals.get(a.interrupt.tool_call_id) if a.interrupt.tool_call_id is not None else None,
                 continuation=run.continuation_in,
                 on_expiry=run.expiry_defaults.get(a.interrupt.id),
+                # The votes cast before this run's input stand; its own go with the run.
+                votes=tuple(
+                    v
+                    for v in run.votes.get(a.interrupt.id, ())
+                    if not (v.run_id == run.run_id and v.principal == run.decided_by)
+                ),
             )
             for a in run.answers
         )
@@ -1574,6 +1764,7 @@ class ThreadMachine:
                     raised_at=item.raised_at,
                     status="expired",
                     answered_at=item.interrupt.expires_at,
+                    votes=item.votes,
                 )
             )
         self._open = tuple(o for o in self._open if o not in expired)
@@ -1604,7 +1795,14 @@ class ThreadMachine:
                         finished, f"the answer for the expiry of interrupt {iid!r} fails its schema: {exc.message}"
                     ) from exc
 
-    def expire(self, now: datetime, *, run_id: str | None = None, lease_until: datetime | None = None) -> list[Effect]:
+    def expire(
+        self,
+        now: datetime,
+        *,
+        run_id: str | None = None,
+        lease_until: datetime | None = None,
+        policy: DecisionPolicy | None = None,
+    ) -> list[Effect]:
         """Close the open interrupts whose ``expiresAt`` has passed at ``now``, with no input.
 
         What a host does by itself when an interrupt expires (active expiry): the same closing
@@ -1618,7 +1816,10 @@ class ThreadMachine:
         (``run_id``, held until ``lease_until``), the run starts instead: the agent is resumed
         with those answers (their metadata names their status under :data:`EXPIRED_MARK`), the others closed as expired;
         the effects are those of an accepted resume, :class:`StartAgent` last. Each answered
-        interrupt is ``expired`` in the audit trail, with its answer, once the run ends.
+        interrupt is ``expired`` in the audit trail, with its answer, once the run ends. Under
+        a decision ``policy``, the interrupts still open that their votes decided count as
+        answered (:mod:`~agui_core.machine.quorum`): once the others expire, the run resumes the
+        agent with their answers too.
         """
         if now.tzinfo is None or (lease_until is not None and lease_until.tzinfo is None):
             raise LocalProtocolError("expire needs aware datetimes for now and lease_until", state=self._state)
@@ -1628,8 +1829,10 @@ class ThreadMachine:
         if not expired:
             return []
         defaulted = [o for o in expired if o.on_expiry is not None]
-        if run_id is not None and defaulted and not live:
-            return self._resume_on_expiry(run_id, now, defaulted, expired, lease_until)
+        # With interrupts still live, the run starts only if their votes decided them all.
+        settled = () if not live else None if policy is None else self._decided_answers(live, policy)
+        if run_id is not None and (defaulted or settled) and settled is not None:
+            return self._resume_on_expiry(run_id, now, defaulted, expired, lease_until, settled)
         self._close_expired(expired)
         if not self._open:
             self._state = next_state(self._state, MachineInput.EXPIRE)
@@ -1642,6 +1845,7 @@ class ThreadMachine:
         defaulted: list[OpenInterrupt],
         expired: list[OpenInterrupt],
         lease_until: datetime | None,
+        settled: tuple[BoundAnswer, ...] = (),
     ) -> list[Effect]:
         entries = tuple(
             ResumeEntry(
@@ -1653,10 +1857,15 @@ class ThreadMachine:
             for o in defaulted
             if o.on_expiry is not None
         )
-        run_input = RunAgentInput(thread_id=self._thread_id, run_id=run_id, resume=entries)
-        answers = tuple(
-            BoundAnswer(interrupt=o.interrupt, entry=entry, raised_in=o.run_id)
-            for o, entry in zip(defaulted, entries, strict=True)
+        run_input = RunAgentInput(
+            thread_id=self._thread_id, run_id=run_id, resume=entries + tuple(a.entry for a in settled)
+        )
+        answers = (
+            *(
+                BoundAnswer(interrupt=o.interrupt, entry=entry, raised_in=o.run_id)
+                for o, entry in zip(defaulted, entries, strict=True)
+            ),
+            *settled,
         )
         history = self._merge_history(run_input)
         rest = [o for o in expired if o.on_expiry is None]

@@ -43,6 +43,9 @@ class MachineInput(enum.Enum):
     """An input whose ``resume`` answers every open interrupt is accepted."""
     REPLAY = "replay"
     """An input repeats a resume already carried out: its recorded outcome is sent again."""
+    VOTE = "vote"
+    """An input answers interrupts that wait for several deciders (a quorum), and some of the
+    thread's interrupts are still undecided: the votes are kept, and no run starts."""
     EXPIRE = "expire"
     """Every open interrupt has passed its ``expiresAt``; they are closed as expired."""
     EMIT = "emit"
@@ -66,6 +69,7 @@ TRANSITIONS: Mapping[tuple[ThreadState, MachineInput], ThreadState] = {
     (_S.IDLE, _I.REPLAY): _S.IDLE,
     (_S.INTERRUPTED, _I.RESUME): _S.RESUMED,
     (_S.INTERRUPTED, _I.REPLAY): _S.INTERRUPTED,
+    (_S.INTERRUPTED, _I.VOTE): _S.INTERRUPTED,
     (_S.INTERRUPTED, _I.EXPIRE): _S.IDLE,
     (_S.RUNNING, _I.EMIT): _S.RUNNING,
     (_S.RUNNING, _I.INTERRUPT): _S.INTERRUPTED,

@@ -21,7 +21,10 @@ adapter: the result is the agent's report; the host cannot vouch for the argumen
 approver under a decision policy), with ``decidedRoles``? (the roles its credentials carried)
 and ``decidedKey``? (the key whose signature on the decision verified, where it was signed);
 a line from before deciders were recorded names the owner; an expired interrupt was decided by
-nobody. Each inbox entry of another's thread (an approver's) carries ``owner``.
+nobody. An interrupt a quorum decided (or that expired waiting for one) carries ``votes``: each
+decider's answer in order, the deciding one last (``principal``, ``roles``, ``key``?,
+``status``, ``payload``, ``metadata``?, ``runId``, ``at``). Each inbox entry of another's
+thread (an approver's) carries ``owner``.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from agui_core.machine.record import Proposal, ResolvedInterrupt, ThreadRecord
+from agui_core.machine.record import Proposal, ResolvedInterrupt, ThreadRecord, votes_to_json
 from agui_core.protocol.codec import converter
 from agui_core.protocol.types import Interrupt, ToolMessage
 from agui_core.store.base import WaitingThread
@@ -98,5 +101,7 @@ def audit_document(
                 entry["ranBy"] = "agent"
         if item.ran is not None:
             entry["ranBy"] = "host"
+        if item.votes:
+            entry["votes"] = votes_to_json(item.votes)
         listed.append(entry)
     return {"threadId": record.thread_id, "owner": record.owner, "entries": listed}

@@ -10,7 +10,8 @@ the extra rules we enforce, each shown below by a case the reference accepts and
 On streams (:data:`agui_core.machine.client.CLIENT_RULES`)
     ``thread-mismatch``, ``run-id-mismatch``, ``interrupt-id-empty``,
     ``interrupt-reason-empty``, ``interrupt-duplicate-id`` (within an outcome and across the
-    thread), ``interrupt-reason-reserved``, ``interrupt-tool-call-missing``,
+    thread, but for an interrupt the run answered, announced again as still open: a quorum's
+    vote), ``interrupt-reason-reserved``, ``interrupt-tool-call-missing``,
     ``interrupt-tool-call-unknown``, ``interrupt-expires-at-invalid`` (any value that is not
     RFC 3339 with a zone, including those the reference reads), ``interrupt-schema-invalid``.
     A missing snapshot at the interrupt boundary is a warning here, accepted by both.
@@ -214,9 +215,12 @@ STREAMS: list[StreamCase] = [
     StreamCase("interrupt-duplicate-in-outcome", boundary(CONFIRM, CONFIRM), "interrupt-duplicate-id"),
     StreamCase(
         "interrupt-duplicate-across-runs",
-        [*boundary(CONFIRM), *boundary(CONFIRM, run="r-2")],
+        [*boundary(CONFIRM), run_started("r-2"), run_finished("r-2"), *boundary(CONFIRM, run="r-3")],
         "interrupt-duplicate-id",
     ),
+    # The run that answered an interrupt may announce it again, still open: one vote of a
+    # quorum (agui_core.machine.quorum). Both accept it.
+    StreamCase("interrupt-still-open-after-a-vote", [*boundary(CONFIRM), *boundary(CONFIRM, run="r-2")], None),
     StreamCase(
         "interrupt-reason-reserved",
         boundary({**CONFIRM, "reason": "core:approval"}),

@@ -366,9 +366,19 @@ def test_duplicate_interrupt_ids_within_an_outcome() -> None:
 
 def test_duplicate_interrupt_ids_across_the_thread() -> None:
     client = client_with(confirm("x"))
-    feed(client, [started("run-2"), *SNAPSHOTS])
-    err = violation(client, interrupted(confirm("x"), run_id="run-2"))
+    feed(client, [started("run-2"), ev.RunFinishedEvent(thread_id=TID, run_id="run-2"), started("run-3"), *SNAPSHOTS])
+    err = violation(client, interrupted(confirm("x"), run_id="run-3"))
     assert err.rule == "interrupt-duplicate-id" and "already announced" in err.message
+
+
+def test_the_run_that_answered_an_interrupt_may_announce_it_still_open() -> None:
+    # One vote of a quorum: the interrupt the run answered waits for the other deciders.
+    client = client_with(confirm("x"), confirm("y"))
+    feed(client, [started("run-2"), *SNAPSHOTS, interrupted(confirm("x"), run_id="run-2")])
+    assert [i.id for i in client.open_interrupts] == ["x"]
+    # "y" was decided in that run: announcing it again later is a duplicate.
+    feed(client, [started("run-3"), *SNAPSHOTS])
+    assert violation(client, interrupted(confirm("y"), run_id="run-3")).rule == "interrupt-duplicate-id"
 
 
 def test_a_tool_call_of_an_earlier_run_is_not_seen_in_this_one() -> None:

@@ -22,6 +22,7 @@ from agui_core.machine.record import (
     ResolvedInterrupt,
     ThreadRecord,
     ToolJournalEntry,
+    Vote,
     payload_digest,
     record_from_dict,
     record_to_dict,
@@ -326,6 +327,16 @@ def _maximal() -> ThreadRecord:
         entry=ResumeEntry(interrupt_id="int-1", status="resolved", payload={"approved": True}),
         raised_in="r0",
     )
+    vote = Vote(
+        principal="carol",
+        roles=("manager",),
+        key="carol-1",
+        status="resolved",
+        payload={"approved": True},
+        metadata={"ag-ui:signature": "x"},
+        run_id="r1",
+        at="2026-01-01T00:00:01+00:00",
+    )
     return ThreadRecord(
         thread_id="t",
         version=7,
@@ -341,6 +352,7 @@ def _maximal() -> ThreadRecord:
                 proposal=proposal,
                 continuation={"c": 1},
                 on_expiry=ExpiryDefault(status="resolved", payload={"quarter": "Q1"}),
+                votes=(vote,),
             ),
         ),
         resolved=(
@@ -359,6 +371,7 @@ def _maximal() -> ThreadRecord:
                 decided_by="bob",
                 decided_roles=("manager", "staff"),
                 decided_key="bob-1",
+                votes=(vote, attrs.evolve(vote, principal="bob", key="bob-1", status="cancelled")),
             ),
         ),
         completed_resumes=(
@@ -399,6 +412,7 @@ def _maximal() -> ThreadRecord:
             decided_roles=("manager",),
             expiry_defaults=(("i-1", ExpiryDefault(status="cancelled")),),
             decided_keys=(("i-1", "bob-1"),),
+            votes=(("int-1", (vote,)),),
         ),
         owner="ann",
         step_journal=StepJournal(
@@ -420,7 +434,7 @@ def _instances(value: Any) -> Any:
             yield from _instances(item)
 
 
-RECORD_CLASSES = (ThreadRecord, OpenInterrupt, ResolvedInterrupt, CompletedResume, ToolJournalEntry, ActiveRun)
+RECORD_CLASSES = (ThreadRecord, OpenInterrupt, ResolvedInterrupt, CompletedResume, ToolJournalEntry, ActiveRun, Vote)
 
 
 def test_every_field_of_every_record_class_survives_the_round_trip() -> None:

@@ -17,6 +17,7 @@ import pytest
 
 from agui_core.errors import LocalProtocolError
 from agui_core.machine.effects import Effect, Reject
+from agui_core.machine.policy import DecisionPolicy, Rule
 from agui_core.machine.thread import ThreadMachine
 from agui_core.machine.transitions import (
     TRANSITIONS,
@@ -153,6 +154,12 @@ OPERATIONS: dict[MachineInput, Operation] = {
         make_input("t", "run-9", resume=[{"interruptId": "b", "status": "cancelled"}]), now=NOW
     ),
     MachineInput.REPLAY: lambda m: m.receive_input(make_input("t", "run-9", resume=ANSWER_A), now=NOW),
+    # "b" needs two deciders: the first one's answer is a vote, and "b" stays open.
+    MachineInput.VOTE: lambda m: m.receive_input(
+        make_input("t", "run-9", resume=[{"interruptId": "b", "status": "resolved", "payload": True}]),
+        now=NOW,
+        policy=DecisionPolicy(reasons={"confirmation": Rule(approvals=2)}),
+    ),
     # After "b" expired, any input closes it first, then starts its own run.
     MachineInput.EXPIRE: lambda m: m.receive_input(make_input("t", "run-9"), now=LATER),
     MachineInput.EMIT: lambda m: m.emit(ev.CustomEvent(name="tick", value=1)),
@@ -165,6 +172,7 @@ CLIENT_INPUTS = {
     MachineInput.START_RUN,
     MachineInput.RESUME,
     MachineInput.REPLAY,
+    MachineInput.VOTE,
     MachineInput.EXPIRE,
 }
 
