@@ -16,7 +16,11 @@ HttpApp(host))``); its routes are relative to where it is mounted:
 - ``GET /threads/{threadId}``: for the thread's owner only, its open interrupts and the
   snapshots needed to answer them (a page reloaded while interrupts were pending finds them
   here): ``{"threadId", "state", "interrupts", "messages", "agentState", "runId"}`` in wire
-  camelCase, ``runId`` left out when there is none;
+  camelCase, ``runId`` left out when there is none; under a decision policy, ``interrupts``
+  are those the caller is to answer and ``waitingOnOthers`` (when any) the undecided rest,
+  each with its quorum's tally (docs/approvers.md);
+- ``GET /keys`` and ``POST /keys``: the caller's signing keys, and registering its first one
+  (:mod:`agui_transports.http_keys`);
 - ``GET /inbox``: the signed-in principal's threads with open interrupts, newest first, and
   ``GET /audit/{threadId}``: a thread's audit trail, for its owner
   (:mod:`agui_core.runtime.console` describes both documents);

@@ -30,6 +30,7 @@ from agui_transports.http_asgi import (
     send_json,
 )
 from agui_transports.http_console import ConsoleFiles
+from agui_transports.http_keys import KeyRoutes
 from agui_transports.http_reads import DEFAULT_FEED_HEARTBEAT, ReadRoutes
 from agui_transports.http_runs import RunRoute
 from agui_transports.plugin import (
@@ -127,6 +128,8 @@ class HttpApp:
             max_feeds_per_principal=max_feeds_per_principal,
         )
         """The read routes: a thread, its audit trail, the inbox and its feed."""
+        self.keys = KeyRoutes(host, self._principal, self.runs)
+        """``GET /keys`` and ``POST /keys``: the caller's signing keys, and registering its first."""
         self._transport = t.TransportCapabilities(
             streaming=True, websocket=websocket, http_binary=False, push_notifications=False, resumable=False
         )
@@ -169,6 +172,8 @@ class HttpApp:
                 allowed = "POST"
             elif path in ("/capabilities", "/inbox", "/inbox/events", "/metrics"):
                 allowed = "GET"
+            elif path == "/keys":
+                allowed = "POST" if method == "POST" else "GET"
             elif path.startswith((_THREADS, _AUDIT)) and len(path) > path.index("/", 1) + 1:
                 allowed = "GET"
             elif self._console is not None and self._console.serves(path):
@@ -180,6 +185,11 @@ class HttpApp:
             elif method != allowed:
                 allow = [(b"allow", f"{allowed}, OPTIONS".encode())]
                 raise Refused(405, "method_not_allowed", f"use {allowed} on {path or '/'}", allow)
+            elif path == "/keys":
+                if method == "POST":
+                    await self.keys.post(headers, receive, send, cors)
+                else:
+                    await self.keys.get(headers, send, cors)
             elif allowed == "POST":
                 await self.runs(scope, headers, receive, send, cors)
             elif path == "/capabilities":

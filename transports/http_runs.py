@@ -143,10 +143,14 @@ class RunRoute:
         await self._stream(run_input, principal, receive, send)
 
     async def _body(self, headers: Mapping[str, str], receive: Receive) -> bytes:
-        """The request body, refused as soon as it is known to be over ``max_body``."""
-        too_large = Refused(413, "payload_too_large", f"the request body is over the limit of {self.max_body} bytes")
+        return await self.read_body(headers, receive, limit=self.max_body)
+
+    async def read_body(self, headers: Mapping[str, str], receive: Receive, *, limit: int) -> bytes:
+        """A request body, refused as soon as it is known to be over ``limit`` bytes, or once
+        ``body_timeout`` passes before its end."""
+        too_large = Refused(413, "payload_too_large", f"the request body is over the limit of {limit} bytes")
         declared = headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_body:
+        if declared.isdigit() and int(declared) > limit:
             raise too_large
         chunks: list[bytes] = []
         size = 0
@@ -157,7 +161,7 @@ class RunRoute:
                     raise ClientLeft
                 chunk: bytes = message.get("body", b"")
                 size += len(chunk)
-                if size > self.max_body:
+                if size > limit:
                     raise too_large
                 chunks.append(chunk)
                 if not message.get("more_body", False):

@@ -557,13 +557,15 @@ def _policy(args: argparse.Namespace, authenticator: Any) -> PolicyFile | None:
 def _approver_keys(args: argparse.Namespace) -> Any:
     """The keys ``--approver-keys`` names, or ``None``."""
     if args.approver_keys is None:
+        if args.approver_key_registration:
+            raise ValueError("--approver-key-registration writes to the --approver-keys file: give it too")
         return None
     if args.policy is None:
         raise ValueError("--approver-keys checks the signatures a --policy asks for: give --policy too")
     try:
         from agui_core.runtime.signatures import ApproverKeys
 
-        return ApproverKeys.from_file(args.approver_keys)
+        return ApproverKeys.from_file(args.approver_keys, registration=args.approver_key_registration)
     except ImportError:
         raise ValueError("--approver-keys needs pyjwt[crypto]: pip install 'agui-core[signatures]'") from None
 
@@ -1063,6 +1065,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="the public keys (JWKs, by principal) that sign decisions where the policy says signed = true "
         "(needs agui-core[signatures]; docs/approvers.md)",
+    )
+    trust.add_argument(
+        "--approver-key-registration",
+        action="store_true",
+        help="let a principal without a key register one (the console's, held in the browser), written to the "
+        "--approver-keys file; later keys are the operator's to add (trust on first use: docs/approvers.md)",
     )
     trust.add_argument(
         "--policy",

@@ -324,10 +324,20 @@ class Host:
             return None
         run = record.active_run
         opened: tuple[OpenInterrupt, ...] = record.open_interrupts
+        policy = self.policy
+        shown: tuple[Interrupt, ...] = tuple(o.interrupt for o in opened)
+        others: tuple[Interrupt, ...] = ()
+        if policy is not None:
+            # Under a policy: what the viewer is to answer, and apart, what others are to
+            # answer (a quorum's votes still awaited, another's rule); what is decided waits.
+            mine = policy.awaiting(opened, principal=principal, roles=roles_of(principal), owner=record.owner)
+            shown = tuple(policy.announced(o) for o in mine)
+            others = tuple(policy.announced(o) for o in policy.undecided(opened) if o not in mine)
         return ThreadView(
             thread_id=thread_id,
             state=record.state.name.lower(),
-            interrupts=tuple(o.interrupt for o in opened),
+            interrupts=shown,
+            waiting_on_others=others,
             messages=record.messages,
             agent_state=record.agent_state,
             run_id=run.run_id if run is not None else (opened[0].run_id if opened else None),
@@ -348,7 +358,7 @@ class Host:
         for waiting in await self.store.all_waiting():
             if waiting.owner == principal:
                 continue
-            mine = policy.decidable(waiting.interrupts, principal=principal, roles=roles, owner=waiting.owner)
+            mine = policy.awaiting(waiting.interrupts, principal=principal, roles=roles, owner=waiting.owner)
             if mine:
                 others.append(attrs.evolve(waiting, interrupts=mine))
         return newest_first([*own, *others])[:limit]
@@ -363,7 +373,7 @@ class Host:
         if record is None or not record.open_interrupts:
             return None
         # The approver is shown what it may decide, not the thread's other requests.
-        decidable = policy.decidable(record.open_interrupts, principal=principal, roles=roles, owner=record.owner)
+        decidable = policy.awaiting(record.open_interrupts, principal=principal, roles=roles, owner=record.owner)
         return attrs.evolve(record, open_interrupts=decidable) if decidable else None
 
     async def audit(self, thread_id: str, principal: str) -> tuple[ThreadRecord, Sequence[ResolvedInterrupt]] | None:
@@ -445,7 +455,7 @@ class Host:
                 machine = await self._load(thread_id)
                 run_id = f"expiry-{self.new_id()}"
                 lease_until = self.clock() + timedelta(seconds=self.lease)  # from now, not the batch's start
-                effects = machine.expire(now, run_id=run_id, lease_until=lease_until)
+                effects = machine.expire(now, run_id=run_id, lease_until=lease_until, policy=self.policy)
                 start = next((e for e in effects if isinstance(e, StartAgent)), None)
                 if start is not None:
                     # The agent declared answers for these: it is resumed with them, in a run of

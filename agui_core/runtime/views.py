@@ -25,6 +25,9 @@ class ThreadView:
     agent_state: JSON
     run_id: str | None
     """The run that raised the open interrupts, or the run in progress."""
+    waiting_on_others: tuple[Interrupt, ...] = ()
+    """Under a decision policy: the thread's undecided interrupts that others are to answer
+    (not the viewer), each with its quorum's tally where it has one."""
 
     def to_wire(self) -> dict[str, Any]:
         """The view as JSON, in wire camelCase (``runId`` left out when there is none)."""
@@ -37,4 +40,6 @@ class ThreadView:
         }
         if self.run_id is not None:
             document["runId"] = self.run_id
+        if self.waiting_on_others:
+            document["waitingOnOthers"] = [converter.unstructure(i, Interrupt) for i in self.waiting_on_others]
         return document

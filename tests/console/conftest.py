@@ -1,7 +1,7 @@
 """Fixtures of the approval console's tests: a real ``agui serve --http`` and Debian's Chromium.
 
 The host is ``agui serve tests.console.agents:agent --http`` in a subprocess, over a SQLite
-file, with a token authenticator for two principals (``ann`` and ``bob``). The browser is the
+file, with a token authenticator for its principals (``ann``, ``bob`` and ``dave``). The browser is the
 ``chromium`` on the PATH, driven by Playwright (no browser is ever downloaded); a machine
 without it fails these tests, as it fails the interop tests without Node.
 """
@@ -25,7 +25,7 @@ import httpx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TOKENS = {"ann": "ann-console-token-0001", "bob": "bob-console-token-0002"}
+TOKENS = {"ann": "ann-console-token-0001", "bob": "bob-console-token-0002", "dave": "dave-console-token-0003"}
 START_TIMEOUT = 30.0
 EXPECT_TIMEOUT = 15_000
 """Milliseconds a page has to show what a test expects: generous, for a loaded machine."""

@@ -38,8 +38,10 @@ TOKENS = """\
 ann   token-of-ann-0123456789   clerk
 bob   token-of-bob-0123456789   manager,staff
 carol token-of-carol-012345678
+dave  token-of-dave-0123456789  manager
 """
 ANN, BOB, CAROL = "token-of-ann-0123456789", "token-of-bob-0123456789", "token-of-carol-012345678"
+DAVE = "token-of-dave-0123456789"
 POLICY = """\
 [tools.sendEmail]
 roles = ["manager"]
@@ -82,6 +84,11 @@ def first(thread_id: str) -> RunAgentInput:
 def answer(thread_id: str, run_id: str, interrupt_id: str, **fields: Any) -> RunAgentInput:
     entry = ResumeEntry(interrupt_id=interrupt_id, status="resolved", payload={"approved": True})
     return RunAgentInput(thread_id=thread_id, run_id=run_id, resume=(entry,), **fields)
+
+
+def deny(thread_id: str, run_id: str, interrupt_id: str) -> RunAgentInput:
+    entry = ResumeEntry(interrupt_id=interrupt_id, status="resolved", payload={"approved": False})
+    return RunAgentInput(thread_id=thread_id, run_id=run_id, resume=(entry,))
 
 
 def policy_file(tmp_path: Path, text: str = POLICY) -> Path:
@@ -141,6 +148,97 @@ async def test_a_manager_approves_the_clerks_email_and_the_clerk_may_not(tmp_pat
             # Once decided, bob has nothing to read there.
             assert (await client.get("/threads/mail", headers={"authorization": f"Bearer {BOB}"})).status_code == 404
     assert [r.decided_by for r in await host.store.audit("mail")] == ["bob"]
+
+
+QUORUM_POLICY = POLICY + "approvals = 2\n"
+
+
+async def test_a_two_manager_quorum_one_denial_denies_and_two_approvals_run_the_tool_once(tmp_path: Path) -> None:
+    agents.SENT.clear()
+    with anyio.fail_after(LIMIT):
+        async with served(policy_file(tmp_path, QUORUM_POLICY)) as (host, client):
+            # One approves, the second denies: denied, nothing sent.
+            asked = await post(client, ANN, first("split"))
+            (interrupt,) = asked[-1]["outcome"]["interrupts"]
+            voted = await post(client, BOB, answer("split", "bob-2", interrupt["id"]))
+            assert [e["type"] for e in voted] == ["RUN_STARTED", "STATE_SNAPSHOT", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
+            (still,) = voted[-1]["outcome"]["interrupts"]
+            assert still["id"] == interrupt["id"]
+            assert still["metadata"]["agui.quorum"] == {"approvals": 2, "approved": 1, "remaining": 1}
+            # The owner sees the tally; bob's inbox no longer asks him, dave's does.
+            ann_sees = (await client.get("/threads/split", headers={"authorization": f"Bearer {ANN}"})).json()
+            assert ann_sees["state"] == "interrupted"
+            # Not hers to decide: apart, as what others are to answer, with the tally.
+            assert ann_sees["interrupts"] == []
+            assert ann_sees["waitingOnOthers"][0]["metadata"]["agui.quorum"]["remaining"] == 1
+            assert (await client.get("/inbox", headers={"authorization": f"Bearer {BOB}"})).json()["threads"] == []
+            dave_inbox = (await client.get("/inbox", headers={"authorization": f"Bearer {DAVE}"})).json()
+            assert [t["threadId"] for t in dave_inbox["threads"]] == ["split"]
+            # bob's vote again is a replay; bob changing his mind is refused.
+            assert (await post(client, BOB, answer("split", "bob-2", interrupt["id"])))[-1] == voted[-1]
+            changed = await post(client, BOB, deny("split", "bob-3", interrupt["id"]))
+            assert [(e["type"], e["code"]) for e in changed] == [("RUN_ERROR", "INTERRUPT_ALREADY_RESOLVED")]
+            denied = await post(client, DAVE, deny("split", "dave-2", interrupt["id"]))
+            assert denied[-1]["type"] == "RUN_FINISHED" and denied[-1]["result"] == {"email": "denied"}
+            assert agents.SENT == []
+            audit = (await client.get("/audit/split", headers={"authorization": f"Bearer {ANN}"})).json()
+            (line,) = audit["entries"]
+            assert (line["decidedBy"], line["payload"]) == ("dave", {"approved": False})
+            assert [(v["principal"], v["payload"]["approved"]) for v in line["votes"]] == [
+                ("bob", True),
+                ("dave", False),
+            ]
+
+            # Two approve: the tool runs once, after the second.
+            asked = await post(client, ANN, first("both"))
+            (interrupt,) = asked[-1]["outcome"]["interrupts"]
+            await post(client, DAVE, answer("both", "dave-2", interrupt["id"]))
+            assert agents.SENT == []
+            done = await post(client, BOB, answer("both", "bob-2", interrupt["id"]))
+            assert done[-1]["type"] == "RUN_FINISHED" and done[-1]["result"] == {"email": "executed"}
+            assert len(agents.SENT) == 1
+            # The last approver's retry is a replay, and runs nothing again.
+            again = await post(client, BOB, answer("both", "bob-2", interrupt["id"]))
+            assert again[-1]["result"] == {"email": "executed"} and len(agents.SENT) == 1
+    (line,) = await host.store.audit("both")
+    assert [v.principal for v in line.votes] == ["dave", "bob"] and line.decided_by == "bob"
+
+
+async def test_a_quorum_over_websocket_on_agui_serve_and_threads_show_prints_the_votes(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text(TOKENS)
+    tokens.chmod(0o600)
+    database = tmp_path / "threads.db"
+    options = ("--ws", "127.0.0.1:0", "--store", f"sqlite:{database}", "--auth-tokens", str(tokens))
+    policy = str(policy_file(tmp_path, QUORUM_POLICY))
+    with anyio.fail_after(LIMIT):
+        async with agui_serve(
+            "tests.transports.agents:approval_agent", *options, "--policy", policy, tmp=tmp_path
+        ) as server:
+            async with connect_websocket(server.url, token=ANN) as ann:
+                asked = await ann.collect(ann.new_input("ws-quorum", "Send it"))
+                assert isinstance(asked[-1], ev.RunFinishedEvent)
+                (interrupt,) = ann.machine("ws-quorum").open_interrupts
+            async with connect_websocket(server.url, token=BOB) as bob:
+                voted = await bob.collect(answer("ws-quorum", "bob-2", interrupt.id))
+                finished = voted[-1]
+                assert isinstance(finished, ev.RunFinishedEvent) and finished.outcome is not None
+                assert finished.outcome.type == "interrupt"
+            async with connect_websocket(server.url, token=DAVE) as dave:
+                decided = await dave.collect(answer("ws-quorum", "dave-2", interrupt.id))
+                assert isinstance(decided[-1], ev.RunFinishedEvent) and decided[-1].result == {"email": "executed"}
+    import subprocess
+    import sys
+
+    from tests.transports.served import ROOT
+
+    store = f"sqlite:{database}"
+    command = [sys.executable, "-m", "agui_core.app.cli", "threads", "--store", store, "show", "ws-quorum"]
+    shown = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert "resolved by dave (manager)" in shown.stdout
+    assert "vote: approved by bob (manager, staff)" in shown.stdout and "(run bob-2)" in shown.stdout
+    assert "vote: approved by dave (manager)" in shown.stdout
 
 
 async def test_an_edited_policy_takes_effect_without_a_restart(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@
 // feed reports (and every few minutes, for changes saved by other hosts of the same store).
 
 import { describePath, validate } from "./schema.mjs";
+import { SIGNATURE_KEY, forget, heldKey, keep, newKey, sign } from "./signing.mjs";
 
 const api = new URL("../", location.href);
 const TOKEN_KEY = "agui-console-token";
@@ -26,6 +27,8 @@ const session = {
   cards: [], // the cards of the selected thread's open interrupts
   feed: null, // AbortController of the live feed
   sending: false,
+  signer: null, // this browser's registered signing key, when the host checks signed decisions
+  others: [], // the selected thread's requests that others are to answer
 };
 
 // --- small DOM helpers -------------------------------------------------------------------
@@ -120,6 +123,7 @@ async function signIn(token) {
     const anonymous = !token && inbox.principal === "anonymous";
     $("who").hidden = $("sign-out").hidden = anonymous;
     $("who").textContent = anonymous ? "" : `Signed in as ${inbox.principal}`;
+    await showSigning();
     renderInbox(inbox.threads);
     startFeed();
     const wanted = new URLSearchParams(location.hash.slice(1)).get("thread");
@@ -132,6 +136,64 @@ async function signIn(token) {
     } else {
       showSignIn(`The host could not be reached (${error.message}).`);
     }
+  }
+}
+
+// --- signing decisions ---------------------------------------------------------------------
+
+// Where the host checks signed decisions: whether this browser's key signs them, or a button
+// to register one (once: later keys are the operator's to add).
+async function showSigning() {
+  const place = $("signing");
+  session.signer = null;
+  place.replaceChildren();
+  place.hidden = true;
+  let keys;
+  try {
+    keys = await getJson("keys");
+  } catch (error) {
+    if (error instanceof Refused && error.status === 404) return; // a host without the route: nothing is signed
+    place.hidden = false;
+    place.append(`Your signing keys could not be read (${error.message}): decisions sent from here are unsigned.`);
+    return;
+  }
+  if (!keys.signing) return;
+  place.hidden = false;
+  const held = await heldKey(keys.principal).catch(() => null);
+  if (held && keys.keys.includes(held.kid)) {
+    session.signer = held;
+    place.append(`Your decisions are signed (key ${held.kid}).`);
+  } else if (keys.keys.length) {
+    place.append("Your signing key is not in this browser: decisions sent from here are unsigned.");
+  } else if (keys.registration) {
+    const button = el("button", { type: "button", onclick: () => registerKey(keys.principal, button) }, "Sign my decisions from this browser");
+    place.append(button);
+  } else {
+    place.append("You have no signing key: the host's operator registers one.");
+  }
+}
+
+async function registerKey(principal, button) {
+  button.disabled = true;
+  try {
+    // Kept here first: a key the host registered and this browser lost would lock the
+    // principal out of registering again. One the host refuses is forgotten.
+    const made = await newKey(principal);
+    await keep(principal, made);
+    const response = await fetch(new URL("keys", api), {
+      method: "POST",
+      headers: headers({ "content-type": "application/json", accept: "application/json" }),
+      body: JSON.stringify(made.publicJwk),
+    }).catch((error) => ({ ok: false, status: 0, json: async () => ({ message: error.message }) }));
+    const body = await response.json().catch(() => null);
+    if (!response.ok) {
+      if (response.status >= 400 && response.status < 500) await forget(principal);
+      throw new Error(body?.message ?? `HTTP ${response.status}`);
+    }
+    await showSigning();
+  } catch (error) {
+    button.disabled = false;
+    $("signing").append(el("span", { class: "error", role: "alert", text: ` Not registered: ${error.message}` }));
   }
 }
 
@@ -378,11 +440,33 @@ function renderConversation(container, messages) {
   container.hidden = container.childElementCount === 0;
 }
 
+function tallyText(interrupt) {
+  const tally = interrupt.metadata?.["agui.quorum"];
+  if (!tally) return null;
+  return `${tally.approved} of ${tally.approvals} approvals so far; ${tally.remaining} more needed.`;
+}
+
+function othersList(others) {
+  if (!others.length) return "";
+  return el(
+    "section",
+    { class: "others", "aria-label": "Waiting for others" },
+    el("h3", { text: "Waiting for others" }),
+    el(
+      "ul",
+      {},
+      others.map((i) => el("li", { "data-interrupt": i.id }, i.message ?? i.id, tallyText(i) ? ` (${tallyText(i)})` : "")),
+    ),
+  );
+}
+
 function renderAnswers(container, threadId, view, entry) {
   session.cards = [];
+  session.others = view.waitingOnOthers ?? [];
   const interrupts = view.interrupts;
   if (!interrupts.length) {
-    container.replaceChildren(el("p", { class: "hint", text: "Nothing on this thread waits for an answer." }));
+    const none = session.others.length ? "Nothing here waits for your answer." : "Nothing on this thread waits for an answer.";
+    container.replaceChildren(el("p", { class: "hint", text: none }), othersList(session.others));
     return;
   }
   const toolCalls = entry?.toolCalls ?? proposalsFromMessages(view.messages);
@@ -404,6 +488,7 @@ function renderAnswers(container, threadId, view, entry) {
       ? el("p", { class: "hint", text: `${interrupts.length} requests: answer or cancel each, then send them together.` })
       : "",
     form,
+    othersList(session.others),
   );
   tick();
 }
@@ -449,6 +534,7 @@ function buildCard(interrupt, toolCalls) {
   const legend = el("legend", {}, el("span", { class: "reason", text: reasonLabel }), " ", interrupt.message ?? "A request from the agent");
   node.append(legend);
   if (interrupt.expiresAt) node.append(el("p", { class: "expiry", "data-expires": interrupt.expiresAt }));
+  if (tallyText(interrupt)) node.append(el("p", { class: "tally", text: tallyText(interrupt) }));
   const group = `decision-${interrupt.id}`;
   card.error = el("p", { class: "error", role: "alert" });
 
@@ -757,6 +843,7 @@ const REFUSALS = {
   INVALID_RESUME: "The page sent answers the host could not accept. Nothing was done.",
   INVALID_INPUT: "The page sent something the host could not read. Nothing was done.",
   AGENT_ERROR: "The agent failed while carrying out your answers. Requests it had not finished stay open.",
+  INVALID_SIGNATURE: "These requests need your signed decision, and this browser has no registered signing key. Nothing was done.",
 };
 
 async function submit(threadId, problem, button, toolCalls) {
@@ -768,6 +855,15 @@ async function submit(threadId, problem, button, toolCalls) {
     first?.focus();
     return;
   }
+  if (session.signer) {
+    try {
+      for (const entry of entries) entry.metadata = { [SIGNATURE_KEY]: await sign(session.signer, threadId, entry) };
+    } catch (error) {
+      problem.textContent = `The answers could not be signed (${error.message}). Nothing was sent.`;
+      return;
+    }
+  }
+  const known = new Set([...session.cards, ...session.others.map((interrupt) => ({ interrupt }))].map((c) => c.interrupt.id));
   const runId = `console-${crypto.randomUUID()}`;
   const input = { threadId, runId, messages: [], tools: [], context: [], forwardedProps: {}, resume: entries };
   const run = $("run");
@@ -823,7 +919,11 @@ async function submit(threadId, problem, button, toolCalls) {
       } else if (event.type === "RUN_FINISHED") {
         outcome = event.outcome?.type ?? "success";
         const failures = failed.length ? `${[...new Set(failed)].join(", ")} failed (see above)` : "";
-        if (outcome === "interrupt") {
+        if (outcome === "interrupt" && event.outcome.interrupts.every((i) => known.has(i.id))) {
+          // A vote: the answers are kept, and the thread waits for the other deciders.
+          const tallies = event.outcome.interrupts.map(tallyText).filter(Boolean).join(" ");
+          say(el("p", { class: "ok", text: `Your answers are recorded. The agent resumes once the others have decided. ${tallies}`.trim() }));
+        } else if (outcome === "interrupt") {
           // The new request is rendered in place of the answered ones, above this log.
           const next = "The agent has a new request for you (above).";
           say(el("p", { class: failures ? "refusal" : "ok", text: failures ? `Finished, but ${failures}. ${next}` : `Done. ${next}` }));
@@ -935,6 +1035,11 @@ async function showAudit(threadId) {
     const when = entry.answeredAt ? ` at ${new Date(entry.answeredAt).toLocaleString()}` : "";
     item.append(el("p", { class: `status-${entry.status}` }, `${decided}${by}${when}`));
     if (entry.status === "resolved") item.append(el("p", {}, "Decision: ", el("code", { text: JSON.stringify(entry.payload) })));
+    if (entry.decidedKey) item.append(el("p", { text: `Signed with key ${entry.decidedKey}` }));
+    if (entry.votes?.length) {
+      const said = (v) => (v.status === "cancelled" ? "cancelled" : v.payload?.approved === false ? "denied" : "approved");
+      item.append(el("ul", { class: "votes" }, entry.votes.map((v) => el("li", { text: `${said(v)} by ${v.principal}${v.key ? ` (signed, key ${v.key})` : ""} at ${new Date(v.at).toLocaleString()}` }))));
+    }
     if (entry.ran) item.append(el("p", {}, "Ran: ", el("code", { text: `${entry.ran.name} ${JSON.stringify(entry.ran.arguments)}` })));
     else if (entry.ranBy === "agent") item.append(el("p", { text: "Answered by the agent's own code (not a tool of the host), which reported the result below" }));
     else if (entry.proposed) item.append(el("p", { text: "Ran: nothing" }));
