@@ -1,9 +1,9 @@
-"""The retail task set with the same scripted humans against agui-core and ag-ui-langgraph, side by side.
+"""The retail task set with the same scripted humans against agui-core, ag-ui-langgraph and ag-ui-strands, side by side.
 
-Not run in CI (ag-ui-langgraph is a reference package, installed by the ``test`` extra). From
-the repository root::
+Not run in CI (ag-ui-langgraph and ag-ui-strands are reference packages, installed by the
+``test`` extra). From the repository root::
 
-    .venv/bin/python scripts/episodes_side_by_side.py [--trials K] [--json FILE] [--svg FILE]
+    .venv/bin/python scripts/episodes_side_by_side.py [--trials K] [--only SERVER ...] [--json FILE] [--svg FILE]
 
 Servers, each on a free port of 127.0.0.1, all over HTTP + SSE:
 
@@ -13,11 +13,18 @@ Servers, each on a free port of 127.0.0.1, all over HTTP + SSE:
   shop as a LangGraph graph through agui-core's LangGraph adapter, a process of its own;
 - ``ag-ui-langgraph graph``: the same graph behind ag-ui-langgraph's FastAPI endpoint
   (``add_langgraph_fastapi_endpoint``, ``emit_interrupt_outcome=True``) under uvicorn, in a
-  process of its own started by this script (``--serve-langgraph PORT``).
+  process of its own started by this script (``--serve-langgraph PORT``);
+- ``agui-core strands``: ``agui serve scripts.retail_strands:agent --http --store memory``, the
+  shop as a Strands agent (``scripts/retail_strands.py``: a scripted model, Strands'
+  ``interrupt()`` in a hook and in tools) through agui-core's Strands adapter, a process of its own;
+- ``ag-ui-strands``: the same Strands agent and hook behind ag-ui-strands' FastAPI endpoint
+  (``add_strands_fastapi_endpoint``, ``reference_app`` of that module) under uvicorn, in a
+  process of its own started by this script (``--serve-strands PORT``).
 
-Every server gets ``agui episodes``' runner with the task file
-``agui_core/examples/retail_tasks.jsonl`` and each human of :data:`HUMANS`. The printed
-Markdown table is the one in docs/episodes.md.
+``--only`` picks servers by their short names (``shop``, ``graph``, ``langgraph``,
+``strands``, ``ag-ui-strands``; all when not given). Every server gets ``agui episodes``'
+runner with the task file ``agui_core/examples/retail_tasks.jsonl`` and each human of
+:data:`HUMANS`. The printed Markdown table is the one in docs/episodes.md.
 """
 
 from __future__ import annotations
@@ -47,6 +54,18 @@ HUMANS = (
 )
 
 
+SERVERS = {
+    "shop": "agui-core shop",
+    "graph": "agui-core graph",
+    "langgraph": "ag-ui-langgraph graph",
+    "strands": "agui-core strands",
+    "ag-ui-strands": "ag-ui-strands",
+}
+"""The servers by the short names ``--only`` takes, in the order they run."""
+QUIET_OTEL = {"OTEL_SDK_DISABLED": "true"}
+"""For the Strands servers: Strands sets up OpenTelemetry, which has nowhere to send anything here."""
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -72,11 +91,27 @@ def serve_langgraph(port: int) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
+def serve_strands(port: int) -> None:
+    """ag-ui-strands serving scripts/retail_strands.py (run in a process of its own)."""
+    import logging
+
+    import uvicorn
+
+    sys.path.insert(0, str(ROOT))
+    from scripts.retail_strands import reference_app
+
+    logging.getLogger("opentelemetry.context").setLevel(logging.CRITICAL)
+    uvicorn.run(reference_app(), host="127.0.0.1", port=port, log_level="warning")
+
+
 @contextmanager
-def process(command: list[str], log: Path, url_pattern: str | None, port: int | None) -> Iterator[str]:
-    """Start ``command``; yield its URL once it listens; stop it by its PID."""
+def process(
+    command: list[str], log: Path, url_pattern: str | None, port: int | None, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """Start ``command`` (with ``env`` added to this environment); yield its URL once it listens; stop it by its PID."""
+    environment = {**os.environ, **env} if env else None
     with log.open("wb") as sink:
-        child = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink)
+        child = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, env=environment)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -102,9 +137,29 @@ def process(command: list[str], log: Path, url_pattern: str | None, port: int | 
                 child.wait()
 
 
-def agui_serve(target: str, log: Path) -> Any:
+def agui_serve(target: str, log: Path, env: dict[str, str] | None = None) -> Any:
     command = [sys.executable, "-m", "agui_core.app.cli", "serve", target, "--http", "127.0.0.1:0", "--store", "memory"]
-    return process(command, log, r"over http: (http://[^ \n]*)\n", None)
+    return process(command, log, r"over http: (http://[^ \n]*)\n", None, env)
+
+
+def reference_serve(option: str, log: Path, env: dict[str, str] | None = None) -> Any:
+    """This script started again with ``option PORT`` (a reference package's server), on a free port."""
+    port = free_port()
+    command = [sys.executable, str(Path(__file__).resolve()), option, str(port)]
+    return process(command, log, None, port, env)
+
+
+def serve(short: str, tmp: Path) -> Any:
+    """The server ``short`` (a key of :data:`SERVERS`) started; its URL once it listens."""
+    if short == "shop":
+        return agui_serve("agui_core.examples.retail:shop", tmp / "shop.log")
+    if short == "graph":
+        return agui_serve("scripts.retail_graph:graph", tmp / "graph.log")
+    if short == "langgraph":
+        return reference_serve("--serve-langgraph", tmp / "langgraph.log")
+    if short == "strands":
+        return agui_serve("scripts.retail_strands:agent", tmp / "strands.log", QUIET_OTEL)
+    return reference_serve("--serve-strands", tmp / "ag-ui-strands.log", QUIET_OTEL)
 
 
 def run_all(url: str, trials: int) -> dict[str, Any]:
@@ -155,25 +210,28 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=2)
     parser.add_argument("--json", metavar="FILE")
     parser.add_argument("--svg", metavar="FILE")
+    parser.add_argument(
+        "--only", action="append", choices=list(SERVERS), metavar="SERVER", help=f"run only these: {', '.join(SERVERS)}"
+    )
     parser.add_argument("--serve-langgraph", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-strands", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_langgraph is not None:
         serve_langgraph(args.serve_langgraph)
+        return 0
+    if args.serve_strands is not None:
+        serve_strands(args.serve_strands)
         return 0
     import orjson
 
     from agui_core.episodes.plot import plot_svg
 
     results: dict[str, dict[str, Any]] = {}
+    chosen = [short for short in SERVERS if args.only is None or short in args.only]
     with tempfile.TemporaryDirectory() as tmp:
-        with agui_serve("agui_core.examples.retail:shop", Path(tmp) / "shop.log") as url:
-            results["agui-core shop"] = run_all(url, args.trials)
-        with agui_serve("scripts.retail_graph:graph", Path(tmp) / "graph.log") as url:
-            results["agui-core graph"] = run_all(url, args.trials)
-        port = free_port()
-        command = [sys.executable, str(Path(__file__).resolve()), "--serve-langgraph", str(port)]
-        with process(command, Path(tmp) / "langgraph.log", None, port) as url:
-            results["ag-ui-langgraph graph"] = run_all(url, args.trials)
+        for short in chosen:
+            with serve(short, Path(tmp)) as url:
+                results[SERVERS[short]] = run_all(url, args.trials)
     print(markdown(results, args.trials))
     print(failures(results))
     if args.json:
