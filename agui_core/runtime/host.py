@@ -351,6 +351,8 @@ class Host:
         policy = self.policy
         if policy is None:
             return own
+        # Each interrupt as it is shown while open: with its quorum's tally, where it has one.
+        own = [attrs.evolve(w, interrupts=_announced(policy, w.interrupts)) for w in own]
         roles = roles_of(principal)
         if policy.roles.isdisjoint(roles):
             return own  # decides nothing of others': no scan of the store
@@ -360,7 +362,7 @@ class Host:
                 continue
             mine = policy.awaiting(waiting.interrupts, principal=principal, roles=roles, owner=waiting.owner)
             if mine:
-                others.append(attrs.evolve(waiting, interrupts=mine))
+                others.append(attrs.evolve(waiting, interrupts=_announced(policy, mine)))
         return newest_first([*own, *others])[:limit]
 
     async def _decidable(self, thread_id: str, principal: str) -> ThreadRecord | None:
@@ -1019,3 +1021,8 @@ def _cancelled(exc: BaseException) -> bool:
 
 def _run_error(message: str) -> ev.RunErrorEvent:
     return ev.RunErrorEvent(message=message, code=RunErrorCode.AGENT_ERROR.value)
+
+
+def _announced(policy: DecisionPolicy, interrupts: Sequence[OpenInterrupt]) -> tuple[OpenInterrupt, ...]:
+    """``interrupts`` with each one's interrupt as it is shown while open (its quorum's tally)."""
+    return tuple(attrs.evolve(o, interrupt=policy.announced(o)) for o in interrupts)

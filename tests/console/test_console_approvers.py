@@ -120,6 +120,7 @@ def test_two_managers_sign_their_approvals_and_the_email_goes_once_both_have(
     dave: Session = new_session()
     dave.sign_in(served, "dave")
     dave_kid = register(dave)
+    expect(dave.page.locator('button.thread[data-thread="pay-1"]')).to_contain_text("1 of 2 approvals so far")
     dave.open("pay-1")
     card = dave.card("Send the email to bob@example.com")
     expect(card).to_contain_text("1 of 2 approvals so far; 1 more needed.")

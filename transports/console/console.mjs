@@ -295,6 +295,7 @@ function renderInbox(threads) {
           text: `${thread.owner ? `asked by ${thread.owner}'s agent · ` : ""}${count} request${count === 1 ? "" : "s"} · ${thread.threadId}${thread.raisedAt ? ` · ${ago(thread.raisedAt)}` : ""}`,
         }),
         expiry ? el("span", { class: "expiry", "data-expires": expiry }) : null,
+        ...thread.interrupts.map(tallyText).filter(Boolean).map((text) => el("span", { class: "tally", text })),
       );
       return el("li", {}, button);
     }),
