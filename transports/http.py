@@ -25,7 +25,8 @@ HttpApp(host))``); its routes are relative to where it is mounted:
   ``GET /audit/{threadId}``: a thread's audit trail, for its owner
   (:mod:`agui_core.runtime.console` describes both documents);
 - ``GET /inbox/events``: Server-Sent Events, one ``{"type": "changed", "threadId", "state"}``
-  each time this host saves one of the principal's threads (after a first ``{"type":
+  each time this host saves one of the principal's threads, or (under a decision policy) a
+  thread that asks, or just asked, one of its roles to decide (after a first ``{"type":
   "ready"}``, and a comment line every 15 s while nothing happens). It carries this host's saves
   only; see :mod:`agui_core.runtime.watch`. One principal holds ``max_feeds_per_principal``
   feeds (4) at most: opening one more ends that principal's oldest, cleanly (its response

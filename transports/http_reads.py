@@ -107,7 +107,8 @@ class ReadRoutes:
 
             group.start_soon(watch)
             group.start_soon(closing)
-            with self.host.changes.watch(principal, limit=self.max_feeds_per_principal) as changes:
+            roles = self.host.deciding_roles(principal)
+            with self.host.changes.watch(principal, limit=self.max_feeds_per_principal, roles=roles) as changes:
                 frame = b'data: {"type":"ready"}\n\n'
                 while frame:
                     with anyio.move_on_after(self.send_timeout) as late:

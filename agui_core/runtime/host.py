@@ -343,6 +343,12 @@ class Host:
             run_id=run.run_id if run is not None else (opened[0].run_id if opened else None),
         )
 
+    def deciding_roles(self, principal: str) -> frozenset[str]:
+        """The roles of ``principal`` the decision policy names: what it may be asked to decide
+        on others' threads (none without a policy)."""
+        policy = self.policy
+        return frozenset() if policy is None else policy.roles.intersection(roles_of(principal))
+
     async def inbox(self, principal: str, *, limit: int = 100) -> Sequence[WaitingThread]:
         """``principal``'s threads with open interrupts, newest first (the store's :meth:`waiting`),
         and, under a decision policy, the others' threads with an interrupt ``principal`` may
@@ -623,7 +629,8 @@ class Host:
     async def _save(self, effect: Persist) -> None:
         record = attrs.evolve(effect.record, saved_at=self.clock().isoformat())  # the thread's last activity
         await self.store.save(record)
-        self.changes.saved(record)
+        policy = self.policy
+        self.changes.saved(record, asked=_asked_roles(policy, record) if policy is not None else frozenset())
         if self.observer.active:
             self._observe_save(record)
 
@@ -1026,3 +1033,10 @@ def _run_error(message: str) -> ev.RunErrorEvent:
 def _announced(policy: DecisionPolicy, interrupts: Sequence[OpenInterrupt]) -> tuple[OpenInterrupt, ...]:
     """``interrupts`` with each one's interrupt as it is shown while open (its quorum's tally)."""
     return tuple(attrs.evolve(o, interrupt=policy.announced(o)) for o in interrupts)
+
+
+def _asked_roles(policy: DecisionPolicy, record: ThreadRecord) -> frozenset[str]:
+    """The roles ``record``'s open, undecided interrupts ask to decide (whom its save concerns)."""
+    if not record.open_interrupts:
+        return frozenset()
+    return frozenset().union(*(policy.rule_of(o).roles for o in policy.undecided(record.open_interrupts)))

@@ -11,6 +11,12 @@ a watcher of one host learns of a thread another host interrupted the next time 
 store for any reason (the console reads its inbox again when its feed reconnects and every few
 minutes).
 
+Under a decision policy, approvers watch too: a watcher holding roles the policy names hears of
+the saves of others' threads whose open, undecided interrupts a rule gives one of those roles to
+decide, and of the next save of such a thread after that (the request decided, expired or
+cancelled: gone from the approver's inbox). It hears of nothing else of others': a change names
+only threads it is, or just was, asked about.
+
 A watcher that does not keep up (``buffer`` changes waiting) is dropped: its stream ends, and
 it is up to it to read the store afresh and watch again. Publishing never waits. So is the
 oldest watcher of a principal who starts watching once more than its ``limit`` allows: what one
@@ -50,10 +56,14 @@ class ThreadChange:
 class ThreadChanges:
     """Hands each published change to the watchers of its thread's owner (see the module docstring)."""
 
-    __slots__ = ("_buffer", "_listeners", "_watchers")
+    __slots__ = ("_asked", "_buffer", "_by_role", "_listeners", "_watchers")
 
     def __init__(self, buffer: int = 64) -> None:
         self._buffer = buffer
+        # role -> the send sides of the watchers holding it, each with its principal.
+        self._by_role: dict[str, dict[MemoryObjectSendStream[ThreadChange], str]] = {}
+        # thread id -> the roles its last published save asked to decide (threads that ask any).
+        self._asked: dict[str, frozenset[str]] = {}
         # principal -> the send sides of its watchers' streams, oldest first (a dict for its
         # order; values unused): a save costs one lookup when nobody watches its owner, however
         # many watch others.
@@ -71,28 +81,44 @@ class ThreadChanges:
     def unlisten(self, listener: Callable[[ThreadRecord], None]) -> None:
         self._listeners.remove(listener)
 
-    def saved(self, record: ThreadRecord) -> None:
-        """Publish the save of ``record``, if anyone watches its owner's threads."""
+    def saved(self, record: ThreadRecord, *, asked: frozenset[str] = frozenset()) -> None:
+        """Publish the save of ``record``, if anyone watches its owner's threads, or holds one of
+        the roles its open interrupts ask to decide (``asked``) or asked at its last save."""
         for listener in self._listeners:
             listener(record)
-        if record.owner in self._watchers:
-            self.publish(ThreadChange.of(record))
+        before = self._asked.pop(record.thread_id, frozenset())
+        if asked:
+            self._asked[record.thread_id] = asked
+        roles = asked | before
+        if record.owner in self._watchers or (roles and not roles.isdisjoint(self._by_role)):
+            self.publish(ThreadChange.of(record), roles=roles)
 
-    def publish(self, change: ThreadChange) -> None:
-        """Hand ``change`` to every watcher of ``change.owner``; drop those that are full."""
-        for send in list(self._watchers.get(change.owner, ())):
+    def publish(self, change: ThreadChange, *, roles: frozenset[str] = frozenset()) -> None:
+        """Hand ``change`` to every watcher of ``change.owner`` and, once each, to every other
+        watcher holding one of ``roles``; drop those that are full."""
+        told: set[MemoryObjectSendStream[ThreadChange]] = set()
+        targets = [(change.owner, send) for send in self._watchers.get(change.owner, ())]
+        for role in roles:
+            targets += [(who, send) for send, who in self._by_role.get(role, {}).items() if who != change.owner]
+        for principal, send in targets:
+            if send in told:
+                continue
+            told.add(send)
             try:
                 send.send_nowait(change)
             except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self._drop(change.owner, send)
+                self._drop(principal, send)
 
     def watching(self, principal: str) -> int:
         """How many watchers ``principal`` has."""
         return len(self._watchers.get(principal, ()))
 
     @contextmanager
-    def watch(self, principal: str, *, limit: int | None = None) -> Iterator[MemoryObjectReceiveStream[ThreadChange]]:
-        """The changes of ``principal``'s threads from now on, for as long as the block lasts.
+    def watch(
+        self, principal: str, *, limit: int | None = None, roles: frozenset[str] = frozenset()
+    ) -> Iterator[MemoryObjectReceiveStream[ThreadChange]]:
+        """The changes of ``principal``'s threads from now on, for as long as the block lasts,
+        and of others' threads that ask (or just asked) one of ``roles`` to decide.
 
         With ``limit``, ``principal`` keeps that many watchers at most: the oldest are dropped
         (their streams end after what they already hold) to make room for this one.
@@ -104,6 +130,8 @@ class ThreadChanges:
         while limit is not None and len(watching) >= limit:
             self._drop(principal, next(iter(watching)))  # the last one out takes the entry with it
         self._watchers.setdefault(principal, {})[send] = None
+        for role in roles:
+            self._by_role.setdefault(role, {})[send] = principal
         try:
             with receive:
                 yield receive
@@ -116,4 +144,9 @@ class ThreadChanges:
             watching.pop(send, None)
             if not watching:
                 del self._watchers[principal]
+        for role in [r for r, holders in self._by_role.items() if send in holders]:
+            holders = self._by_role[role]
+            del holders[send]
+            if not holders:
+                del self._by_role[role]
         send.close()

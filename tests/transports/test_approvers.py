@@ -385,3 +385,57 @@ def test_approver_keys_refuse_a_private_key_and_a_key_without_a_kid() -> None:
     with pytest.raises(ValueError, match="private key"):
         ApproverKeys({"bob": [{**public, "kid": "k", "d": "secret"}]})
     assert private is not None
+
+
+async def test_an_approvers_feed_hears_of_the_requests_it_may_decide_and_of_nothing_else(tmp_path: Path) -> None:
+    from agui_transports.http import HttpTransport
+    from agui_transports.plugin import ServeOptions
+
+    from agui_core.protocol.framing import SSEReader
+
+    stop, found, where = anyio.Event(), anyio.Event(), []
+
+    def ready(url: str) -> None:
+        where.append(url)
+        found.set()
+
+    heard: dict[str, list[dict[str, Any]]] = {"bob": [], "carol": []}
+    listening = {name: anyio.Event() for name in heard}
+
+    async def feed(client: httpx.AsyncClient, name: str, token: str) -> None:
+        async with client.stream("GET", "/inbox/events", headers={"authorization": f"Bearer {token}"}) as response:
+            reader = SSEReader()
+            async for chunk in response.aiter_raw():
+                for frame in reader.feed(chunk):
+                    event = orjson.loads(frame)
+                    if event["type"] == "ready":
+                        listening[name].set()
+                    else:
+                        heard[name].append(event)
+
+    authenticator = TokenAuthenticator.from_lines(TOKENS.splitlines())
+    policy = PolicyFile(policy_file(tmp_path), check_every=0.0)
+    with anyio.fail_after(LIMIT):
+        async with (
+            Host(agents.approval_agent, tools=agents.TOOLS, authenticator=authenticator, policy=policy) as host,
+            anyio.create_task_group() as group,
+        ):
+            group.start_soon(HttpTransport().serve, host, ServeOptions(address="127.0.0.1:0", stop=stop, ready=ready))
+            await found.wait()
+            async with httpx.AsyncClient(base_url=where[0]) as client, anyio.create_task_group() as feeds:
+                feeds.start_soon(feed, client, "bob", BOB)
+                feeds.start_soon(feed, client, "carol", CAROL)
+                await listening["bob"].wait()
+                await listening["carol"].wait()
+                asked = await post(client, ANN, first("feed-mail"))
+                (interrupt,) = asked[-1]["outcome"]["interrupts"]
+                while not any(e["state"] == "interrupted" for e in heard["bob"]):
+                    await anyio.sleep(0.01)
+                told = len(heard["bob"])
+                await post(client, BOB, answer("feed-mail", "bob-2", interrupt["id"]))
+                while len(heard["bob"]) == told:
+                    await anyio.sleep(0.01)  # decided: told once more, so the page drops it
+                stop.set()
+    assert {e["threadId"] for e in heard["bob"]} == {"feed-mail"}
+    assert [e["state"] for e in heard["bob"]][:2] == ["interrupted", "resumed"]
+    assert heard["carol"] == []  # no role the policy names: told nothing of ann's thread
