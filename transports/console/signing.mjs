@@ -60,6 +60,10 @@ export async function forget(principal) {
 }
 
 // JSON with object keys sorted at every level and no spaces: what the host signs and checks.
+// It matches Python's orjson (OPT_SORT_KEYS) on what a decision holds, with two known
+// exceptions, neither of which a console form produces: whole numbers of 1e20 or more
+// (JavaScript writes them out in digits, Python reads them back as floats in exponent form) and
+// object keys beyond U+FFFF (sorted by UTF-16 units here, by code points there).
 export function canonical(value) {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
   if (value !== null && typeof value === "object") {
