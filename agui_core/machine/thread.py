@@ -243,6 +243,9 @@ _STATE_LEVEL = 2
 """The level of the state in the ``STATE_SNAPSHOT`` that announces it."""
 _MESSAGE_CONTENT_LEVEL = 4
 """The level of a message's content in a ``MESSAGES_SNAPSHOT`` (event, messages, message)."""
+_INTERRUPT_FIELD_LEVEL = 5
+"""The level of an interrupt's fields in the ``RUN_FINISHED`` that raises it (event, outcome,
+interrupts, interrupt)."""
 
 
 def _plain_result(event: ev.Event) -> bool:
@@ -1392,6 +1395,33 @@ class ThreadMachine:
         self._pin_answers(run)
         return [self._persist()]
 
+    def _check_interrupt_depth(self, interrupts: Sequence[Interrupt], finished: ev.RunFinishedEvent) -> None:
+        """Refuse an interrupt whose JSON would take ``finished`` past the nesting limit.
+
+        The machine builds the rest of the event, flat; only the agent's values in each
+        interrupt (its schema, metadata and unknown fields, at level 5 of the event: in
+        ``outcome.interrupts[i]``) can nest, so only they are walked.
+        """
+        fields = [
+            (index, name, value)
+            for index, interrupt in enumerate(interrupts)
+            for name, value in (
+                ("responseSchema", interrupt.response_schema),
+                ("metadata", interrupt.metadata),
+                *interrupt.extra.items(),
+            )
+            if value is not None
+        ]
+        # One walk for them all (each a member of an array in the interrupt's place); only a
+        # refusal looks again, one by one, for the path to name.
+        if overnested_at([value for _, _, value in fields], level=_INTERRUPT_FIELD_LEVEL - 1) is None:
+            return
+        for index, name, value in fields:
+            at = overnested_at(value, level=_INTERRUPT_FIELD_LEVEL)
+            if at is not None:
+                where = format_path(("outcome", "interrupts", index, name, *at))
+                raise self._refuse(finished, f"at {where}: JSON nested at most {MAX_DEPTH} levels deep")
+
     def _check_depth(self, value: JSON, level: int, event: object, what: str = "") -> None:
         """Refuse ``value`` if, at ``level`` of the document that carries it, it nests too deep.
 
@@ -1637,7 +1667,7 @@ class ThreadMachine:
             )
         outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
         finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
-        self._check_depth(event_to_dict(finished), 1, finished)
+        self._check_interrupt_depth(interrupts, finished)
         if continuation is not None:
             self._check_depth(continuation, 1, finished, "the continuation")
         kept = own_json(continuation) if continuation is not None else run.continuation

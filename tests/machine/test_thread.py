@@ -1922,6 +1922,24 @@ def test_results_interrupts_and_continuations_are_held_to_the_limit(depth: int) 
         machine.continuation = nested_lists(depth)
 
 
+@pytest.mark.parametrize("field", ["metadata", "responseSchema", "xNote"])
+def test_an_interrupt_too_deep_is_refused_where_it_goes_too_deep(field: str) -> None:
+    # Level 5 of RUN_FINISHED is the interrupt's field: its value nests depth - 4 more.
+    schema = {"type": "object"}
+    for depth in (MAX_DEPTH, MAX_DEPTH + 1):
+        value = {"k": nested_lists(depth - 5)}
+        fields = {"responseSchema": schema, field: value} if field != "responseSchema" else {field: value}
+        deep = make_interrupt({"id": "int-2", "reason": "input_required", **fields})
+        plain = make_interrupt({"id": "int-1", "reason": "confirmation"})
+        machine = running()
+        if depth <= MAX_DEPTH:
+            wire(machine.interrupt([plain, deep], now=NOW))
+            continue
+        both = [plain, deep]
+        error = refused(machine, lambda m, both=both: m.interrupt(both, now=NOW), f"at most {MAX_DEPTH} levels")
+        assert f"at $.outcome.interrupts[1].{field}.k[0]" in error.message, error.message
+
+
 # ---------------------------------------------------------------------------------------------
 # Bounded records: what a thread keeps grows with its conversation and audit trail, not its runs.
 # ---------------------------------------------------------------------------------------------
