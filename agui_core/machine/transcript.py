@@ -96,15 +96,11 @@ class Transcript:
         self.settle()  # text streamed and not yet joined changes the size of what it joins
         unmeasured = self.unmeasured
         if unmeasured:
-            typed = self.typed
-            structure = converter.get_structure_hook(Message)
             measured = self.measured
             for key, message in unmeasured.items():
-                known = typed.get(key)
-                if known is None:
-                    known = typed[key] = (message, structure(message, Message))
-                    self.structured = None
-                size = message_size(known[1])
+                # The wire dict is the message's compact wire JSON (the same members as its
+                # structured form's, so the same length): measured as it stands, not built.
+                size = len(orjson.dumps(message))
                 measured[key] = (message, size)
                 self.counted += size
             unmeasured.clear()
