@@ -76,9 +76,33 @@ def _bad_id(value: object) -> str | None:
     return None
 
 
+def _fine(value: object) -> bool:
+    """Whether ``value`` is an id :func:`_bad_id` takes (the question without its answer)."""
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= MAX_ID_LENGTH
+        and value.isascii()
+        and value.isprintable()
+        and " " not in value
+    )
+
+
 def check_input_ids(run_input: RunAgentInput) -> None:
     """Refuse (``INVALID_INPUT``, with the path) an id that is empty, too long or not printable ASCII."""
-    # Every input goes through here: the paths are built only for the id that fails.
+    # Every input goes through here: the ids are judged in one pass first, and the paths are
+    # built only when one fails.
+    ids = [run_input.thread_id, run_input.run_id]
+    if run_input.parent_run_id is not None:
+        ids.append(run_input.parent_run_id)
+    ids += [entry.interrupt_id for entry in run_input.resume or ()]
+    for message in run_input.messages:
+        ids.append(message.id)
+        call_id = getattr(message, "tool_call_id", None)
+        if call_id is not None:
+            ids.append(call_id)
+        ids += [call.id for call in getattr(message, "tool_calls", None) or ()]
+    if all(map(_fine, ids)):
+        return
     for name, value in (("threadId", run_input.thread_id), ("runId", run_input.run_id)):
         _check_id(value, name)
     if run_input.parent_run_id is not None:
