@@ -90,7 +90,7 @@ class Comparison:
     def target_text(self) -> str:
         if self.target >= 1:
             return f">= {self.target:g}x"
-        return f"within {1 / self.target:g}x"
+        return f"within {1 / self.target:.3g}x"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,9 @@ payloads validated against their schemas, every event built and encoded as an SS
   payloads through pre-built ``jsonschema`` validators (cached, like ours), the events as
   ``ag_ui.core`` models through ``EventEncoder``.
 
+Targets (issue 28): the whole cycle at least 1.3x the reference SDK's in pure Python, and the
+machine at most 40% of it (ours within 1 / 0.6 of the ``no machine`` cycle).
+
 - no machine: the bound the machine's cost is measured against. Our codec decodes the same
   two inputs and encodes the same events, built by hand with the reference side's checks
   (coverage, linkage, payloads through the same cached validators) and nothing else: no
@@ -304,8 +307,11 @@ def _build() -> Sequence[Case]:
             name="3 parallel approvals, payloads validated, 21 events encoded",
             contenders=(Contender("ours", ours), Contender("ag_ui SDK", reference), Contender("no machine", bare)),
             comparisons=(
-                Comparison(ours="ours", theirs="ag_ui SDK", target=5.0),
-                Comparison(ours="no machine", theirs="ag_ui SDK", target=5.0),
+                Comparison(ours="ours", theirs="ag_ui SDK", target=1.3),
+                Comparison(ours="no machine", theirs="ag_ui SDK", target=1.3),
+                # The machine's share of the cycle at most 40%: ours within 1 / 0.6 of the
+                # same cycle without it.
+                Comparison(ours="ours", theirs="no machine", target=0.6),
             ),
             check=check,
             notes="one op = both runs, inputs in, SSE out",
