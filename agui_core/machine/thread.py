@@ -1067,26 +1067,35 @@ class ThreadMachine:
         if self._owner is None:
             self._owner = principal
         state = self._state
-        answered_ids = {a.interrupt.id for a in answers}
-        answered_open = [o for o in self._open if o.interrupt.id in answered_ids]
-        raised_at = {o.interrupt.id: o.raised_at for o in answered_open if o.raised_at}
+        raised_at: dict[str, str] = {}
         proposals: dict[str, Proposal] = {}
-        for item in answered_open:
-            call_id = item.interrupt.tool_call_id
-            # A record saved before proposals were bound has none: the thread's own copy of the
-            # call stands in (clients cannot rewrite it), without parameters to check edits by.
-            proposal = item.proposal or (self._proposal(call_id, None) if call_id is not None else None)
-            if proposal is not None:
-                proposals[proposal.tool_call_id] = proposal
-        continuation = next((o.continuation for o in answered_open if o.continuation is not None), None)
-        # Kept for a failure to give back; not for the host's own run at expiry: if that fails,
-        # the interrupts come back without them and the next look closes them (no retry loop).
-        by_expiry = any(a.entry.metadata is not None and EXPIRED_MARK in a.entry.metadata for a in answers)
-        expiry_defaults = (
-            {} if by_expiry else {o.interrupt.id: o.on_expiry for o in answered_open if o.on_expiry is not None}
-        )
+        continuation: JSON = None
+        expiry_defaults: dict[str, ExpiryDefault] = {}
+        votes: dict[str, tuple[Vote, ...]] = {}
+        if answers:
+            answered_ids = {a.interrupt.id for a in answers}
+            answered_open = [o for o in self._open if o.interrupt.id in answered_ids]
+            # Kept for a failure to give back; not for the host's own run at expiry: if that
+            # fails, the interrupts come back without them and the next look closes them (no
+            # retry loop).
+            by_expiry = any(a.entry.metadata is not None and EXPIRED_MARK in a.entry.metadata for a in answers)
+            for item in answered_open:
+                iid, call_id = item.interrupt.id, item.interrupt.tool_call_id
+                if item.raised_at:
+                    raised_at[iid] = item.raised_at
+                # A record saved before proposals were bound has none: the thread's own copy of
+                # the call stands in (clients cannot rewrite it), without parameters to check edits by.
+                proposal = item.proposal or (self._proposal(call_id, None) if call_id is not None else None)
+                if proposal is not None:
+                    proposals[proposal.tool_call_id] = proposal
+                if continuation is None:
+                    continuation = item.continuation
+                if item.on_expiry is not None and not by_expiry:
+                    expiry_defaults[iid] = item.on_expiry
+                if item.votes:
+                    votes[iid] = item.votes
+            self._open = tuple(o for o in self._open if o.interrupt.id not in answered_ids)
         self._close_expired(expired)
-        self._open = tuple(o for o in self._open if o.interrupt.id not in answered_ids)
         if answers:
             state = next_state(state, MachineInput.RESUME)
         else:
@@ -1122,7 +1131,7 @@ class ThreadMachine:
             decided_roles=decider[1] if decider is not None and answers else (),
             expiry_defaults=expiry_defaults,
             decided_keys=decider[2] if decider is not None and answers else {},
-            votes={o.interrupt.id: o.votes for o in answered_open if o.votes},
+            votes=votes,
         )
         started = ev.RunStartedEvent(
             thread_id=self._thread_id,
@@ -1786,6 +1795,8 @@ class ThreadMachine:
 
     def _close_expired(self, expired: Sequence[OpenInterrupt]) -> None:
         """Close ``expired`` (open interrupts whose ``expiresAt`` has passed) in the audit trail."""
+        if not expired:
+            return
         for item in expired:
             self._resolved.append(
                 ResolvedInterrupt(
