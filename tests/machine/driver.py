@@ -19,7 +19,7 @@ from agui_core.machine.effects import Effect, Emit, Persist, Reject, StartAgent
 from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import converter, event_to_dict, input_from_dict
-from agui_core.protocol.types import Interrupt, RunAgentInput
+from agui_core.protocol.types import Interrupt, RunAgentInput, UserMessage
 
 __all__ = [
     "NOW",
@@ -149,3 +149,17 @@ def trace(effects: Iterable[Effect]) -> list[str]:
         else:  # pragma: no cover - the Effect union has four members
             raise TypeError(f"unknown effect {effect!r}")
     return out
+
+
+def paying_bob() -> ThreadMachine:
+    """ann's thread ``t``, its run ``r1`` in progress, having proposed ``pay`` (call ``c1``, 120)."""
+    machine = ThreadMachine("t")
+    machine.receive_input(
+        RunAgentInput(thread_id="t", run_id="r1", messages=(UserMessage(id="u1", content="pay bob"),)),
+        now=NOW,
+        principal="ann",
+    )
+    machine.emit(ev.ToolCallStartEvent(tool_call_id="c1", tool_call_name="pay", parent_message_id="a1"))
+    machine.emit(ev.ToolCallArgsEvent(tool_call_id="c1", delta='{"amount": 120}'))
+    machine.emit(ev.ToolCallEndEvent(tool_call_id="c1"))
+    return machine

@@ -12,7 +12,7 @@ from agui_core.machine.policy import DecisionPolicy, Rule, policy_from_toml
 from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import Interrupt, ResumeEntry, RunAgentInput, UserMessage
-from tests.machine.driver import NOW
+from tests.machine.driver import NOW, paying_bob
 
 APPROVE = {"type": "object", "properties": {"approved": {"type": "boolean"}}, "required": ["approved"]}
 POLICY = policy_from_toml(
@@ -26,15 +26,7 @@ POLICY = policy_from_toml(
 
 def waiting_on_pay() -> ThreadMachine:
     """ann's thread, waiting for the approval of a call to ``pay``."""
-    machine = ThreadMachine("t")
-    machine.receive_input(
-        RunAgentInput(thread_id="t", run_id="r1", messages=(UserMessage(id="u1", content="pay bob"),)),
-        now=NOW,
-        principal="ann",
-    )
-    machine.emit(ev.ToolCallStartEvent(tool_call_id="c1", tool_call_name="pay", parent_message_id="a1"))
-    machine.emit(ev.ToolCallArgsEvent(tool_call_id="c1", delta='{"amount": 120}'))
-    machine.emit(ev.ToolCallEndEvent(tool_call_id="c1"))
+    machine = paying_bob()
     machine.interrupt([Interrupt(id="i1", reason="tool_call", tool_call_id="c1", response_schema=APPROVE)], now=NOW)
     return machine
 

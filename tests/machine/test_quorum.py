@@ -23,8 +23,8 @@ from agui_core.machine.record import record_from_dict, record_to_dict
 from agui_core.machine.thread import ThreadMachine
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
-from agui_core.protocol.types import Interrupt, ResumeEntry, RunAgentInput, UserMessage
-from tests.machine.driver import NOW
+from agui_core.protocol.types import Interrupt, ResumeEntry, RunAgentInput
+from tests.machine.driver import NOW, paying_bob
 
 EDITS = {
     "type": "object",
@@ -45,15 +45,7 @@ NO: dict[str, Any] = {"approved": False}
 def waiting(*, expires_at: str | None = None, confirm: bool = False) -> ThreadMachine:
     """ann's thread, waiting for the approval of a payment (and, with ``confirm``, two
     confirmations that are hers to give)."""
-    machine = ThreadMachine("t")
-    machine.receive_input(
-        RunAgentInput(thread_id="t", run_id="r1", messages=(UserMessage(id="u1", content="pay bob"),)),
-        now=NOW,
-        principal="ann",
-    )
-    machine.emit(ev.ToolCallStartEvent(tool_call_id="c1", tool_call_name="pay", parent_message_id="a1"))
-    machine.emit(ev.ToolCallArgsEvent(tool_call_id="c1", delta='{"amount": 120}'))
-    machine.emit(ev.ToolCallEndEvent(tool_call_id="c1"))
+    machine = paying_bob()
     interrupts = [
         Interrupt(id="pay", reason="tool_call", tool_call_id="c1", response_schema=EDITS, expires_at=expires_at)
     ]
