@@ -137,7 +137,6 @@ class _Generator:
             "_Decline": _Decline,
             "_ABSENT": _ABSENT,
             "_EMPTY": t.EMPTY,
-            "_new": object.__new__,
             "_extras": _extras,
             "_NoneType": type(None),
         }
@@ -197,40 +196,49 @@ class _Generator:
         wire = {_camel(f): f for f in fields if f != "extra"}
         if "extra" not in fields or set(properties) - set(wire) or set(required) - set(properties):
             raise RuntimeError(f"{cls.__name__} and its schema name different keys")
-        lines = [
-            f"def {name}(d, free):",
-            "    if type(d) is not dict: raise _Decline",
-            f"    o = _new({cls.__name__})",
-            f"    n = {len(required)}",
-        ]
         self.namespace[cls.__name__] = cls
+        # The keys that must be there, then the optional ones: an object holding the former
+        # alone (most messages, tool calls, functions) skips every look-up of the latter.
+        builder = self.constant(f"{cls.__name__}Builder", _builder(cls))
+        common = ["if type(d) is not dict: raise _Decline", f"o = {builder}()"]
+        optional: list[str] = []
+        absent: list[str] = []
         for camel, attribute in wire.items():
-            setter = self.constant(f"set_{attribute}_", _slot_setter(cls, attribute))
+            _check_slot(cls, attribute)
             field = fields[attribute]
             if camel not in properties:
                 raise RuntimeError(f"{cls.__name__}.{attribute} has no rule in the schema")
             rule = properties[camel]
             if not field.init:  # a tag: its value is the class's
                 value = self.constant("tag", field.default)
+                if camel not in required:
+                    raise RuntimeError(f"{cls.__name__}.{attribute} is a tag the schema does not require")
                 if camel != dispatched_by:
-                    if camel not in required or set(rule) - _NOTES != {"const"} or rule["const"] != field.default:
-                        raise RuntimeError(f"{cls.__name__}.{attribute} is no required constant")
-                    lines.append(f"    v = d.get({camel!r})")
-                    lines.append(f"    if type(v) is not str or v != {value}: raise _Decline")
-                lines.append(f"    {setter}(o, {value})")
+                    if set(rule) - _NOTES != {"const"} or rule["const"] != field.default:
+                        raise RuntimeError(f"{cls.__name__}.{attribute} is no constant in the schema")
+                    common.append(f"v = d[{camel!r}]")
+                    common.append(f"if type(v) is not str or v != {value}: raise _Decline")
+                common.append(f"o.{attribute} = {value}")
                 continue
-            lines += [
-                "    " + line
-                for line in self.field(cls, attribute, camel, hints[attribute], rule, camel in required, level + 1)
-            ]
-            lines.append(f"    {setter}(o, v)")
+            is_required = camel in required
+            lines = self.field(cls, attribute, camel, hints[attribute], rule, is_required, level + 1)
+            (common if is_required else optional).extend([*lines, f"o.{attribute} = v"])
+            if not is_required:
+                absent.append(f"o.{attribute} = None")
         for present, rule in dependencies.items():
-            lines += self.dependency(cls, present, rule, properties)
+            (common if present in required else optional).extend(self.dependency(cls, present, rule, properties))
         known_keys = self.constant("known", frozenset(wire))
-        extra_setter = self.constant("set_extra_", _slot_setter(cls, "extra"))
-        lines += [
-            f"    if len(d) == n: {extra_setter}(o, _EMPTY)",
-            f"    else: {extra_setter}(o, _extras(d, {known_keys}, n, free, {level - 1}))",
+        _check_slot(cls, "extra")
+        done = f"o.__class__ = {cls.__name__}"
+        lines = [
+            f"def {name}(d, free):",
+            *_indent(common),
+            f"    if len(d) == {len(required)}:",
+            *_indent(_indent([*absent, "o.extra = _EMPTY", done, "return o"])),
+            f"    n = {len(required)}",
+            *_indent(optional),
+            f"    o.extra = _EMPTY if len(d) == n else _extras(d, {known_keys}, n, free, {level - 1})",
+            f"    {done}",
             "    return o",
         ]
         self.sources.append("\n".join(lines))
@@ -249,9 +257,9 @@ class _Generator:
         # ``key`` holding null is refused by the count of known keys: absent and null alike here.
         value = self.constant("const", sub["const"])
         return [
-            f"    if d.get({key!r}) is not None:",
-            f"        w = d.get({other!r}, _ABSENT)",
-            f"        if w is not _ABSENT and (type(w) is not str or w != {value}): raise _Decline",
+            f"if d.get({key!r}) is not None:",
+            f"    w = d.get({other!r}, _ABSENT)",
+            f"    if w is not _ABSENT and (type(w) is not str or w != {value}): raise _Decline",
         ]
 
     # --- values ----------------------------------------------------------------------------
@@ -302,8 +310,8 @@ class _Generator:
             return [f"v = d.get({camel!r}, _ABSENT)", "if v is _ABSENT: v = None", "else:", *_indent(body)]
         check = self.value(tp, rule, "v", level)
         if required:
-            # Absent reads as None, which no check below lets through.
-            return [f"v = d.get({camel!r})", *check]
+            # Absent raises KeyError, which declines; null is refused by every check below.
+            return [f"v = d[{camel!r}]", *check]
         if default is not None:
             raise RuntimeError(f"{owner.__name__}.{attribute}: an optional key whose default is not None")
         return [f"v = d.get({camel!r})", "if v is not None:", *_indent(["n += 1", *check])]
@@ -406,11 +414,36 @@ def _indent(lines: list[str]) -> list[str]:
     return ["    " + line for line in lines]
 
 
-def _slot_setter(cls: type[Any], name: str) -> Any:
-    slot = cls.__dict__[name]
-    if not isinstance(slot, types.MemberDescriptorType):
+def _check_slot(cls: type[Any], name: str) -> None:
+    if not isinstance(cls.__dict__.get(name), types.MemberDescriptorType):
         raise RuntimeError(f"{cls.__name__}.{name} is not a plain slot")
-    return slot.__set__
+
+
+def _builder(cls: type[Any]) -> type[Any]:
+    """The class a ``cls`` object is built as, then turned into ``cls``.
+
+    A frozen attrs class refuses attribute stores, so its slots could only be written through
+    their descriptors, one C call each, most of the cost of building a message. Its builder
+    adds no slot and takes back ``object``'s ``__setattr__``, ``__delattr__`` and ``__init__``,
+    so the generated code writes the slots with plain attribute stores, which CPython
+    specialises, and, once they are filled, assigns ``__class__ = cls``: CPython allows it
+    between classes of the same layout. What leaves the walk is a plain ``cls`` object; no
+    builder object ever does.
+    """
+    builder: type[Any] = type(
+        f"{cls.__name__}Builder",
+        (cls,),
+        {
+            "__slots__": (),
+            "__setattr__": object.__setattr__,
+            "__delattr__": object.__delattr__,
+            "__init__": object.__init__,
+            "__module__": __name__,
+        },
+    )
+    probe = builder()
+    probe.__class__ = cls  # raises TypeError here, at import, should the layouts ever differ
+    return builder
 
 
 def _check_plain(cls: type[Any]) -> None:
