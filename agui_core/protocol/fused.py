@@ -457,17 +457,18 @@ def _check_plain(cls: type[Any]) -> None:
             raise RuntimeError(f"{cls.__name__} defines {hook}")
 
 
-def _generate() -> tuple[Any, dict[str, Any]]:
+def _generate() -> tuple[Any, frozenset[type[Any]]]:
     generator = _Generator()
     file, node = _lookup("input.json#/definitions/RunAgentInput")
     name = generator.function(t.RunAgentInput, _inline(node, file), 1, None)
-    for cls, _level in generator.functions:
+    classes = frozenset(cls for cls, _level in generator.functions)
+    for cls in classes:
         _check_plain(cls)
-    namespace = generator.compile()
-    return namespace[name], namespace
+    return generator.compile()[name], classes
 
 
-_walk_input, _NAMESPACE = _generate()
+_walk_input, _WALKED = _generate()
+"""The walk of a whole input, and every wire class it builds."""
 
 
 def _raised_here(exc: BaseException) -> bool:

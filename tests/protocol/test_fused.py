@@ -154,6 +154,38 @@ def _outcome(action: Any, obj: RunAgentInput) -> Any:
         return type(exc), str(exc)
 
 
+def _wire_objects(value: Any) -> list[Any]:
+    """Every attrs object in ``value``, itself included."""
+    if isinstance(value, tuple):
+        return [found for item in value for found in _wire_objects(item)]
+    if not attrs.has(type(value)):
+        return []
+    inner = [found for field in attrs.fields(type(value)) for found in _wire_objects(getattr(value, field.name))]
+    return [value, *inner]
+
+
+@pytest.mark.parametrize("doc", INPUTS)
+def test_every_object_the_walk_builds_is_a_frozen_object_of_the_wire_class_itself(doc: Any) -> None:
+    """The walk fills slots on a builder subclass, then makes each object its wire class."""
+    decoded = decode_input(orjson.dumps(doc))
+    objects = _wire_objects(decoded)
+    for obj in objects:
+        cls = type(obj)
+        assert cls.__module__ == "agui_core.protocol.types" and not cls.__name__.endswith("Builder")
+        assert cls.__mro__ == (cls, object)
+        name = attrs.fields(cls)[0].name
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            setattr(obj, name, None)
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            delattr(obj, name)
+        assert attrs.evolve(obj) == obj
+
+
+def test_the_corpus_builds_every_wire_class_an_input_holds() -> None:
+    built = {type(obj) for doc in INPUTS for obj in _wire_objects(decode_input(orjson.dumps(doc)))}
+    assert fused._WALKED <= built, fused._WALKED - built
+
+
 @_fuzz
 @given(doc=run_agent_inputs())
 def test_the_walk_builds_every_generated_input_as_the_long_way_does(doc: dict[str, Any]) -> None:
