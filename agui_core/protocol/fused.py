@@ -141,7 +141,7 @@ class _Generator:
             "_NoneType": type(None),
         }
         self.sources: list[str] = []
-        self.functions: dict[tuple[type[Any], int], str] = {}
+        self.functions: dict[tuple[type[Any], int, str | None], str] = {}
         self.unions: dict[str, dict[str, str]] = {}  # table name -> tag value -> function name
         self.tables: dict[tuple[tuple[type[Any], ...], int], str] = {}  # (members, level) -> table name
         self.counter = 0
@@ -184,11 +184,13 @@ class _Generator:
     def function(self, cls: type[Any], schema: Mapping[str, Any], level: int, dispatched_by: str | None) -> str:
         """The name of the function that checks and builds a ``cls`` object at ``level``;
         ``dispatched_by`` is the tag a union picked it by (so it is there, and right)."""
-        key = (cls, level)
+        key = (cls, level, dispatched_by)
         known = self.functions.get(key)
         if known is not None:
             return known
-        name = f"walk_{cls.__name__}_{level}"
+        # A function a union reaches trusts the tag it was picked by; reached otherwise, the
+        # same class at the same level gets a function of its own that checks it.
+        name = f"walk_{cls.__name__}_{level}" + ("" if dispatched_by is None else f"_by_{dispatched_by}")
         self.functions[key] = name
         required, properties, dependencies = self.object_rules(schema)
         fields = attrs.fields_dict(cls)
@@ -461,7 +463,7 @@ def _generate() -> tuple[Any, frozenset[type[Any]]]:
     generator = _Generator()
     file, node = _lookup("input.json#/definitions/RunAgentInput")
     name = generator.function(t.RunAgentInput, _inline(node, file), 1, None)
-    classes = frozenset(cls for cls, _level in generator.functions)
+    classes = frozenset(cls for cls, _level, _tag in generator.functions)
     for cls in classes:
         _check_plain(cls)
     return generator.compile()[name], classes

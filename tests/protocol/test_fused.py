@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from agui_core.errors import InvalidInputError, RunErrorCode
 from agui_core.protocol import codec, fused
 from agui_core.protocol.codec import MAX_DEPTH, converter, decode_input, encode_input, input_from_dict, overnested_at
-from agui_core.protocol.types import RunAgentInput
+from agui_core.protocol.types import RunAgentInput, TextInputContent
 from agui_core.protocol.validation import _inline, _lookup, validate_input
 from benchmarks.scenarios.decode_input import run_input
 from tests.interop.corpus import CASES
@@ -441,3 +441,15 @@ def test_the_generator_stops_where_a_class_and_its_schema_name_different_keys() 
     schema["properties"]["somethingNew"] = {"type": "string"}
     with pytest.raises(RuntimeError, match="different keys"):
         fused._Generator().function(RunAgentInput, schema, 1, None)
+
+
+def test_a_union_member_reached_without_its_union_checks_its_tag() -> None:
+    file, node = _lookup("content.json#/definitions/TextPart")
+    generator = fused._Generator()
+    direct = generator.function(TextInputContent, _inline(node, file), 5, None)
+    dispatched = generator.function(TextInputContent, _inline(node, file), 5, "type")
+    assert direct != dispatched
+    namespace = generator.compile()
+    assert namespace[direct]({"type": "text", "text": "x"}, []) == TextInputContent(text="x")
+    with pytest.raises(fused._Decline):
+        namespace[direct]({"type": "image", "text": "x"}, [])
