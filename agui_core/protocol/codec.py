@@ -2,14 +2,14 @@
 
 Decoding is ``orjson.loads`` -> the compiled wire schema of the object's type (see
 :mod:`agui_core.protocol.validation`) -> the class's structure hook. An input takes one walk
-instead (:mod:`agui_core.protocol.fused`), which checks and builds it together, and goes that
-long way only when the walk declines it: the compiled schema then names the fault. Encoding is the class's
-unstructure hook -> ``orjson.dumps``. The hooks are Python functions generated once, at
-import, for every wire class (each field's handling inlined, unions dispatched by tag or by
-class with one dict lookup; an encoder builds the wire objects nested a few levels inside its
-own in place, by exact class) and registered on one cattrs :data:`converter`, so wire objects
-nested in anything else cattrs handles use them too. They follow three rules of the
-reference producers:
+instead (:mod:`agui_core.protocol.fused`), which checks and builds it together; it goes the
+long way only when the walk declines it, and the compiled schema then names the fault.
+Encoding is the class's unstructure hook -> ``orjson.dumps``. The hooks are Python functions
+generated once, at import, for every wire class (each field's handling inlined, unions
+dispatched by tag or by class with one dict lookup; an encoder builds the wire objects nested
+a few levels inside its own in place, by exact class) and registered on one cattrs
+:data:`converter`, so wire objects nested in anything else cattrs handles use them too. They
+follow three rules of the reference producers:
 
 - keys are camelCase; an optional attribute that is ``None`` is left out, never written as null;
 - free JSON (state, payloads, results, metadata) passes through untouched, ``null`` included;
