@@ -202,7 +202,9 @@ class _Generator:
         # The keys that must be there, then the optional ones: an object holding the former
         # alone (most messages, tool calls, functions) skips every look-up of the latter.
         builder = self.constant(f"{cls.__name__}Builder", _builder(cls))
-        common = ["if type(d) is not dict: raise _Decline", f"o = {builder}()"]
+        # A union has found ``d`` to be a dict before it read the tag (see ``pick``).
+        common = [] if dispatched_by is not None else ["if type(d) is not dict: raise _Decline"]
+        common.append(f"o = {builder}()")
         optional: list[str] = []
         absent: list[str] = []
         for camel, attribute in wire.items():
@@ -325,7 +327,7 @@ class _Generator:
             return [f"{var} = {self.function(tp, rule, level, None)}({var}, free)"]
         members = _class_union(tp)
         if members is not None:
-            return [f"{var} = {self.union(members, rule, level)}[{var}[{self.union_tag(rule)!r}]]({var}, free)"]
+            return [f"{var} = {self.pick(members, rule, var, level)}({var}, free)"]
         origin, args = get_origin(tp), get_args(tp)
         if origin is tuple and args[1:] == (Ellipsis,):
             return self.array(args[0], rule, var, level, also_string=False)
@@ -335,8 +337,12 @@ class _Generator:
                 return self.array(get_args(rest)[0], rule, var, level, also_string=True)
         return self.plain(rule, var, level)
 
-    def union_tag(self, rule: Mapping[str, Any]) -> str:
-        return str(rule["x-dispatch"]["tag"])
+    def pick(self, members: tuple[type[Any], ...], rule: Mapping[str, Any], var: str, level: int) -> str:
+        """The expression of the member function for ``var``: its tag looked up in the union's
+        table, once ``var`` is found to be a dict (what is not gets the key None, which no
+        table has: KeyError, a decline). Nothing else is read from what may not be a dict."""
+        table = self.union(members, rule, level)
+        return f"{table}[{var}[{str(rule['x-dispatch']['tag'])!r}] if type({var}) is dict else None]"
 
     def union(self, members: tuple[type[Any], ...], rule: Mapping[str, Any], level: int) -> str:
         """The name of the table that picks the member function of a tagged union by its tag."""
@@ -346,7 +352,7 @@ class _Generator:
             or rule.get("type", "object") != "object"
         ):
             raise RuntimeError("a union of wire classes without a tagged-union schema")
-        tag = self.union_tag(rule)
+        tag = str(rule["x-dispatch"]["tag"])
         known = self.tables.get((members, level))
         if known is not None:
             return known
@@ -375,7 +381,7 @@ class _Generator:
             members = _class_union(item)
             if members is None:
                 raise RuntimeError(f"an array of {item!r}, which is no wire class")
-            build = f"{self.union(members, items, level + 1)}[x[{self.union_tag(items)!r}]](x, free)"
+            build = f"{self.pick(members, items, 'x', level + 1)}(x, free)"
         lines = [f"if type({var}) is not list: raise _Decline", f"{var} = tuple([{build} for x in {var}])"]
         if also_string:
             return [f"if type({var}) is not str:", *_indent(lines)]
@@ -497,8 +503,8 @@ def build_input(value: Any) -> tuple[t.RunAgentInput, list[Any]] | None:
     try:
         built: t.RunAgentInput = _walk_input(value, free)
     except (_Decline, KeyError, TypeError):
-        # KeyError and TypeError: a union's tag looked up in what is no object, or that has
-        # none, or an unknown or unhashable one.
+        # KeyError and TypeError: a required key missing, or a union's tag missing, unknown
+        # or unhashable (or what holds it no object).
         return None
     except Exception as exc:
         if _raised_here(exc):

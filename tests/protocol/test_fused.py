@@ -372,12 +372,21 @@ class _Text(str):
     __slots__ = ()
 
 
+class _Unreadable:
+    """Not a mapping; reading a key of it fails with an error no decoder expects."""
+
+    def __getitem__(self, key: Any) -> Any:
+        raise ValueError(key)
+
+
 @pytest.mark.parametrize(
     ("where", "odd"),
     [
         (("threadId",), _Text("t")),  # a str subclass: the schema accepts it
         (("messages",), ()),  # a tuple for an array: the schema accepts it
         (("messages", 0), MappingProxyType({"id": "s", "role": "system", "content": "c"})),  # no dict
+        (("messages", 0), _Unreadable()),
+        (("messages", 1, "content"), [_Unreadable()]),
         (("state",), {1, 2}),  # not JSON, in free JSON: nobody's business but encoding's
         (("resume", 0, "payload"), ("approved", True)),
     ],
