@@ -1,13 +1,15 @@
 """The one codec: AG-UI JSON bytes to attrs objects and back.
 
 Decoding is ``orjson.loads`` -> the compiled wire schema of the object's type (see
-:mod:`agui_core.protocol.validation`) -> the class's structure hook. Encoding is the class's
-unstructure hook -> ``orjson.dumps``. The hooks are Python functions generated once, at
-import, for every wire class (each field's handling inlined, unions dispatched by tag or by
-class with one dict lookup; an encoder builds the wire objects nested a few levels inside its
-own in place, by exact class) and registered on one cattrs :data:`converter`, so wire objects
-nested in anything else cattrs handles use them too. They follow three rules of the
-reference producers:
+:mod:`agui_core.protocol.validation`) -> the class's structure hook. An input takes one walk
+instead (:mod:`agui_core.protocol.fused`), which checks and builds it together; it goes the
+long way only when the walk declines it, and the compiled schema then names the fault.
+Encoding is the class's unstructure hook -> ``orjson.dumps``. The hooks are Python functions
+generated once, at import, for every wire class (each field's handling inlined, unions
+dispatched by tag or by class with one dict lookup; an encoder builds the wire objects nested
+a few levels inside its own in place, by exact class) and registered on one cattrs
+:data:`converter`, so wire objects nested in anything else cattrs handles use them too. They
+follow three rules of the reference producers:
 
 - keys are camelCase; an optional attribute that is ``None`` is left out, never written as null;
 - free JSON (state, payloads, results, metadata) passes through untouched, ``null`` included;
@@ -47,6 +49,7 @@ import orjson
 from agui_core.errors import EncodeError, InvalidEventError, InvalidInputError, RunErrorCode, format_path
 from agui_core.protocol import types as t
 from agui_core.protocol.events import EVENT_CLASS_BY_TYPE, EVENT_CLASSES, Event, UnknownEvent
+from agui_core.protocol.fused import build_input
 from agui_core.protocol.validation import validate_event, validate_input
 
 __all__ = [
@@ -403,82 +406,13 @@ def _dict_lines(cls: type[Any], wire: Mapping[str, str], obj: str, out: str, dep
     return lines
 
 
-_SLOTS: dict[tuple[type[Any], str], Any] = {}
-"""The slot descriptor attrs made for each attribute, kept before a :class:`_DeferredField`
-takes its place on the class (the generated code fills the slot itself)."""
-
-
-def _slot(cls: type[Any], name: str) -> Any:
-    return _SLOTS.setdefault((cls, name), cls.__dict__[name])
-
-
-class _Deferred:
-    """An attribute's JSON, validated at decode time, not yet built into wire objects."""
-
-    __slots__ = ("json",)
-
-    def __init__(self, json: Any) -> None:
-        self.json = json
-
-
-class _DeferredField:
-    """The class attribute that stands in front of one slot of a wire class: reading the
-    attribute builds the wire objects a :class:`_Deferred` holds, once, and keeps them in the
-    slot; any other value is read and written as the slot itself would.
-
-    Everything that reads an attrs object does it through its attributes (``==``, ``hash``,
-    ``repr``, ``attrs.evolve``, ``attrs.asdict``, pickling, copying, the converter), so the
-    object behaves as one built whole. Two threads reading it first at once each build equal
-    objects, and one of them is kept.
-    """
-
-    __slots__ = ("build", "slot")
-
-    def __init__(self, slot: Any, build: Callable[[Any], Any]) -> None:
-        self.slot = slot
-        self.build = build
-
-    def __get__(self, obj: Any, owner: type[Any] | None = None) -> Any:
-        if obj is None:
-            return self.slot
-        value = self.slot.__get__(obj, owner)
-        if value.__class__ is _Deferred:
-            value = self.build(value.json)
-            self.slot.__set__(obj, value)
-        return value
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        self.slot.__set__(obj, value)
-
-    def __delete__(self, obj: Any) -> None:
-        self.slot.__delete__(obj)
-
-
-def _defer(cls: type[Any], names: frozenset[str]) -> Callable[..., Any]:
-    """Put a :class:`_DeferredField` in front of each of ``names`` of ``cls``, and return the
-    structure function that leaves them deferred."""
-    hints = get_type_hints(cls)
-    namespace: dict[str, Any] = {"_S": _STRUCTURE_BY_CLASS}
-    namespace.update({_UNION_NAMES[u]: _STRUCTURE_BY_TAG[u] for u in _UNION_TAGS})
-    for name in sorted(names):
-        tp = _without_none(hints[name]) if _is_optional(hints[name]) else hints[name]
-        build_name = f"build_{cls.__name__}_{name}"
-        build = _compile(build_name, [f"def {build_name}(v):", f"    return {_structure_expr(tp, 'v')}"], namespace)
-        setattr(cls, name, _DeferredField(_slot(cls, name), build))
-    wire = _wire_names(cls)
-    return _make_structure(cls, wire, names)
-
-
-def _make_structure(
-    cls: type[Any], wire: Mapping[str, str], deferred: frozenset[str] = frozenset()
-) -> Callable[..., Any]:
+def _make_structure(cls: type[Any], wire: Mapping[str, str]) -> Callable[..., Any]:
     """The structure function of ``cls``, from a JSON object that passed the wire schema.
 
     Required keys are there and values have their declared types, so nothing is checked
     twice; keys this version does not know go to ``extra``. The object is filled through its
     slots' descriptors, as attrs' own ``__init__`` does for a frozen class but without the
-    keyword-argument call, which halves the cost of building a message. The attributes named
-    in ``deferred`` are left as the JSON they came as, for a :class:`_DeferredField` to build.
+    keyword-argument call, which halves the cost of building a message.
     """
     hints = get_type_hints(cls)
     fields = attrs.fields_dict(cls)
@@ -487,13 +421,11 @@ def _make_structure(
         "_KNOWN": frozenset(wire.values()),
         "_EMPTY": t.EMPTY,
         "_new": object.__new__,
-        "_Deferred": _Deferred,
     }
     namespace.update({_UNION_NAMES[u]: _STRUCTURE_BY_TAG[u] for u in _UNION_TAGS})
-    suffix = "_deferred" if deferred else ""
-    lines = [f"def structure_{cls.__name__}{suffix}(d, _type=None):", f"    o = _new({cls.__name__})"]
+    lines = [f"def structure_{cls.__name__}(d, _type=None):", f"    o = _new({cls.__name__})"]
     for name, field in fields.items():
-        namespace[f"_set_{name}"] = _slot(cls, name).__set__
+        namespace[f"_set_{name}"] = cls.__dict__[name].__set__
         if name == "extra":
             value = "_EMPTY if _KNOWN.issuperset(d) else {k: w for k, w in d.items() if k not in _KNOWN}"
         elif not field.init:
@@ -501,10 +433,7 @@ def _make_structure(
             value = f"_default_{name}"
         else:
             camel, tp = wire[name], hints[name]
-            if name in deferred:
-                namespace[f"_default_{name}"] = field.default
-                value = _deferred_expr(name, camel, field.default)
-            elif field.default is None:
+            if field.default is None:
                 expr = _structure_expr(_without_none(tp) if _is_optional(tp) else tp, "v")
                 value = f"d.get({camel!r})" if expr == "v" else f"None if (v := d.get({camel!r})) is None else {expr}"
             elif field.default is attrs.NOTHING:
@@ -514,16 +443,7 @@ def _make_structure(
                 value = f"_default_{name} if (v := d.get({camel!r}, _EMPTY)) is _EMPTY else {_structure_expr(tp, 'v')}"
         lines.append(f"    _set_{name}(o, {value})")
     lines.append("    return o")
-    return _compile(f"structure_{cls.__name__}{suffix}", lines, namespace)  # type: ignore[no-any-return]
-
-
-def _deferred_expr(name: str, camel: str, default: Any) -> str:
-    """Python source for a deferred attribute's value: its JSON, wrapped, or its default."""
-    if default is None:
-        return f"None if (v := d.get({camel!r})) is None else _Deferred(v)"
-    if default is attrs.NOTHING:
-        return f"_Deferred(d[{camel!r}])"
-    return f"_default_{name} if (v := d.get({camel!r}, _EMPTY)) is _EMPTY else _Deferred(v)"
+    return _compile(f"structure_{cls.__name__}", lines, namespace)  # type: ignore[no-any-return]
 
 
 def _check_plain(cls: type[Any]) -> None:
@@ -584,11 +504,6 @@ _STRUCTURE_EVENT: dict[str, Callable[[Any, Any], Any]] = {
     tag: converter.get_structure_hook(cls) for tag, cls in EVENT_CLASS_BY_TYPE.items()
 }
 _structure_input = converter.get_structure_hook(t.RunAgentInput)
-_DEFERRED_INPUT_FIELDS: Final = frozenset({"messages", "tools", "context", "resume"})
-"""What :func:`decode_input` builds on first use: every attribute that holds wire objects.
-The input is validated whole at decode time; building its messages is the larger part of
-decoding, and a host that reads only a few fields of an input it refuses saves all of it."""
-_structure_input_deferred = _defer(t.RunAgentInput, _DEFERRED_INPUT_FIELDS)
 _unstructure_input = converter.get_unstructure_hook(t.RunAgentInput)
 
 
@@ -666,17 +581,35 @@ def depth_checked(run_input: t.RunAgentInput) -> bool:
     return _DEPTH_CHECKED.get(id(run_input)) is run_input
 
 
+def _checked_input(value: Any) -> t.RunAgentInput:
+    """The ``RunAgentInput`` of ``value`` (within the limits), or the refusal that says what
+    is wrong with it and where.
+
+    One walk (:func:`~agui_core.protocol.fused.build_input`) checks and builds an input the
+    schema accepts. An input it declines goes the long way: the depth walk and the compiled
+    schema, which name the fault, then the structure hooks, should there be none.
+    """
+    found = build_input(value)
+    if found is not None:
+        built, free = found
+        # The walk has checked the wire objects, which nest a few levels; only free JSON nests deep.
+        if not free or overnested_at(free) is None:
+            return built
+    at = overnested_at(value)
+    if at is not None:
+        raise InvalidInputError(_too_deep(), at)
+    validate_input(value)
+    result: t.RunAgentInput = _structure_input(value, t.RunAgentInput)
+    return result
+
+
 def input_from_dict(value: Any, *, max_messages: int | None = None) -> t.RunAgentInput:
     """Validate an already-parsed JSON value and build the ``RunAgentInput`` it describes.
 
     The limits are :func:`decode_input`'s.
     """
     _refuse_long_lists(value, max_messages, None)
-    at = overnested_at(value)
-    if at is not None:
-        raise InvalidInputError(_too_deep(), at)
-    validate_input(value)
-    result: t.RunAgentInput = _structure_input(value, t.RunAgentInput)
+    result = _checked_input(value)
     _DEPTH_CHECKED[id(result)] = result
     return result
 
@@ -693,13 +626,7 @@ def decode_input(data: bytes | bytearray | memoryview | str, *, max_messages: in
     value = _loads(data, InvalidInputError)
     # Before the depth walk and validation: both cost time for every entry of every list.
     _refuse_long_lists(value, max_messages, len(data))
-    at = overnested_at(value)
-    if at is not None:
-        raise InvalidInputError(_too_deep(), at)
-    validate_input(value)
-    # The JSON is this function's own (no caller holds it), so building the wire objects in
-    # it can wait for their first use: nothing can change it after it was validated.
-    result: t.RunAgentInput = _structure_input_deferred(value)
+    result = _checked_input(value)
     _DEPTH_CHECKED[id(result)] = result
     return result
 
