@@ -195,20 +195,20 @@ async def _answer(
             # Every event ready goes out in one write: a run streams in bursts. Streamed text
             # comes as bursts of deltas, encoded straight from their strings.
             while batch := await _next_burst(events):
-                lines: list[bytes] = []
+                pieces: list[bytes] = []  # JSON lines: each event, then its line end
                 for item in batch:
                     if isinstance(item, TextBurst):
-                        lines += item.encoded()
+                        pieces.append(item.framed(b"\n"))
                         continue
                     try:
-                        lines.append(encode_event(item))
+                        pieces += (encode_event(item), b"\n")
                     except EncodeError as exc:
                         log.error("run %r: %s; its stream is cut here", run_input.run_id, exc.message)
                         cut = EncodeError(f"the host could not encode an event: {exc.message}")
-                        lines.append(encode_event(refusal(cut)))
-                        await _write(send, lines, progress)
+                        pieces += (encode_event(refusal(cut)), b"\n")
+                        await _write(send, pieces, progress)
                         return True
-                await _write(send, lines, progress)
+                await _write(send, pieces, progress)
     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
         log.warning("the output is closed; no more input is read")
         return False
@@ -223,11 +223,10 @@ async def _next_burst(events: AsyncIterator[ev.Event]) -> Sequence[Streamed]:
     return await next_batch(events)
 
 
-async def _write(send: anyio.abc.AnyByteSendStream, lines: list[bytes], progress: Callable[[], None]) -> None:
-    """Send ``lines`` as JSON lines, in pieces of at most ``_CHUNK`` bytes (whole ones if
-    they fit), telling the host after each piece that the output still moves."""
-    lines.append(b"")
-    data = b"\n".join(lines)
+async def _write(send: anyio.abc.AnyByteSendStream, pieces: list[bytes], progress: Callable[[], None]) -> None:
+    """Send ``pieces`` joined, in sends of at most ``_CHUNK`` bytes (one if it fits), telling
+    the host after each that the output still moves."""
+    data = b"".join(pieces)
     if len(data) <= _CHUNK:
         await send.send(data)
         return

@@ -1294,14 +1294,12 @@ class ThreadMachine:
         if run is None or self._state not in _EMITTING or not run.verifier.take_text_delta(message_id):
             return False
         spans = run.text_spans
-        if spans:
-            at, span_message_id, deltas = spans[-1]
-            if at == len(run.events) and span_message_id == message_id:
-                deltas.append(delta)
-            else:
-                spans.append((len(run.events), message_id, [delta]))
+        at = len(run.events)
+        last = spans[-1] if spans else None
+        if last is not None and last[0] == at and last[1] == message_id:
+            last[2].append(delta)
         else:
-            spans.append((len(run.events), message_id, [delta]))
+            spans.append((at, message_id, [delta]))
         self._transcript.stream_text(message_id, delta)
         run.messages_fresh = False
         return True

@@ -256,9 +256,14 @@ class _Question(_Call[_T]):
 class TextStream:
     """One assistant message being streamed; see :meth:`RunContext.message`."""
 
+    __slots__ = ("_ctx", "_hand_over", "_take", "message_id")
+
     def __init__(self, ctx: RunContext, message_id: str) -> None:
         self._ctx = ctx
         self.message_id = message_id
+        # Looked up once, not once a delta: the run's machine and outlet stay the same.
+        self._take = ctx._machine.take_text_delta
+        self._hand_over = ctx._send.text_delta if ctx._send is not None else None
 
     def delta(self, text: str) -> Awaitable[None]:
         """Append ``text`` to the message; ``await`` it (it waits while the caller's stream is full).
@@ -270,15 +275,15 @@ class TextStream:
         # The commonest event of all: checked, applied and handed over here, without an event,
         # an effect or a coroutine, whenever the rules plainly allow it and the stream has room.
         # Anything else takes the way of every event, which applies every rule.
-        ctx = self._ctx
-        send = ctx._send
-        if ctx._ended or ctx._quiet or send is None or text.__class__ is not str:
-            return ctx.emit(ev.TextMessageContentEvent(message_id=self.message_id, delta=text))
-        if not ctx._machine.take_text_delta(self.message_id, text):
-            return ctx.emit(ev.TextMessageContentEvent(message_id=self.message_id, delta=text))
-        if send.text_delta(self.message_id, text):
+        ctx, message_id, hand_over = self._ctx, self.message_id, self._hand_over
+        if ctx._ended or ctx._quiet or hand_over is None or text.__class__ is not str:
+            return ctx.emit(ev.TextMessageContentEvent(message_id=message_id, delta=text))
+        if not self._take(message_id, text):
+            return ctx.emit(ev.TextMessageContentEvent(message_id=message_id, delta=text))
+        if hand_over(message_id, text):
             return _SENT
-        return send(ev.TextMessageContentEvent(message_id=self.message_id, delta=text))  # taken: wait for room
+        assert ctx._send is not None
+        return ctx._send(ev.TextMessageContentEvent(message_id=message_id, delta=text))  # taken: wait for room
 
 
 @attrs.define

@@ -27,7 +27,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import encode_text_deltas
+from agui_core.protocol.codec import encode_text_deltas, encode_text_deltas_framed
 from agui_core.protocol.types import RunAgentInput
 
 __all__ = ["BURST_DELTAS", "Outlet", "Pace", "RunEvents", "Streamed", "TextBurst"]
@@ -61,6 +61,10 @@ class TextBurst:
     def encoded(self) -> list[bytes]:
         """Each event's compact JSON bytes, as :func:`~agui_core.protocol.codec.encode_event` writes it."""
         return encode_text_deltas(self.message_id, self.deltas)
+
+    def framed(self, after: bytes) -> bytes:
+        """The events' compact JSON bytes, each followed by ``after`` (``b"\\n"``: JSON lines), in one piece."""
+        return encode_text_deltas_framed(self.message_id, self.deltas, after)
 
 
 Streamed: TypeAlias = ev.Event | TextBurst
