@@ -72,10 +72,15 @@ Streamed: TypeAlias = ev.Event | TextBurst
 
 
 def _take(batch: list[Streamed]) -> list[Streamed]:
-    """``batch`` as taken by the caller: no delta is added to a burst of it from now on."""
-    for item in batch:
-        if isinstance(item, TextBurst):
-            item.taken = True
+    """``batch`` as taken by the caller: no delta is added to a burst of it from now on.
+
+    The run adds deltas only to the last thing it put in the stream, so only the batch's
+    last item can be a burst still filling.
+    """
+    if batch:
+        last = batch[-1]
+        if isinstance(last, TextBurst):
+            last.taken = True
     return batch
 
 
