@@ -19,10 +19,10 @@ connection); :func:`serve_stdio` over two binary files; :class:`StdioTransport` 
 
 Speed: every event ready goes out in one write (a run streams in bursts), its streamed text
 encoded straight from the deltas' strings
-(:meth:`~agui_core.runtime.streams.RunEvents.next_burst`). A pipe or a socket is read and
-written by the event loop itself, non-blocking (put back as it was when serving ends), with
-no thread to hand each input and each write to; a regular file or a terminal, by a thread
-each way.
+(:meth:`~agui_core.runtime.streams.RunEvents.next_burst`), through a writer thread that takes
+whole batches. A pipe or a socket is read by the event loop itself, non-blocking (put back as
+it was when serving ends), with no thread to hand each input to; a regular file or a
+terminal, by a thread.
 
 Every input runs as the principal :data:`~agui_core.runtime.auth.ANONYMOUS`: a pipe carries
 no credentials, and whoever holds its ends already runs as the host process's user (it
@@ -318,6 +318,11 @@ class _FileSendStream(anyio.abc.ByteSendStream):
     threads meet once per batch, not once per event. When ``limit`` bytes are pending,
     ``send`` waits for the thread to take them: a slow reader of the file slows the sender
     down instead of growing memory (at most ``limit`` pending, plus the batch being written).
+
+    Writing a pipe from the event loop instead (non-blocking, waiting for room) was measured
+    and dropped: every write syscall releases the GIL on the loop's critical path, and a
+    client in the same process (the benchmark's) then takes it at each write; the replayed
+    run went from 0.95 ms to 2.9 ms an operation once that pattern settled in.
     """
 
     def __init__(self, file: BinaryIO, portal: BlockingPortal, *, limit: int = 1024 * 1024) -> None:
@@ -384,7 +389,8 @@ class _PipeReceiveStream(anyio.abc.ByteReceiveStream):
     """The bytes of a pipe or a socket, read from the event loop, without a thread.
 
     The descriptor is made non-blocking while the stream is open, and put back as it was
-    when it is closed (see :class:`_PipeSendStream`).
+    when it is closed (whoever shares it, a shell or the process's parent, finds it as it
+    left it). An input no longer goes through a thread and a portal call to reach the loop.
     """
 
     def __init__(self, fd: int) -> None:
@@ -422,51 +428,6 @@ def _put_back(fd: int, blocking: bool) -> None:
         pass  # closed under us: nothing to put back
 
 
-class _PipeSendStream(anyio.abc.ByteSendStream):
-    """Bytes written to a pipe or a socket from the event loop, without a thread.
-
-    The descriptor is made non-blocking while the stream is open. A send writes at once as
-    much as the pipe takes and, when it is full, waits until it has room again: a slow reader
-    slows the sender down, and nothing is held here. Closing puts the descriptor back as it
-    was (whoever shares it, a shell or the process's parent, finds it as it left it).
-    """
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self._was_blocking = os.get_blocking(fd)
-        os.set_blocking(fd, False)
-        self._closed = False
-
-    async def send(self, item: bytes) -> None:
-        if self._closed:
-            raise anyio.ClosedResourceError
-        fd = self._fd
-        try:
-            written = os.write(fd, item)
-        except BlockingIOError:
-            written = 0
-        except OSError as exc:
-            raise anyio.BrokenResourceError from exc
-        if written == len(item):
-            return
-        view = memoryview(item)
-        while written < len(item):
-            await anyio.wait_writable(fd)
-            if self._closed:
-                raise anyio.ClosedResourceError
-            try:
-                written += os.write(fd, view[written:])
-            except BlockingIOError:
-                pass
-            except OSError as exc:
-                raise anyio.BrokenResourceError from exc
-
-    async def aclose(self) -> None:
-        if not self._closed:
-            self._closed = True
-            _put_back(self._fd, self._was_blocking)
-
-
 def _pollable(fd: int | None) -> bool:
     """Whether the event loop can wait for ``fd`` to take more: a pipe or a socket (not a file, not a terminal)."""
     if fd is None or sys.platform == "win32":
@@ -492,8 +453,9 @@ async def serve_stdio(
     stdin = stdin if stdin is not None else sys.stdin.buffer
     stdout = stdout if stdout is not None else sys.stdout.buffer
     async with BlockingPortal() as portal:
-        # A pipe or a socket is served from the event loop itself; anything else (a file,
-        # a terminal, an in-memory file) by a thread each way.
+        # A pipe or a socket is read by the event loop itself; anything else (a file, a
+        # terminal, an in-memory file) by a thread. Output goes through a writer thread,
+        # whole batches at a time (see _FileSendStream for why not from the loop).
         receive: anyio.abc.ByteReceiveStream
         in_fd = _fileno(stdin)
         if _pollable(in_fd):
@@ -501,14 +463,7 @@ async def serve_stdio(
             receive = _PipeReceiveStream(in_fd)
         else:
             receive = _FileReceiveStream(stdin, portal)
-        send: anyio.abc.ByteSendStream
-        out_fd = _fileno(stdout)
-        if _pollable(out_fd):
-            assert out_fd is not None
-            stdout.flush()
-            send = _PipeSendStream(out_fd)
-        else:
-            send = _FileSendStream(stdout, portal)
+        send = _FileSendStream(stdout, portal)
         try:
             await serve_json_lines(
                 host,

@@ -121,7 +121,7 @@ async def test_a_delta_out_of_order_is_refused_as_its_event_would_be(late: str) 
 
 
 async def test_a_slow_reader_of_streamed_text_backpressures_the_agent() -> None:
-    count = 100_000  # deltas of 50 characters: about 10 MB of lines, were they all buffered
+    count = 200_000  # deltas of 50 characters: about 20 MB of lines, were they all buffered
     with pipes() as (stdin, stdout, feed, drain), anyio.fail_after(LIMIT):
         async with Host(agents.streaming_agent, store=MemoryThreadStore()) as host:
             async with anyio.create_task_group() as group:
@@ -130,8 +130,9 @@ async def test_a_slow_reader_of_streamed_text_backpressures_the_agent() -> None:
                 feed.close()
                 stalled_at = await settled(lambda: agents.PROGRESS.get("slow", 0))
                 # Held up by the host's stream (256 bursts of at most 32 deltas), the batch
-                # being written (as many) and the pipe: not the whole stream.
-                assert 0 < stalled_at < 20_000
+                # taken from it (as many), the writer's pending megabyte and the batch it
+                # writes, and the pipe: about 5 MB, not the whole stream.
+                assert 0 < stalled_at < 60_000
                 received = await anyio.to_thread.run_sync(read_all_of_run, drain)
     assert received.count(b"\n") == count + 8  # RUN_STARTED, 2 x (START, END), CUSTOM, the second delta, RUN_FINISHED
     assert agents.PROGRESS["slow"] == count
