@@ -19,12 +19,11 @@ WebSocket (one event loop, in a background thread, holds the servers and the cli
 stdio (JSON lines over two OS pipes; the client is the calling thread):
 
 - ours, host and ours, transport: :func:`serve_stdio` (the transport ``agui serve --stdio``
-  runs: over pipes, the event loop reads and writes them itself, one write per burst) on
-  the same two hosts;
+  runs: over a pipe, the event loop reads the input itself; a writer thread writes each
+  burst) on the same two hosts;
 - raw pipe: a thread that reads each input line and hands the pre-encoded lines, one by one,
-  to a writer thread that writes every line pending in one ``os.write`` (the baseline as
-  issue 17 set it, when :func:`serve_stdio` wrote through such a thread; kept, so the
-  figures of the two issues compare).
+  to a writer thread that batches them as :func:`serve_stdio`'s writer does (every line
+  pending in one ``os.write``): the same hand-off, so the baseline is a fair one.
 
 The agent streams its message as an author writes it, ``await message.delta(text)``
 (:meth:`~agui_core.runtime.context.TextStream.delta`): that call takes the machine's fast
