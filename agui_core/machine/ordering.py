@@ -349,6 +349,17 @@ class StreamVerifier:
             self._check_one(event, etype, etype)
         self._s.index += 1
 
+    def take_text_delta(self, message_id: str) -> bool:
+        """Take a ``TEXT_MESSAGE_CONTENT`` of ``message_id`` with no ``subagentRunId`` as the next
+        event, without the event, when no rule can refuse it: the run is active, the message is
+        open, and no chunk lane is open (an event closes its lane first). ``False``: nothing
+        was taken; :meth:`check` the event, which applies every rule."""
+        s = self._s
+        if s.lanes or not s.seen_first or s.errored or s.finished or message_id not in s.messages:
+            return False
+        s.index += 1
+        return True
+
     def would_accept(self, event: Event | UnknownEvent) -> OrderingError | None:
         """The error ``check(event)`` would raise now, or ``None``; changes nothing."""
         state = self._s

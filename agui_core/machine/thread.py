@@ -276,6 +276,9 @@ class _Run:
     verifier: StreamVerifier
     raised_at: dict[str, str] = attrs.field(factory=dict)
     events: list[ev.Event] = attrs.field(factory=list)
+    text_spans: list[tuple[int, str, list[str]]] = attrs.field(factory=list)
+    """The text deltas let through by :meth:`ThreadMachine.take_text_delta`, not built as events:
+    runs of them, each with the length ``events`` had before it, its message id and its deltas."""
     tool_results: list[ev.Event] = attrs.field(factory=list)
     messages_fresh: bool = False
     state_fresh: bool = False
@@ -308,6 +311,24 @@ class _Run:
 
     def __attrs_post_init__(self) -> None:
         self.bound = {a.interrupt.tool_call_id: a for a in self.answers if a.interrupt.tool_call_id is not None}
+
+
+def _emitted(run: _Run) -> list[ev.Event]:
+    """Every event ``run`` let through, in order: the deltas of its text spans built as events
+    (once: from then on they are events of the run like the others)."""
+    spans = run.text_spans
+    if spans:
+        events: list[ev.Event] = []
+        taken = 0
+        content = ev.TextMessageContentEvent
+        for at, message_id, deltas in spans:
+            events += run.events[taken:at]
+            events += [content(message_id=message_id, delta=delta) for delta in deltas]
+            taken = at
+        events += run.events[taken:]
+        run.events = events
+        spans.clear()
+    return run.events
 
 
 class ThreadMachine:
@@ -609,7 +630,7 @@ class ThreadMachine:
                 state_before=run.state_before,
                 input_messages=run.input_messages,
                 input_state=run.input_state,
-                events=tuple(run.events),
+                events=tuple(_emitted(run)),
                 proposals=tuple(run.proposals.values()),
                 continuation=run.continuation_in,
                 lease_until=run.lease_until,
@@ -1270,6 +1291,30 @@ class ThreadMachine:
                 self._journal[event.tool_call_id] = attrs.evolve(journal, result=event)
                 return [self._persist(), Emit(event=event)]
         return [Emit(event=event)]
+
+    def take_text_delta(self, message_id: str, delta: str) -> bool:
+        """Let ``TEXT_MESSAGE_CONTENT`` ``delta`` of ``message_id`` (of the parent agent, nothing
+        else set) through without the event, when no rule can refuse it; ``True`` once it is
+        applied, exactly as :meth:`emit` applies the event (the one ``Emit`` effect is left to
+        the caller: send the delta). ``False``: nothing was done; :meth:`emit` the event, which
+        applies every rule and raises for the one it breaks.
+
+        For text streamed a delta at a time, where building an event and an effect per delta
+        cost more than the rules. The record built while the run goes on holds the events.
+        """
+        run = self._run
+        if run is None or self._state not in _EMITTING or not run.verifier.take_text_delta(message_id):
+            return False
+        spans = run.text_spans
+        at = len(run.events)
+        last = spans[-1] if spans else None
+        if last is not None and last[0] == at and last[1] == message_id:
+            last[2].append(delta)
+        else:
+            spans.append((at, message_id, [delta]))
+        self._transcript.stream_text(message_id, delta)
+        run.messages_fresh = False
+        return True
 
     def tool_started(self, tool_call_id: str, *, now: datetime, ran: Proposal | None = None) -> list[Effect]:
         """Record that the host is about to run the tool of ``tool_call_id`` (``ran``: the tool

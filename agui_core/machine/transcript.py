@@ -225,6 +225,16 @@ class Transcript:
             stream = self.streams[key] = (holder, field, [holder.get(field) or ""], owner)
         stream[2].append(delta)
 
+    def stream_text(self, message_id: str, delta: str) -> None:
+        """What a ``TEXT_MESSAGE_CONTENT`` of ``message_id`` does to the transcript, without the event."""
+        self.structured = None
+        key = ("content", message_id)
+        stream = self.streams.get(key)
+        if stream is None:
+            self.stream(key, delta)
+        else:
+            stream[2].append(delta)
+
     def settle(self) -> None:
         """Join the text streamed since the messages were last read into the messages."""
         for holder, field, pieces, owner in self.streams.values():

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import types
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Union, get_args, get_origin, get_type_hints
 
 import attrs
@@ -61,6 +61,8 @@ __all__ = [
     "depth_checked",
     "encode_event",
     "encode_input",
+    "encode_text_deltas",
+    "encode_text_deltas_framed",
     "event_from_dict",
     "event_to_dict",
     "input_from_dict",
@@ -700,6 +702,34 @@ def encode_event(event: Event | UnknownEvent, validate: bool = False) -> bytes:
         return encode(event)
     except KeyError as exc:  # the encoders look nested wire objects up by class, and only that
         raise _not_wire(event, exc) from None
+
+
+def encode_text_deltas(message_id: str, deltas: Sequence[str]) -> list[bytes]:
+    """The compact JSON bytes of a ``TEXT_MESSAGE_CONTENT`` of ``message_id`` per delta, as
+    :func:`encode_event` writes each (no subagent, timestamp, metadata or extra fields).
+
+    For a run's streamed text, built without an event object per delta: the event's wire form
+    is fixed but for two strings, and orjson writes a string alone as it writes it in a dict.
+    """
+    dumps = orjson.dumps
+    try:
+        head = b'{"type":"TEXT_MESSAGE_CONTENT","messageId":' + dumps(message_id) + b',"delta":'
+        return [head + dumps(delta) + b"}" for delta in deltas]
+    except TypeError as exc:
+        raise EncodeError(f"cannot encode as JSON: {exc}") from None
+
+
+def encode_text_deltas_framed(message_id: str, deltas: Sequence[str], after: bytes) -> bytes:
+    """What :func:`encode_text_deltas` gives, each event followed by ``after`` (``b"\\n"``: JSON
+    lines), in one piece: one join instead of two concatenations a delta."""
+    if not deltas:
+        return b""
+    dumps = orjson.dumps
+    try:
+        head = b'{"type":"TEXT_MESSAGE_CONTENT","messageId":' + dumps(message_id) + b',"delta":'
+        return head + (b"}" + after + head).join([dumps(delta) for delta in deltas]) + b"}" + after
+    except TypeError as exc:
+        raise EncodeError(f"cannot encode as JSON: {exc}") from None
 
 
 def _not_wire(event: Any, exc: KeyError) -> EncodeError:

@@ -54,7 +54,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import Any, Generic, Literal, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Protocol, TypeVar, cast
 
 import attrs
 import orjson
@@ -83,7 +83,30 @@ class _Send(Protocol):
     def offer(self, event: ev.Event) -> bool:
         """Hand ``event`` over if that takes no waiting; ``False``: await the call instead."""
 
+    def text_delta(self, message_id: str, delta: str) -> bool:
+        """Hand a ``TEXT_MESSAGE_CONTENT`` over without its event if that takes no waiting;
+        ``False``: await the call with the event instead."""
+
     async def __call__(self, event: ev.Event) -> None: ...
+
+
+class _Sent(tuple[()]):
+    """What :meth:`TextStream.delta` returns once the delta is handed over: awaiting it does nothing.
+
+    One object for every delta, and awaiting it runs no Python code (its ``__await__`` is the
+    empty tuple's iterator), where a coroutine would be an object and a frame per delta.
+    """
+
+    __slots__ = ()
+    if TYPE_CHECKING:
+
+        def __await__(self) -> Generator[Any, None, None]: ...
+
+    else:
+        __await__ = tuple.__iter__
+
+
+_SENT: Final = _Sent()
 
 
 class Suspend(BaseException):
@@ -233,14 +256,34 @@ class _Question(_Call[_T]):
 class TextStream:
     """One assistant message being streamed; see :meth:`RunContext.message`."""
 
+    __slots__ = ("_ctx", "_hand_over", "_take", "message_id")
+
     def __init__(self, ctx: RunContext, message_id: str) -> None:
         self._ctx = ctx
         self.message_id = message_id
+        # Looked up once, not once a delta: the run's machine and outlet stay the same.
+        self._take = ctx._machine.take_text_delta
+        self._hand_over = ctx._send.text_delta if ctx._send is not None else None
 
-    def delta(self, text: str) -> Coroutine[Any, Any, None]:
-        """Append ``text`` to the message (``await`` it)."""
-        # The emit's own coroutine, not one around it: a delta is the commonest event of all.
-        return self._ctx.emit(ev.TextMessageContentEvent(message_id=self.message_id, delta=text))
+    def delta(self, text: str) -> Awaitable[None]:
+        """Append ``text`` to the message; ``await`` it (it waits while the caller's stream is full).
+
+        A delta the rules plainly allow is handed over when the call is made (awaiting it then
+        only waits for room); any other is taken when awaited, as ``ctx.emit`` of its event,
+        and one the rules refuse raises :class:`~agui_core.errors.LocalProtocolError` there.
+        """
+        # The commonest event of all: checked, applied and handed over here, without an event,
+        # an effect or a coroutine, whenever the rules plainly allow it and the stream has room.
+        # Anything else takes the way of every event, which applies every rule.
+        ctx, message_id, hand_over = self._ctx, self.message_id, self._hand_over
+        if ctx._ended or ctx._quiet or hand_over is None or text.__class__ is not str:
+            return ctx.emit(ev.TextMessageContentEvent(message_id=message_id, delta=text))
+        if not self._take(message_id, text):
+            return ctx.emit(ev.TextMessageContentEvent(message_id=message_id, delta=text))
+        if hand_over(message_id, text):
+            return _SENT
+        assert ctx._send is not None
+        return ctx._send(ev.TextMessageContentEvent(message_id=message_id, delta=text))  # taken: wait for room
 
 
 @attrs.define

@@ -132,7 +132,7 @@ from agui_core.runtime.lease import LeaseKeeper
 from agui_core.runtime.observe import NO_OBSERVER, Observer
 from agui_core.runtime.policies import PolicyFile
 from agui_core.runtime.signatures import ApproverKeys
-from agui_core.runtime.streams import Outlet, Pace, RunEvents
+from agui_core.runtime.streams import Outlet, Pace, RunEvents, Streamed
 from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome, failed_result
 from agui_core.runtime.views import ThreadView
 from agui_core.runtime.watch import ThreadChanges
@@ -493,7 +493,7 @@ class Host:
         answers (its record already saved), as a run without a caller; the thread is this
         host's until the run ends."""
         thread_id, run_input = machine.thread_id, start.run_input
-        send, receive = anyio.create_memory_object_stream[ev.Event](0)
+        send, receive = anyio.create_memory_object_stream[Streamed](0)
         receive.close()  # nobody listens: the outlet finds the caller gone, and the run goes on
         out = Outlet(send, self.send_timeout, run_input.run_id)
         log.info(
@@ -569,7 +569,7 @@ class Host:
         """
         return RunEvents(self._start, run_input, principal)
 
-    async def _start(self, run_input: RunAgentInput, principal: str, pace: Pace) -> MemoryObjectReceiveStream[ev.Event]:
+    async def _start(self, run_input: RunAgentInput, principal: str, pace: Pace) -> MemoryObjectReceiveStream[Streamed]:
         """Start carrying out ``run_input``; the stream its caller's events come in (``pace``:
         where the caller says it is writing them out)."""
         if self._group is None:
@@ -577,18 +577,18 @@ class Host:
         thread_id = run_input.thread_id
         if thread_id in self._busy:
             refused = await self._refuse_busy(run_input, principal)
-            send, receive = anyio.create_memory_object_stream[ev.Event](len(refused))
+            send, receive = anyio.create_memory_object_stream[Streamed](len(refused))
             with send:
                 for event in refused:
                     send.send_nowait(event)
             return receive
         self._busy.add(thread_id)
-        send, receive = anyio.create_memory_object_stream[ev.Event](self._buffer)
+        send, receive = anyio.create_memory_object_stream[Streamed](self._buffer)
         self._group.start_soon(self._carry_run, run_input, principal, send, pace)
         return receive
 
     async def _carry_run(
-        self, run_input: RunAgentInput, principal: str, send: MemoryObjectSendStream[ev.Event], pace: Pace
+        self, run_input: RunAgentInput, principal: str, send: MemoryObjectSendStream[Streamed], pace: Pace
     ) -> None:
         out = Outlet(send, self.send_timeout, run_input.run_id, pace)
         try:

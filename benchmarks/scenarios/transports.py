@@ -19,10 +19,17 @@ WebSocket (one event loop, in a background thread, holds the servers and the cli
 stdio (JSON lines over two OS pipes; the client is the calling thread):
 
 - ours, host and ours, transport: :func:`serve_stdio` (the transport ``agui serve --stdio``
-  runs: a reader thread, an event loop, a batching writer thread) on the same two hosts;
+  runs: over a pipe, the event loop reads the input itself; a writer thread writes each
+  burst) on the same two hosts;
 - raw pipe: a thread that reads each input line and hands the pre-encoded lines, one by one,
   to a writer thread that batches them as :func:`serve_stdio`'s writer does (every line
   pending in one ``os.write``): the same hand-off, so the baseline is a fair one.
+
+The agent streams its message as an author writes it, ``await message.delta(text)``
+(:meth:`~agui_core.runtime.context.TextStream.delta`): that call takes the machine's fast
+path for deltas (:meth:`~agui_core.machine.thread.ThreadMachine.take_text_delta`), which
+checks the same rules and builds no event per delta; the bytes out are the same, which the
+check asserts.
 
 The targets are issue 17's: the WebSocket host at least 0.8x the raw library's events per
 second, the stdio host at least 0.5x the (batching) raw pipe's; the transports alone, 0.8x.

@@ -2,8 +2,9 @@
 
 ``approval_agent`` proposes an email behind the approval-gated ``sendEmail`` tool and so
 ends its first run with an interrupt; ``slow_agent`` takes its time (or waits for a gate
-the test opens); ``chatty_agent`` emits many events; ``noisy_agent`` writes to standard
-output and to the log, which must not reach the stdio transport's output.
+the test opens); ``chatty_agent`` emits many events; ``streaming_agent`` streams text by
+deltas; ``noisy_agent`` writes to standard output and to the log, which must not reach the
+stdio transport's output.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import anyio
 
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import JSON
-from agui_core.runtime import RunContext, tool
+from agui_core.runtime import RunContext, TextStream, tool
 
 __all__ = [
     "GATES",
@@ -27,6 +28,7 @@ __all__ = [
     "noisy_agent",
     "send_email",
     "slow_agent",
+    "streaming_agent",
 ]
 
 SENT: list[dict[str, Any]] = []
@@ -36,7 +38,7 @@ GATES: dict[str, anyio.Event] = {}
 """Per thread id: an event the agents wait for before going on, when a test put one here."""
 
 PROGRESS: dict[str, int] = {}
-"""Per thread id: how many events ``chatty_agent`` has emitted so far."""
+"""Per thread id: how many events ``chatty_agent`` (deltas ``streaming_agent``) has emitted so far."""
 
 
 @tool("sendEmail", needs_approval=True)
@@ -85,6 +87,45 @@ async def chatty_agent(ctx: RunContext) -> JSON:
     for n in range(count):
         await ctx.emit(ev.CustomEvent(name="tick", value={"n": n, "filler": filler}))
         PROGRESS[ctx.thread_id] = n + 1
+    return {"count": count}
+
+
+DELTAS = ["plain ", "", 'quote " and \\ back', "line\nbreak\t", "é ü 漢字 🙂", "\u2028\x00\x1f", "</script>"]
+"""The deltas ``streaming_agent`` cycles through: escapes, control and non-ASCII characters."""
+
+
+async def streaming_agent(ctx: RunContext) -> JSON:
+    """Streams ``forwardedProps.count`` deltas (cycling through :data:`DELTAS`, or of ``size``
+    characters each) into one message, with a CUSTOM event in the middle and a second message.
+
+    ``forwardedProps.via``: ``"delta"`` (the default) streams by ``TextStream.delta``, ``"emit"``
+    emits each ``TEXT_MESSAGE_CONTENT`` itself. ``forwardedProps.late``: after the first message
+    ended, one more delta for it (``"ended"``) or for a message never started (``"unknown"``),
+    which the rules refuse.
+    """
+    props = _props(ctx)
+    count, size, via = int(props.get("count", 10)), props.get("size"), props.get("via", "delta")
+    PROGRESS[ctx.thread_id] = 0
+
+    async def send(stream: TextStream, text: str) -> None:
+        if via == "emit":
+            await ctx.emit(ev.TextMessageContentEvent(message_id=stream.message_id, delta=text))
+        else:
+            await stream.delta(text)
+
+    async with ctx.message(message_id="first") as first:
+        for n in range(count):
+            await send(first, "x" * int(size) if size is not None else DELTAS[n % len(DELTAS)])
+            PROGRESS[ctx.thread_id] = n + 1
+            if n == count // 2:
+                await ctx.emit(ev.CustomEvent(name="halfway", value=n))
+    async with ctx.message(message_id="second") as second:
+        await send(second, "and a second message")
+    late = props.get("late")
+    if late == "ended":
+        await send(first, "too late")
+    elif late == "unknown":
+        await send(TextStream(ctx, "never-started"), "to nowhere")
     return {"count": count}
 
 
