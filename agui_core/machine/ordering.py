@@ -360,6 +360,17 @@ class StreamVerifier:
         s.index += 1
         return True
 
+    def take_args_delta(self, tool_call_id: str) -> bool:
+        """Take a ``TOOL_CALL_ARGS`` of ``tool_call_id`` with no ``subagentRunId`` as the next
+        event, without checking the event, when no rule can refuse it: the run is active, the
+        call is open, and no chunk lane is open. ``False``: nothing was taken; :meth:`check`
+        the event, which applies every rule."""
+        s = self._s
+        if s.lanes or not s.seen_first or s.errored or s.finished or tool_call_id not in s.tool_calls:
+            return False
+        s.index += 1
+        return True
+
     def would_accept(self, event: Event | UnknownEvent) -> OrderingError | None:
         """The error ``check(event)`` would raise now, or ``None``; changes nothing."""
         state = self._s

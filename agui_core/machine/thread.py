@@ -1252,6 +1252,9 @@ class ThreadMachine:
 
     def emit(self, event: ev.Event) -> list[Effect]:
         """Let one event of the agent's stream through, or raise ``LocalProtocolError``."""
+        cls = event.__class__
+        if (cls is ev.TextMessageContentEvent or cls is ev.ToolCallArgsEvent) and self._take_delta(event):
+            return [Emit(event=event)]
         run = self._run if self._state in _EMITTING else self._live_run(MachineInput.EMIT)
         assert run is not None
         if event.__class__ not in _AGENT_EVENTS:
@@ -1291,6 +1294,36 @@ class ThreadMachine:
                 self._journal[event.tool_call_id] = attrs.evolve(journal, result=event)
                 return [self._persist(), Emit(event=event)]
         return [Emit(event=event)]
+
+    def _take_delta(self, event: ev.Event) -> bool:
+        """Apply a ``TEXT_MESSAGE_CONTENT`` or ``TOOL_CALL_ARGS`` exactly as :meth:`emit` does,
+        when no rule can refuse it: the streamed deltas of an open message or call, of the
+        parent agent, with nothing but the delta set. ``False``: nothing was done; the event
+        takes the way of every event, which applies every rule and refuses what breaks one.
+
+        The commonest events of all, where the general path cost more than the rules it ran.
+        """
+        run = self._run
+        # Free JSON (raw_event, metadata, unknown fields) is checked for depth by the general path.
+        if run is None or self._state not in _EMITTING or event.raw_event is not None or event.metadata or event.extra:
+            return False
+        if isinstance(event, ev.TextMessageContentEvent):
+            if event.subagent_run_id is not None or not run.verifier.take_text_delta(event.message_id):
+                return False
+            key = ("content", event.message_id)
+        elif isinstance(event, ev.ToolCallArgsEvent):
+            call_id = event.tool_call_id
+            # A call answered by an interrupt is never open here (emit refuses its TOOL_CALL_START
+            # in the resumed run), so its arguments go the general way, which refuses them.
+            if event.subagent_run_id is not None or not run.verifier.take_args_delta(call_id):
+                return False
+            key = ("arguments", call_id)
+        else:
+            return False
+        run.events.append(event)
+        self._transcript.stream_delta(key, event.delta)
+        run.messages_fresh = False
+        return True
 
     def take_text_delta(self, message_id: str, delta: str) -> bool:
         """Let ``TEXT_MESSAGE_CONTENT`` ``delta`` of ``message_id`` (of the parent agent, nothing

@@ -235,6 +235,12 @@ class Transcript:
         else:
             stream[2].append(delta)
 
+    def stream_delta(self, key: tuple[str, str], delta: str) -> None:
+        """What a ``TEXT_MESSAGE_CONTENT`` or ``TOOL_CALL_ARGS`` does to the transcript: ``delta``
+        added to the text ``key`` names (see :meth:`stream`)."""
+        self.structured = None
+        self.stream(key, delta)
+
     def settle(self) -> None:
         """Join the text streamed since the messages were last read into the messages."""
         for holder, field, pieces, owner in self.streams.values():
