@@ -10,15 +10,16 @@ and stay on anyio's clock.)
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeAlias, runtime_checkable
 
 import anyio
 import anyio.lowlevel
 import attrs
 
-__all__ = ["Clock", "ManualClock", "SystemClock", "as_clock"]
+__all__ = ["Clock", "ManualClock", "SystemClock", "as_clock", "timer_of"]
 
 
 @runtime_checkable
@@ -118,3 +119,30 @@ def as_clock(clock: Clock | Callable[[], datetime]) -> Clock:
     if isinstance(clock, Clock):
         return clock
     return _FunctionClock(clock)
+
+
+Timer: TypeAlias = Callable[[float, Callable[[], None]], Callable[[], None]]
+"""``timer(seconds, callback)`` calls ``callback`` once ``seconds`` have passed, from the event
+loop, not from a task; what it returns cancels the call (a no-op once it was made)."""
+
+
+def timer_of(clock: Clock) -> Timer | None:
+    """A :data:`Timer` on ``clock``'s waits, where they are the event loop's own real time
+    (:class:`SystemClock`, a plain function of the time) and the loop is asyncio's; ``None``
+    otherwise (any other clock, another backend): wait in a task, with ``clock.sleep``.
+
+    A timer costs the host a handle per wait, where a task that sleeps costs a task, a cancel
+    scope and a cancellation (anyio's names the cancelling task: formatting it cost more than
+    the rest of a short run's bookkeeping).
+    """
+    if type(clock) is not SystemClock and type(clock) is not _FunctionClock:
+        return None
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None  # not on asyncio
+
+    def after(seconds: float, callback: Callable[[], None]) -> Callable[[], None]:
+        return loop.call_later(seconds, callback).cancel
+
+    return after

@@ -126,7 +126,7 @@ from agui_core.protocol import events as ev
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import JSON, Interrupt, RunAgentInput
 from agui_core.runtime.auth import AuthenticationError, Authenticator, Credentials, roles_of
-from agui_core.runtime.clock import Clock, SystemClock, as_clock
+from agui_core.runtime.clock import Clock, SystemClock, as_clock, timer_of
 from agui_core.runtime.context import RunContext, run_agent
 from agui_core.runtime.lease import LeaseKeeper
 from agui_core.runtime.observe import NO_OBSERVER, Observer
@@ -754,7 +754,7 @@ class Host:
             running=lambda: machine.run_id == run_id,
             on_lost=on_lost,
         )
-        self._group.start_soon(keeper.keep)
+        keeper.start(self._group)
         return keeper
 
     async def _interrupt_homes(
@@ -798,7 +798,7 @@ class Host:
         lost = anyio.CancelScope()  # cancelled if another host closes the run
         keeper = self._keep_lease(machine, lost.cancel)
         deadline = anyio.CancelScope()  # cancelled when run_timeout has passed on the host's clock
-        timer = self._start_deadline(deadline)
+        stop_timer = self._start_deadline(deadline)
         failure: str | None = None
         observer = self.observer
         token = observer.run_started(thread_id=machine.thread_id, run_id=run_input.run_id)
@@ -864,26 +864,29 @@ class Host:
                 outcome = "interrupt" if machine.state is ThreadState.INTERRUPTED else "success"
         finally:
             keeper.stop()
-            timer.cancel()
+            stop_timer()
             observer.run_ended(
                 token, outcome=outcome, code=RunErrorCode.AGENT_ERROR.value if outcome == "error" else None
             )
 
-    def _start_deadline(self, deadline: anyio.CancelScope) -> anyio.CancelScope:
-        """Cancel ``deadline`` once ``run_timeout`` has passed on the host's clock; cancel the
-        returned scope to stop waiting."""
-        timer = anyio.CancelScope()
+    def _start_deadline(self, deadline: anyio.CancelScope) -> Callable[[], None]:
+        """Cancel ``deadline`` once ``run_timeout`` has passed on the host's clock; call what
+        this returns to stop waiting."""
         if not math.isfinite(self.run_timeout):
-            return timer
+            return _nothing
+        timer = timer_of(self._clock)
+        if timer is not None:
+            return timer(self.run_timeout, deadline.cancel)
+        waiting = anyio.CancelScope()
         assert self._group is not None
 
         async def wait() -> None:
-            with timer:
+            with waiting:
                 await self._clock.sleep(self.run_timeout)
                 deadline.cancel()
 
         self._group.start_soon(wait)
-        return timer
+        return waiting.cancel
 
     async def _fail(self, thread_id: str, run: tuple[str | None, datetime | None], message: str, out: Outlet) -> None:
         """End the run ``run`` (its id and when it was received) with ``RUN_ERROR``.
@@ -1024,6 +1027,10 @@ def _cancelled(exc: BaseException) -> bool:
     if isinstance(exc, BaseExceptionGroup):
         return exc.subgroup(cancelled) is not None
     return isinstance(exc, cancelled)
+
+
+def _nothing() -> None:
+    """Nothing to stop."""
 
 
 def _run_error(message: str) -> ev.RunErrorEvent:

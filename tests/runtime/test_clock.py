@@ -12,7 +12,7 @@ import pytest
 
 from agui_core.machine import ThreadState
 from agui_core.runtime import Clock, Host, ManualClock, RunContext, SystemClock
-from agui_core.runtime.clock import as_clock
+from agui_core.runtime.clock import as_clock, timer_of
 from agui_core.store import MemoryThreadStore
 from tests.runtime.conversation import NOW, Conversation, counter, types
 
@@ -24,6 +24,29 @@ def test_the_clocks_are_clocks() -> None:
     assert SystemClock().now().tzinfo is not None
     wrapped = as_clock(lambda: NOW)
     assert isinstance(wrapped, Clock) and wrapped.now() == NOW
+
+
+@pytest.mark.parametrize("clock", [SystemClock(), as_clock(lambda: NOW)], ids=["system", "function"])
+async def test_a_clock_that_waits_in_real_time_times_waits_on_the_event_loop(clock: Clock) -> None:
+    timer = timer_of(clock)
+    assert timer is not None
+    called: list[str] = []
+    timer(0.01, lambda: called.append("due"))
+    cancel = timer(0.01, lambda: called.append("cancelled"))
+    cancel()
+    with anyio.fail_after(5):
+        while not called:
+            await anyio.sleep(0.005)
+    await anyio.sleep(0.03)
+    assert called == ["due"]
+
+
+async def test_a_clock_moved_by_hand_has_no_timer_its_waits_are_its_own() -> None:
+    assert timer_of(ManualClock(NOW)) is None
+
+
+def test_there_is_no_timer_off_the_event_loop() -> None:
+    assert timer_of(SystemClock()) is None
 
 
 def test_a_manual_clock_moves_only_forward() -> None:

@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from agui_core.protocol import events as ev
-from agui_core.runtime import Host, RunContext
+from agui_core.runtime import Host, ManualClock, RunContext
 from agui_core.runtime.lease import LeaseKeeper
 from agui_core.store import MemoryThreadStore, StoreError, ThreadStore
 from tests.runtime.conversation import NOW, Clock, Conversation, counter, make_input, same_thread, types
@@ -195,6 +195,50 @@ async def test_a_refused_renewal_is_a_loss_only_while_the_run_goes_on_here() -> 
             await keeper.keep()  # it stops at the first refusal
         assert keeper.lost is running
         assert lost == (["lost"] if running else [])
+
+
+class CountedRenewals(MemoryThreadStore):
+    """A memory store that grants every renewal, and counts them."""
+
+    renewals = 0
+
+    async def renew_lease(self, thread_id: str, run_id: str, until: datetime) -> bool:
+        self.renewals += 1
+        return True
+
+
+@pytest.mark.parametrize("clock_kind", ["function of the time: on a timer", "moved by hand: in a task"])
+async def test_a_stopped_keeper_renews_no_more(clock_kind: str) -> None:
+    store = CountedRenewals()
+    manual = ManualClock(NOW) if clock_kind.startswith("moved") else None
+    keeper = LeaseKeeper(
+        store,
+        "t",
+        "run-1",
+        clock=manual if manual is not None else Clock(),
+        lease=LEASE,
+        renew_every=0.01,
+        deadline=None,
+        running=lambda: True,
+        on_lost=lambda: None,
+    )
+
+    async def time_passes() -> None:
+        if manual is not None:
+            manual.advance(seconds=0.01)
+        await anyio.sleep(0.01)
+
+    with anyio.fail_after(WAIT):
+        async with anyio.create_task_group() as group:
+            keeper.start(group)
+            while store.renewals < 3:
+                await time_passes()
+            keeper.stop()
+            stopped_at = store.renewals
+            for _ in range(10):
+                await time_passes()
+            assert store.renewals == stopped_at
+            group.cancel_scope.cancel()  # a keeper that went on would be stopped here, not hang the test
 
 
 class FlakyRenewals(MemoryThreadStore):
