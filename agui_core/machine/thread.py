@@ -815,15 +815,11 @@ class ThreadMachine:
             if settled is not None:
                 # Every open interrupt was decided (by votes; a policy edit or an expiry left
                 # nothing to wait for): the waiting agent resumes with those answers.
-                history = self._merge_history(run_input)
-                sizes = self._check_room(history)
-                return self._start(
+                return self._begin(
                     run_input,
                     now,
                     expired,
                     answers=settled,
-                    history=history,
-                    sizes=sizes,
                     principal=principal,
                     lease_until=lease_until,
                     decider=decider,
@@ -835,15 +831,11 @@ class ThreadMachine:
                     f"thread {self._thread_id!r} has open interrupts {format_ids(o.interrupt.id for o in live)}; "
                     "the input must carry a resume answering them",
                 )
-            history = self._merge_history(run_input)
-            sizes = self._check_room(history)
-            return self._start(
+            return self._begin(
                 run_input,
                 now,
                 expired,
                 answers=(),
-                history=history,
-                sizes=sizes,
                 principal=principal,
                 lease_until=lease_until,
                 decider=decider,
@@ -868,15 +860,11 @@ class ThreadMachine:
                 f"interrupt {format_ids(e.interrupt_id for e in entries)} expired before the resume arrived",
                 interrupt_ids=[e.interrupt_id for e in entries],
             )
-        history = self._merge_history(run_input)
-        sizes = self._check_room(history)
-        return self._start(
+        return self._begin(
             run_input,
             now,
             expired,
             answers=answers,
-            history=history,
-            sizes=sizes,
             principal=principal,
             lease_until=lease_until,
             decider=decider,
@@ -916,14 +904,11 @@ class ThreadMachine:
                 return self._vote_events(run_input, policy.undecided(live), policy)
             # Everything was decided meanwhile (a policy edit lowered a quorum, say): the
             # retry resumes the agent with the answers.
-            history = self._merge_history(run_input)
-            return self._start(
+            return self._begin(
                 run_input,
                 now,
                 expired,
                 answers=settled,
-                history=history,
-                sizes=self._check_room(history),
                 principal=principal,
                 lease_until=lease_until,
                 decider=decider,
@@ -1069,6 +1054,34 @@ class ThreadMachine:
                 f"adds would take it past its limit of {limits.max_bytes} bytes",
             )
         return sizes
+
+    def _begin(
+        self,
+        run_input: RunAgentInput,
+        now: datetime,
+        expired: list[OpenInterrupt],
+        *,
+        answers: tuple[BoundAnswer, ...],
+        principal: str,
+        lease_until: datetime | None,
+        decider: tuple[str, tuple[str, ...], dict[str, str]],
+        resumed: bool | None = None,
+    ) -> list[Effect]:
+        """Start the run of an accepted input, once its history is merged and fits the thread's room."""
+        history = self._merge_history(run_input)
+        sizes = self._check_room(history)
+        return self._start(
+            run_input,
+            now,
+            expired,
+            answers=answers,
+            history=history,
+            sizes=sizes,
+            principal=principal,
+            lease_until=lease_until,
+            decider=decider,
+            resumed=resumed,
+        )
 
     def _start(
         self,
