@@ -36,6 +36,7 @@ from typing import Any, NoReturn
 
 import fastjsonschema
 import orjson
+from mypy_extensions import mypyc_attr
 
 from agui_core.errors import PayloadError, ResponseSchemaError
 
@@ -79,6 +80,8 @@ class _NoRemoteDocuments(Mapping[str, Callable[[str], Any]]):
 _NO_REMOTE_DOCUMENTS = _NoRemoteDocuments()
 
 
+# Compiled (mypyc), a class takes Python subclasses only when it says so: hosts and tests subclass this one.
+@mypyc_attr(allow_interpreted_subclasses=True)
 class PayloadValidators:
     """Compiled ``responseSchema`` validators, cached by schema (least recently used first out).
 
