@@ -33,6 +33,8 @@ from datetime import UTC, datetime
 from importlib import metadata
 from typing import Any, TextIO
 
+from agui_core.compiled import is_compiled
+
 __all__ = [
     "PACKAGES",
     "Case",
@@ -322,6 +324,8 @@ def environment() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "load_average": load_average(),
         "packages": versions,
+        # The same source runs compiled (mypyc, a wheel built with a C compiler) or as Python.
+        "agui_core_build": "compiled" if is_compiled() else "pure",
     }
 
 

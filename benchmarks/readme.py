@@ -63,6 +63,8 @@ def _heading(document: Mapping[str, Any]) -> list[str]:
         f" {env['python']}, {env['cpu']} ({env['cpu_count']} CPUs, {env['machine']}), {env['platform']}.",
         f"Packages: {packages}.",
     ]
+    if env.get("agui_core_build"):  # recorded since the compiled core; older runs were all pure
+        lines.append(f"agui-core build: {env['agui_core_build']}.")
     loads = [document.get("load_average_at_start"), env.get("load_average")]
     if all(load is not None for load in loads):
         start, end = (", ".join(f"{x:.2f}" for x in load) for load in loads)

@@ -31,6 +31,7 @@ def test_a_quick_run_reports_every_scenario(tmp_path: Path, capsys: pytest.Captu
     environment = document["environment"]
     assert environment["python"] and environment["cpu"] and environment["platform"]
     assert environment["packages"]["agui-core"] and environment["packages"]["ag-ui-protocol"]
+    assert environment["agui_core_build"] in ("compiled", "pure")
     for scenario in document["scenarios"]:
         assert scenario["cases"], scenario["name"]
         for case in scenario["cases"]:

@@ -236,6 +236,9 @@ def _check_payload(item: OpenInterrupt, entry: ResumeEntry, validators: PayloadV
     try:
         check_answer_payload(item.interrupt, entry.payload, validators, edit_parameters=parameters)
     except PayloadError as exc:
-        raise RemoteProtocolError(
+        refused = RemoteProtocolError(
             RunErrorCode.INVALID_PAYLOAD, exc.message, interrupt_ids=[item.interrupt.id], path=exc.path
-        ) from exc
+        )
+        # Set as well as raised ``from``: compiled (mypyc), ``raise ... from`` drops the cause.
+        refused.__cause__ = exc
+        raise refused from exc

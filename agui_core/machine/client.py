@@ -855,7 +855,10 @@ class ClientMachine:
             ids: list[str] = list(exc.details.get("interrupt_ids") or ())
             at_fault = replies.get(ids[0]) if len(ids) == 1 else None
             cause = exc.__cause__ if isinstance(exc.__cause__, PayloadError) else None
-            raise self._refuse(exc.code, exc.message, at_fault) from cause
+            refused = self._refuse(exc.code, exc.message, at_fault)
+            # Set as well as raised ``from``: compiled (mypyc), ``raise ... from`` drops the cause.
+            refused.__cause__ = cause
+            raise refused from cause
         run_input = RunAgentInput(
             thread_id=self._thread_id,
             run_id=run_id,
@@ -870,12 +873,12 @@ class ClientMachine:
         )
         try:
             validate_input(input_to_dict(run_input))
-        except InvalidInputError as exc:
-            raise self._refuse(RunErrorCode.INVALID_INPUT, f"the resume input is invalid: {exc.message}") from None
-        except Exception as exc:
+        except InvalidInputError as invalid:
+            raise self._refuse(RunErrorCode.INVALID_INPUT, f"the resume input is invalid: {invalid.message}") from None
+        except Exception as unexpected:
             raise self._refuse(
                 RunErrorCode.INVALID_INPUT,
-                f"the resume input cannot be encoded ({type(exc).__name__}: {exc})",
+                f"the resume input cannot be encoded ({type(unexpected).__name__}: {unexpected})",
             ) from None
         return run_input
 

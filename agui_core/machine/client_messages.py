@@ -53,14 +53,18 @@ class MessageAssembly:
         return self._structured
 
     def _find(self, message_id: str) -> dict[str, Any] | None:
-        for message in reversed(self._raw):
+        raw = self._raw
+        for index in range(len(raw) - 1, -1, -1):
+            message = raw[index]
             if message.get("id") == message_id:
                 found: dict[str, Any] = message
                 return found
         return None
 
     def _find_call(self, tool_call_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        for message in reversed(self._raw):
+        raw = self._raw
+        for index in range(len(raw) - 1, -1, -1):
+            message = raw[index]
             for call in message.get("toolCalls") or ():
                 if call.get("id") == tool_call_id:
                     return message, call

@@ -120,8 +120,8 @@ def check_interrupt(interrupt: Interrupt, validators: PayloadValidators) -> Inte
     if interrupt.response_schema is not None:
         try:
             validators.check_schema(interrupt.id, interrupt.response_schema)
-        except ResponseSchemaError as exc:
-            return InterruptFault(rule="interrupt-schema-invalid", why=exc.message, schema_error=exc)
+        except ResponseSchemaError as schema_error:
+            return InterruptFault(rule="interrupt-schema-invalid", why=schema_error.message, schema_error=schema_error)
     return None
 
 

@@ -103,7 +103,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
-from typing import Any, ClassVar, Literal, NoReturn, TypeAlias
+from typing import Any, ClassVar, Final, Literal, NoReturn, TypeAlias
 
 from agui_core.errors import OrderingError
 from agui_core.protocol.events import (
@@ -128,6 +128,7 @@ from agui_core.protocol.events import (
     TextMessageChunkEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
+    TextMessageRole,
     TextMessageStartEvent,
     ToolCallArgsEvent,
     ToolCallChunkEvent,
@@ -207,30 +208,35 @@ class _Lane:
         self.parent_message_id = parent_message_id
 
 
+# The verifier state's fields, named once: its slots, and what a copy copies (a compiled class's
+# __slots__ cannot be read back, so the copy reads this tuple, not the class).
+_STATE_FIELDS: Final = (
+    "activity_owners",
+    "closed_subagents",
+    "closed_tool_calls",
+    "errored",
+    "finished",
+    "index",
+    "lanes",
+    "message_owners",
+    "messages",
+    "reasoning_messages",
+    "reasoning_owners",
+    "reasoning_spans",
+    "run_id",
+    "seen_first",
+    "started",
+    "steps",
+    "subagents",
+    "tool_call_owners",
+    "tool_calls",
+)
+
+
 class _State:
     """Everything the verifier knows; copied whole to undo an event that fails midway."""
 
-    __slots__ = (
-        "activity_owners",
-        "closed_subagents",
-        "closed_tool_calls",
-        "errored",
-        "finished",
-        "index",
-        "lanes",
-        "message_owners",
-        "messages",
-        "reasoning_messages",
-        "reasoning_owners",
-        "reasoning_spans",
-        "run_id",
-        "seen_first",
-        "started",
-        "steps",
-        "subagents",
-        "tool_call_owners",
-        "tool_calls",
-    )
+    __slots__ = _STATE_FIELDS
 
     def __init__(self) -> None:
         self.index = 0
@@ -263,7 +269,7 @@ class _State:
         undo copies them only when it must: see :meth:`owner_sizes`.
         """
         other = _State.__new__(_State)
-        for name in _State.__slots__:
+        for name in _STATE_FIELDS:
             value = getattr(self, name)
             # Lanes are never changed in place, so a shallow copy of every dict suffices.
             if isinstance(value, dict) and (owners or name not in _OWNER_MAPS):
@@ -540,7 +546,7 @@ class StreamVerifier:
             out.extend(self._close_lane(key))
             if chunk.message_id is None:
                 self._fail("chunk-missing-id", f"{label} opens a text message but has no messageId")
-            role = chunk.role if chunk.role is not None else "assistant"
+            role: TextMessageRole = chunk.role if chunk.role is not None else "assistant"
             lane = _Lane("text", chunk.message_id, tag, role=role, name=chunk.name)
             self._s.lanes[key] = lane
             out.append(

@@ -1564,9 +1564,9 @@ class ThreadMachine:
             self._check_depth(event.content, _MESSAGE_CONTENT_LEVEL, event, "the activity (in MESSAGES_SNAPSHOT)")
         try:
             run.verifier.check(event)
-        except OrderingError as exc:
+        except OrderingError as ordering_error:
             raise LocalProtocolError(
-                f"in state {self._state.name}: {exc.message}", state=self._state, event=event
+                f"in state {self._state.name}: {ordering_error.message}", state=self._state, event=event
             ) from None
         run.events.append(event)
         if cls in _MESSAGE_EVENTS:
@@ -1923,9 +1923,12 @@ class ThreadMachine:
                 try:
                     check_answer_payload(interrupt, default.payload, self._validators, edit_parameters=parameters)
                 except PayloadError as exc:
-                    raise self._refuse(
+                    refused = self._refuse(
                         finished, f"the answer for the expiry of interrupt {iid!r} fails its schema: {exc.message}"
-                    ) from exc
+                    )
+                    # Set as well as raised ``from``: compiled (mypyc), ``raise ... from`` drops the cause.
+                    refused.__cause__ = exc
+                    raise refused from exc
 
     def expire(
         self,

@@ -191,7 +191,9 @@ class Transcript:
         )
 
     def find_message(self, message_id: str) -> dict[str, Any] | None:
-        for message in reversed(self.raw):
+        raw = self.raw
+        for index in range(len(raw) - 1, -1, -1):
+            message = raw[index]
             if message.get("id") == message_id:
                 found: dict[str, Any] = message
                 return found
@@ -199,7 +201,9 @@ class Transcript:
 
     def _find_call(self, tool_call_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """The tool call ``tool_call_id`` and the message that carries it."""
-        for message in reversed(self.raw):
+        raw = self.raw
+        for index in range(len(raw) - 1, -1, -1):
+            message = raw[index]
             for call in message.get("toolCalls") or ():
                 if call.get("id") == tool_call_id:
                     return message, call

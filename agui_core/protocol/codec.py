@@ -132,7 +132,8 @@ def _walk(value: Any, allowed: int) -> Path | None:
         if depth > allowed:
             return path
         # Reversed onto the stack, so the first too-deep value in document order is found.
-        for key, child in reversed(children):
+        children.reverse()
+        for key, child in children:
             if isinstance(child, dict | list | tuple):
                 # Paths stop growing at what an error shows, so a deep walk costs no more per value.
                 stack.append((child, depth + 1, (*path, key) if len(path) < _PATH_SHOWN else path))
@@ -147,7 +148,9 @@ def overnested_at(value: Any, *, level: int = 1) -> Path | None:
     cut to its first few steps. Values that are not JSON are not judged here (encoding
     refuses them).
     """
-    if _WRITABLE_DEPTH is not None and _writable_in_shell(value, _WRITABLE_DEPTH - MAX_DEPTH + level - 1):
+    # Narrowed as a local: mypyc emits C that does not compile for a narrowed ``Final[int | None]``.
+    writable_depth = _WRITABLE_DEPTH
+    if writable_depth is not None and _writable_in_shell(value, writable_depth - MAX_DEPTH + level - 1):
         # The common case at C speed: wrapped in that many arrays, ``value`` is writable
         # exactly when it is not too deep. Only a refusal pays for the walk, to find the path.
         return None
@@ -673,8 +676,8 @@ def event_to_dict(event: Event | UnknownEvent, *, validate: bool = False) -> dic
     if validate and not isinstance(event, UnknownEvent):
         try:
             validate_event(out)
-        except InvalidEventError as exc:
-            raise EncodeError(f"refusing to encode an invalid {event.type}: {exc.message}") from None
+        except InvalidEventError as invalid:
+            raise EncodeError(f"refusing to encode an invalid {event.type}: {invalid.message}") from None
     return out
 
 
@@ -751,8 +754,8 @@ def input_to_dict(run_input: t.RunAgentInput, *, validate: bool = False) -> dict
         _check_depth(out, "a RunAgentInput")
         try:
             validate_input(out)
-        except InvalidInputError as exc:
-            raise EncodeError(f"refusing to encode an invalid RunAgentInput: {exc.message}") from None
+        except InvalidInputError as invalid:
+            raise EncodeError(f"refusing to encode an invalid RunAgentInput: {invalid.message}") from None
     return out
 
 

@@ -36,6 +36,7 @@ from typing import Any, NoReturn
 
 import fastjsonschema
 import orjson
+from mypy_extensions import mypyc_attr
 
 from agui_core.errors import PayloadError, ResponseSchemaError
 
@@ -79,6 +80,8 @@ class _NoRemoteDocuments(Mapping[str, Callable[[str], Any]]):
 _NO_REMOTE_DOCUMENTS = _NoRemoteDocuments()
 
 
+# Compiled (mypyc), a class takes Python subclasses only when it says so: hosts and tests subclass this one.
+@mypyc_attr(allow_interpreted_subclasses=True)
 class PayloadValidators:
     """Compiled ``responseSchema`` validators, cached by schema (least recently used first out).
 
@@ -176,13 +179,13 @@ def _compile(interrupt_id: str, key: bytes) -> _RawValidator:
         # The generated code nests one block per schema level, and Python caps block nesting.
         detail = exc.msg if isinstance(exc, SyntaxError) else "recursion limit"
         raise ResponseSchemaError(interrupt_id, f"it is nested too deeply to compile ({detail})") from None
-    except fastjsonschema.JsonSchemaDefinitionException as exc:
-        raise ResponseSchemaError(interrupt_id, f"it is not a valid JSON Schema: {exc}") from None
-    except re.error as exc:
-        raise ResponseSchemaError(interrupt_id, f"it holds an invalid regular expression ({exc})") from None
-    except Exception as exc:
+    except fastjsonschema.JsonSchemaDefinitionException as definition_error:
+        raise ResponseSchemaError(interrupt_id, f"it is not a valid JSON Schema: {definition_error}") from None
+    except re.error as pattern_error:
+        raise ResponseSchemaError(interrupt_id, f"it holds an invalid regular expression ({pattern_error})") from None
+    except Exception as unexpected:
         raise ResponseSchemaError(
-            interrupt_id, f"it is not a valid JSON Schema ({type(exc).__name__}: {exc})"
+            interrupt_id, f"it is not a valid JSON Schema ({type(unexpected).__name__}: {unexpected})"
         ) from None
     # A ``$ref`` cycle that consumes no input (``{"$ref": "#"}``) compiles but recurses without
     # end on every payload; one trial run finds it now rather than on the client's answer.
@@ -192,8 +195,10 @@ def _compile(interrupt_id: str, key: bytes) -> _RawValidator:
         pass
     except RecursionError:
         raise ResponseSchemaError(interrupt_id, "its $ref refers to itself without end") from None
-    except Exception as exc:
-        raise ResponseSchemaError(interrupt_id, f"its validator fails on null ({type(exc).__name__}: {exc})") from None
+    except Exception as unexpected:
+        raise ResponseSchemaError(
+            interrupt_id, f"its validator fails on null ({type(unexpected).__name__}: {unexpected})"
+        ) from None
     return raw
 
 
@@ -210,8 +215,10 @@ def _check(interrupt_id: str, raw: _RawValidator, payload: Any) -> None:
         raise PayloadError(interrupt_id, expected, _path(payload, name)) from None
     except RecursionError:
         raise PayloadError(interrupt_id, "nested too deeply to check", ()) from None
-    except Exception as exc:
-        raise ResponseSchemaError(interrupt_id, f"checking a payload failed with {type(exc).__name__}: {exc}") from None
+    except Exception as unexpected:
+        raise ResponseSchemaError(
+            interrupt_id, f"checking a payload failed with {type(unexpected).__name__}: {unexpected}"
+        ) from None
 
 
 def _path(payload: Any, name: str) -> tuple[str | int, ...]:

@@ -471,12 +471,12 @@ def _union_items(key: str, dispatch: Mapping[str, Any]) -> Check:
                 fault = _fault(exc)
                 fault.path = (key, index, *fault.path)
                 raise fault from None
-            except RecursionError as exc:
-                raise _Fault(_unreadable(exc), (key, index)) from None
-            except Exception as exc:
-                if _crashed_in_our_code(exc):
+            except RecursionError as too_deep:
+                raise _Fault(_unreadable(too_deep), (key, index)) from None
+            except Exception as unexpected:
+                if _crashed_in_our_code(unexpected):
                     raise
-                raise _Fault(_unreadable(exc), (key, index)) from None
+                raise _Fault(_unreadable(unexpected), (key, index)) from None
             for slot in slots:
                 try:
                     slot(item)
@@ -516,14 +516,14 @@ def _shape(ref: str) -> Check:
             validate(value)
         except JsonSchemaValueException as exc:
             raise _fault(exc) from None
-        except RecursionError as exc:  # the value's own depth, not a bug: the value is refused
-            raise _Fault(_unreadable(exc), ()) from None
-        except Exception as exc:
+        except RecursionError as too_deep:  # the value's own depth, not a bug: the value is refused
+            raise _Fault(_unreadable(too_deep), ()) from None
+        except Exception as unexpected:
             # A crash of the compiled validator (or of the lean rewrite of it) is a bug: it is
             # raised as it is, never turned into a refusal that would blame the client.
-            if _crashed_in_our_code(exc):
+            if _crashed_in_our_code(unexpected):
                 raise
-            raise _Fault(_unreadable(exc), ()) from None
+            raise _Fault(_unreadable(unexpected), ()) from None
         for slot in slots:
             slot(value)
 
@@ -554,10 +554,10 @@ def _run(check: Check, value: Any, at: Path) -> tuple[str, Path] | None:
         return fault.expected, (*at, *fault.path)
     except RecursionError as exc:
         return _unreadable(exc), at
-    except Exception as exc:
-        if _crashed_in_our_code(exc):
+    except Exception as unexpected:
+        if _crashed_in_our_code(unexpected):
             raise
-        return _unreadable(exc), at
+        return _unreadable(unexpected), at
     return None
 
 

@@ -47,7 +47,7 @@ FORBIDDEN = (
 KNOWN_THIRD_PARTY = {"threading": "attr", "time": "attr"}
 """Forbidden module -> the third-party package whose own import statement brings it in."""
 
-THIRD_PARTY = ("attr", "attrs", "cattrs", "orjson", "fastjsonschema", "typing_extensions")
+THIRD_PARTY = ("attr", "attrs", "cattrs", "orjson", "fastjsonschema", "mypy_extensions", "typing_extensions")
 """The runtime dependencies of the sans-IO layers."""
 
 REPO = Path(__file__).resolve().parents[2]

@@ -237,6 +237,7 @@ def test_the_size_follows_every_change_the_agent_makes_and_a_failed_run_rolls_it
     assert again.record().message_bytes == size_of(said(1), said(2))
 
 
+@pytest.mark.pure_only
 def test_an_input_measures_what_it_adds_not_the_whole_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     machine = holding(ThreadLimits(max_messages=None), *(said(n) for n in range(500)))
     record = machine.record()

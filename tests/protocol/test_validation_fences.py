@@ -56,6 +56,7 @@ def test_the_rewrite_is_checked_for_exactly_the_versions_it_is_applied_under() -
     assert set(GENERATED_FOR) == validation.LEAN_VERIFIED
 
 
+@pytest.mark.pure_only
 def test_fastjsonschema_generates_the_code_the_rewrite_was_written_for(monkeypatch: pytest.MonkeyPatch) -> None:
     code = validation._generate(_schema(INPUT_REF))
     digest = hashlib.sha256(code.encode()).hexdigest()
@@ -192,6 +193,7 @@ def _crashing_check(monkeypatch: pytest.MonkeyPatch, ref: str) -> validation.Che
     return validation._shape(ref)
 
 
+@pytest.mark.pure_only
 def test_a_crash_inside_a_compiled_validator_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     check = _crashing_check(monkeypatch, INPUT_REF)
     monkeypatch.setattr(validation, "_check_input", check)
@@ -325,6 +327,7 @@ def test_a_nested_object_of_another_class_does_what_it_did_before(name: str, mon
     assert _outcome(lambda e: orjson.loads(codec.encode_event(e)), event) == before
 
 
+@pytest.mark.pure_only
 def test_encode_event_keeps_a_signature_cpython_specialises_calls_to() -> None:
     # A keyword-only parameter makes every call take CPython's generic path; once per event,
     # that was a measurable share of encoding a stream of small events.
