@@ -134,15 +134,17 @@ async def test_two_served_processes_resume_a_thread_at_expiry_once(tmp_path: Pat
                 assert events[-1].outcome.type == "interrupt"  # type: ignore[union-attr]
             while not audit_rows(file):  # closed by one host, and the agent resumed with the denial
                 await anyio.sleep(0.05)
+            await anyio.sleep(1.0)  # both hosts have looked several times since
+            # Read before the thread takes another input: every run of pay_agent proposes a new
+            # payment due a second later, whose own expiry is a second resume, and a rightful one.
+            texts = "\n".join(p.log.read_text() for p in (one, two))
+            assert audit_rows(file) == [("pay", "expired")]
             async with connect_websocket(two.url) as client:
-                while True:  # the thread is free once the host's own run ended
+                while True:  # the thread is free on the other host once the host's own run ended
                     again = await client.collect(client.new_input("pay", "Anything else?"))
                     if again[-1].type == "RUN_FINISHED":
                         break
                     assert again[-1].code == "THREAD_BUSY"  # type: ignore[union-attr]
                     await anyio.sleep(0.1)
-            await anyio.sleep(1.0)  # both hosts have looked several times since
-            texts = "\n".join(p.log.read_text() for p in (one, two))
-            assert audit_rows(file) == [("pay", "expired")]
     assert texts.count("resuming thread 'pay' with the answers its agent declared for expiry") == 1
     assert not payments.exists()  # denied: the tool never ran
