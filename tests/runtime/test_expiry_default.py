@@ -15,11 +15,12 @@ from agui_transports.client import connect_websocket
 from agui_transports.http import HttpApp
 
 from agui_core.machine.client import cancel, resolve
+from agui_core.machine.record import ThreadRecord
 from agui_core.machine.thread import EXPIRED_MARK
 from agui_core.protocol import events as ev
 from agui_core.protocol.types import JSON, ResumeEntry, RunAgentInput, UserMessage
 from agui_core.runtime import Host, ManualClock, RunContext, tool
-from agui_core.store import MemoryThreadStore
+from agui_core.store import MemoryThreadStore, SqliteThreadStore
 from tests.transports.served import agui_serve
 
 pytestmark = pytest.mark.anyio
@@ -28,6 +29,7 @@ START = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 EXPIRES = (START + timedelta(minutes=10)).isoformat()
 LIMIT = 20.0
 SENT: list[str] = []
+SHIPPED: list[bool] = []
 
 
 @tool(needs_approval=True)
@@ -43,6 +45,13 @@ async def mailing_agent(ctx: RunContext) -> JSON:
     sent = await ctx.call_tool("send_email", {"to": "team@example.com"}, expires_at=EXPIRES, on_expiry=cancel())
     await ctx.text(f"shipped={ship} email={sent.status}")
     return {"shipped": ship, "email": sent.status}
+
+
+async def shipping_agent(ctx: RunContext) -> JSON:
+    """Asks to ship, yes unless someone says no within ten minutes; each run that got an answer is noted."""
+    ship = await ctx.confirm("Ship the release?", expires_at=EXPIRES, on_expiry=resolve(True))
+    SHIPPED.append(ship)
+    return {"shipped": ship}
 
 
 def first_input(thread_id: str) -> RunAgentInput:
@@ -113,6 +122,68 @@ async def test_a_late_answer_is_still_refused_as_expired_and_the_thread_shows_th
     assert [(e.type, e.code) for e in refused] == [("RUN_ERROR", "INTERRUPT_EXPIRED")]  # type: ignore[union-attr]
 
 
+class MeetingStore(SqliteThreadStore):
+    """A SQLite store whose loads, once ``meeting`` is set, wait until every host has loaded: so
+    two hosts hold the same record before either saves, the race the compare-and-set decides."""
+
+    meeting: Meeting | None = None
+
+    async def load(self, thread_id: str) -> ThreadRecord | None:
+        record = await super().load(thread_id)
+        if self.meeting is not None:
+            await self.meeting.arrive()
+        return record
+
+
+class Meeting:
+    """Waits until ``parties`` tasks have arrived, then lets each through (and every later one)."""
+
+    def __init__(self, parties: int) -> None:
+        self.parties = parties
+        self.arrived = 0
+        self.everyone = anyio.Event()
+
+    async def arrive(self) -> None:
+        self.arrived += 1
+        if self.arrived >= self.parties:
+            self.everyone.set()
+        await self.everyone.wait()
+
+
+async def test_two_hosts_on_one_store_resume_a_thread_at_expiry_once(tmp_path: Path) -> None:
+    SHIPPED.clear()
+    clock = ManualClock(START)
+    file = tmp_path / "shared.db"
+    with anyio.fail_after(LIMIT):
+        async with MeetingStore(file) as one, MeetingStore(file) as two:
+            async with (
+                Host(shipping_agent, store=one, clock=clock) as first,
+                Host(shipping_agent, store=two, clock=clock) as second,
+            ):
+                events = [e async for e in first.run(first_input("t"))]
+                assert isinstance(events[-1], ev.RunFinishedEvent) and events[-1].outcome.type == "interrupt"  # type: ignore[union-attr]
+                clock.advance(minutes=11)
+                closed: list[int] = []
+
+                async def both_look() -> None:
+                    async def look(host: Host) -> None:
+                        closed.append(await host.expire())
+
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(look, first)
+                        group.start_soon(look, second)
+
+                one.meeting = two.meeting = Meeting(2)
+                await both_look()  # both load the expired thread, then both try to resume it
+                assert sorted(closed) == [0, 1]
+                while (record := await two.load("t")) is None or record.state.name != "IDLE":
+                    await anyio.sleep(0.02)
+                await both_look()  # after the host's own run ended: nothing is left to expire
+                assert sorted(closed) == [0, 0, 0, 1]
+            assert [(r.status, r.payload) for r in await two.audit("t")] == [("expired", True)]
+    assert SHIPPED == [True]  # the agent was resumed once
+
+
 def audit_rows(file: Path) -> list[tuple[str, str]]:
     with sqlite3.connect(f"file:{file}?mode=ro", uri=True) as db:
         return db.execute("SELECT thread_id, status FROM audit").fetchall()
@@ -134,15 +205,17 @@ async def test_two_served_processes_resume_a_thread_at_expiry_once(tmp_path: Pat
                 assert events[-1].outcome.type == "interrupt"  # type: ignore[union-attr]
             while not audit_rows(file):  # closed by one host, and the agent resumed with the denial
                 await anyio.sleep(0.05)
+            await anyio.sleep(1.0)  # both hosts have looked several times since
+            # Read before the thread takes another input: every run of pay_agent proposes a new
+            # payment due a second later, whose own expiry is a second resume, and a rightful one.
+            texts = "\n".join(p.log.read_text() for p in (one, two))
+            assert audit_rows(file) == [("pay", "expired")]
             async with connect_websocket(two.url) as client:
-                while True:  # the thread is free once the host's own run ended
+                while True:  # the thread is free on the other host once the host's own run ended
                     again = await client.collect(client.new_input("pay", "Anything else?"))
                     if again[-1].type == "RUN_FINISHED":
                         break
                     assert again[-1].code == "THREAD_BUSY"  # type: ignore[union-attr]
                     await anyio.sleep(0.1)
-            await anyio.sleep(1.0)  # both hosts have looked several times since
-            texts = "\n".join(p.log.read_text() for p in (one, two))
-            assert audit_rows(file) == [("pay", "expired")]
     assert texts.count("resuming thread 'pay' with the answers its agent declared for expiry") == 1
     assert not payments.exists()  # denied: the tool never ran

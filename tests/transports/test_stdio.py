@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from agui_core.protocol.types import RunAgentInput
 from agui_core.runtime import Host
 from agui_core.store import MemoryThreadStore
 from tests.transports import agents
+from tests.transports.pipes import pipes
 from tests.transports.waiting import settled
 
 pytestmark = pytest.mark.anyio
@@ -172,14 +172,7 @@ async def test_serve_json_lines_stops_reading_once_told_to_stop() -> None:
 
 async def test_a_slow_reader_of_the_output_backpressures_the_agent() -> None:
     count = 20_000  # about 20 MB of lines, were they all buffered
-    in_read, in_write = os.pipe()
-    out_read, out_write = os.pipe()
-    with (
-        open(in_read, "rb", 0) as stdin,
-        open(in_write, "wb", 0) as feed,
-        open(out_read, "rb", 0) as drain,
-        open(out_write, "wb", 0) as stdout,
-    ):
+    with pipes() as (stdin, stdout, feed, drain):
         with anyio.fail_after(LIMIT):
             async with Host(agents.chatty_agent, store=MemoryThreadStore()) as host:
                 async with anyio.create_task_group() as group:

@@ -8,9 +8,6 @@ what is refused and what the thread keeps are what ``ctx.emit`` of each event gi
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -26,6 +23,7 @@ from agui_core.protocol.types import RunAgentInput
 from agui_core.runtime import Host
 from agui_core.store import MemoryThreadStore
 from tests.transports import agents
+from tests.transports.pipes import pipes
 from tests.transports.waiting import settled
 
 pytestmark = pytest.mark.anyio
@@ -35,20 +33,6 @@ LIMIT = 30.0  # seconds any one test may take: a hang fails instead of blocking 
 
 def line(thread_id: str, **props: Any) -> bytes:
     return encode_input(RunAgentInput(thread_id=thread_id, run_id=f"run-{thread_id}", forwarded_props=props)) + b"\n"
-
-
-@contextmanager
-def pipes() -> Iterator[tuple[BinaryIO, BinaryIO, BinaryIO, BinaryIO]]:
-    """The server's stdin and stdout, and the client's ends of them (feed, drain), as OS pipes."""
-    in_read, in_write = os.pipe()
-    out_read, out_write = os.pipe()
-    with (
-        open(in_read, "rb", 0) as stdin,
-        open(in_write, "wb", 0) as feed,
-        open(out_read, "rb", 0) as drain,
-        open(out_write, "wb", 0) as stdout,
-    ):
-        yield stdin, stdout, feed, drain
 
 
 def read_all(file: BinaryIO) -> bytes:
