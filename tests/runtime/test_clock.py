@@ -24,6 +24,8 @@ def test_the_clocks_are_clocks() -> None:
     assert SystemClock().now().tzinfo is not None
     wrapped = as_clock(lambda: NOW)
     assert isinstance(wrapped, Clock) and wrapped.now() == NOW
+    for clock in (SystemClock(), ManualClock(NOW), wrapped):
+        assert as_clock(clock) is clock  # a clock already is one
 
 
 @pytest.mark.parametrize("clock", [SystemClock(), as_clock(lambda: NOW)], ids=["system", "function"])
