@@ -55,6 +55,9 @@ MAX_ID_LENGTH: Final = 256
 CLIENT_ROLES: Final = frozenset({"user", "system", "developer"})
 """The roles a client may add to a thread that has history (``tool`` too, for frontend tools)."""
 
+_unstructure_message = converter.get_unstructure_hook(Message)
+"""The codec's hook for any message, looked up once (cattrs dispatches on every ask)."""
+
 
 @attrs.frozen(kw_only=True)
 class HistoryUpdate:
@@ -201,7 +204,7 @@ def merge_history(
         if m.get("role") == "tool":
             answered.add(m.get("toolCallId", ""))
     gated = set(gated_calls)
-    unstructure = converter.get_unstructure_hook(Message)
+    unstructure = _unstructure_message
     added: list[Message] = []
     added_ids: dict[str, bytes] = {}
     for index, message in enumerate(run_input.messages):

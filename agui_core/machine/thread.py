@@ -1202,6 +1202,8 @@ class ThreadMachine:
         the open interrupts, so a thread's record does not grow with every run that failed.
         """
         journal = self._journal
+        if not journal:
+            return  # no tool ran through the host yet: nothing to forget
         recent: list[str] = []
         for entry in reversed(journal.values()):
             if entry.execution is not None and entry.execution not in recent:
@@ -1595,6 +1597,14 @@ class ThreadMachine:
 
     def _check_closable(self, run: _Run, what: str) -> None:
         verifier = run.verifier
+        if not (
+            verifier.open_text_messages
+            or verifier.open_tool_calls
+            or verifier.open_steps
+            or verifier.open_reasoning_messages
+            or verifier.open_reasoning_spans
+        ):
+            return  # the usual end of a run: nothing left open
         still_open = {
             "text message": verifier.open_text_messages,
             "tool call": verifier.open_tool_calls,

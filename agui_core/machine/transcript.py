@@ -20,10 +20,14 @@ from agui_core.protocol.types import JSON, Message
 
 __all__ = ["Transcript", "message_size", "own_json", "tool_message"]
 
+# The codec's hooks for any message, looked up once: cattrs finds a hook by dispatch on every ask.
+_structure_message = converter.get_structure_hook(Message)
+_unstructure_message = converter.get_unstructure_hook(Message)
+
 
 def message_size(message: Message) -> int:
     """The size in bytes of ``message`` as its compact wire JSON: what a store keeps of it."""
-    return len(orjson.dumps(converter.unstructure(message, Message)))
+    return len(orjson.dumps(_unstructure_message(message)))
 
 
 def own_json(value: JSON) -> JSON:
@@ -113,7 +117,7 @@ class Transcript:
         if structured is None:
             self.settle()
             typed = self.typed
-            structure = converter.get_structure_hook(Message)
+            structure = _structure_message
             out: list[Message] = []
             for message in self.raw:
                 known = typed.get(id(message))
@@ -149,7 +153,7 @@ class Transcript:
         ``size`` is their :attr:`size` if known (``None``: each is measured when next asked).
         """
         self.streams.clear()
-        unstructure = converter.get_unstructure_hook(Message)
+        unstructure = _unstructure_message
         self.raw = [unstructure(m) for m in messages]
         self.typed = {id(d): (d, m) for d, m in zip(self.raw, messages, strict=True)}
         self.structured = tuple(messages)
@@ -163,7 +167,7 @@ class Transcript:
 
     def extend(self, messages: tuple[Message, ...], sizes: tuple[int, ...] | None = None) -> None:
         """Append ``messages`` to the conversation (``sizes``: their :func:`message_size`, if known)."""
-        unstructure = converter.get_unstructure_hook(Message)
+        unstructure = _unstructure_message
         typed = self.typed
         for index, message in enumerate(messages):
             data = unstructure(message)
