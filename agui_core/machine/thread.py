@@ -259,58 +259,115 @@ def _without_parameters(proposal: Proposal | None) -> Proposal | None:
     return attrs.evolve(proposal, parameters=None)
 
 
-@attrs.define
 class _Run:
-    """The live, mutable side of the run in progress (the record holds its frozen form)."""
+    """The live, mutable side of the run in progress (the record holds its frozen form).
 
-    run_id: str
-    parent_run_id: str | None
-    answers: tuple[BoundAnswer, ...]
-    received_at: str
-    messages_before: tuple[Message, ...]
-    bytes_before: int | None
-    """The size of ``messages_before`` (see :class:`ThreadLimits`), if known."""
-    state_before: JSON
-    input_messages: tuple[Message, ...] | None
-    input_state: JSON
-    verifier: StreamVerifier
-    raised_at: dict[str, str] = attrs.field(factory=dict)
-    events: list[ev.Event] = attrs.field(factory=list)
-    text_spans: list[tuple[int, str, list[str]]] = attrs.field(factory=list)
-    """The text deltas let through by :meth:`ThreadMachine.take_text_delta`, not built as events:
-    runs of them, each with the length ``events`` had before it, its message id and its deltas."""
-    tool_results: list[ev.Event] = attrs.field(factory=list)
-    messages_fresh: bool = False
-    state_fresh: bool = False
-    proposals: dict[str, Proposal] = attrs.field(factory=dict)
-    """The proposals bound to the answered interrupts, by tool call id."""
-    continuation: JSON = None
-    """What the interrupted run kept with its interrupts; what this run keeps with its own."""
-    continuation_in: JSON = None
-    """The continuation the answered interrupts came with: what a failed run hands back."""
-    lease_until: str | None = None
-    """Until when the run's host holds the thread, as the run started (renewals go to the store)."""
-    replay: Replay | None = None
-    """The steps the agent takes in this run: replayed from the thread's step journal, then new."""
-    decided_by: str | None = None
-    """The principal whose input started the run (who decided its answers)."""
-    decided_roles: tuple[str, ...] = ()
-    expiry_defaults: dict[str, ExpiryDefault] = attrs.field(factory=dict)
-    """The declared answers for expiry of the interrupts this run answers (see :meth:`ThreadMachine.fail`)."""
-    decided_keys: dict[str, str] = attrs.field(factory=dict)
-    """By interrupt id, the key whose signature on the decision verified."""
-    votes: dict[str, tuple[Vote, ...]] = attrs.field(factory=dict)
-    """By interrupt id, the quorum behind its answer (the last vote decided it; see
-    :mod:`~agui_core.machine.quorum`)."""
+    A plain class, not an attrs one: every event reads it, and compiled (mypyc) a plain class
+    is a native one, whose fields are read as a C struct's rather than looked up by name.
+    """
 
-    answer_view: tuple[Answer, ...] | None = None
-    """The answers as the agent is handed them, built when first asked for."""
+    __slots__ = (
+        "answer_view",
+        "answers",
+        "bound",
+        "bytes_before",
+        "continuation",
+        "continuation_in",
+        "decided_by",
+        "decided_keys",
+        "decided_roles",
+        "events",
+        "expiry_defaults",
+        "input_messages",
+        "input_state",
+        "lease_until",
+        "messages_before",
+        "messages_fresh",
+        "parent_run_id",
+        "proposals",
+        "raised_at",
+        "received_at",
+        "replay",
+        "run_id",
+        "state_before",
+        "state_fresh",
+        "text_spans",
+        "tool_results",
+        "verifier",
+        "votes",
+    )
 
-    bound: dict[str, BoundAnswer] = attrs.field(init=False)
-    """The answered tool-bound interrupts of this run, by tool call id."""
-
-    def __attrs_post_init__(self) -> None:
-        self.bound = {a.interrupt.tool_call_id: a for a in self.answers if a.interrupt.tool_call_id is not None}
+    # Not keyword-only, though always called with keywords: CPython does not specialise calls
+    # to a function with keyword-only parameters.
+    def __init__(
+        self,
+        run_id: str,
+        parent_run_id: str | None,
+        answers: tuple[BoundAnswer, ...],
+        received_at: str,
+        messages_before: tuple[Message, ...],
+        bytes_before: int | None,
+        state_before: JSON,
+        input_messages: tuple[Message, ...] | None,
+        input_state: JSON,
+        verifier: StreamVerifier,
+        raised_at: dict[str, str] | None = None,
+        proposals: dict[str, Proposal] | None = None,
+        continuation: JSON = None,
+        continuation_in: JSON = None,
+        lease_until: str | None = None,
+        replay: Replay | None = None,
+        decided_by: str | None = None,
+        decided_roles: tuple[str, ...] = (),
+        expiry_defaults: dict[str, ExpiryDefault] | None = None,
+        decided_keys: dict[str, str] | None = None,
+        votes: dict[str, tuple[Vote, ...]] | None = None,
+    ) -> None:
+        self.run_id = run_id
+        self.parent_run_id = parent_run_id
+        self.answers = answers
+        self.received_at = received_at
+        self.messages_before = messages_before
+        self.bytes_before: int | None = bytes_before
+        """The size of ``messages_before`` (see :class:`ThreadLimits`), if known."""
+        self.state_before = state_before
+        self.input_messages = input_messages
+        self.input_state = input_state
+        self.verifier = verifier
+        self.raised_at: dict[str, str] = {} if raised_at is None else raised_at
+        self.events: list[ev.Event] = []
+        self.text_spans: list[tuple[int, str, list[str]]] = []
+        """The text deltas let through by :meth:`ThreadMachine.take_text_delta`, not built as events:
+        runs of them, each with the length ``events`` had before it, its message id and its deltas."""
+        self.tool_results: list[ev.Event] = []
+        self.messages_fresh = False
+        self.state_fresh = False
+        self.proposals: dict[str, Proposal] = {} if proposals is None else proposals
+        """The proposals bound to the answered interrupts, by tool call id."""
+        self.continuation = continuation
+        """What the interrupted run kept with its interrupts; what this run keeps with its own."""
+        self.continuation_in = continuation_in
+        """The continuation the answered interrupts came with: what a failed run hands back."""
+        self.lease_until = lease_until
+        """Until when the run's host holds the thread, as the run started (renewals go to the store)."""
+        self.replay = replay
+        """The steps the agent takes in this run: replayed from the thread's step journal, then new."""
+        self.decided_by = decided_by
+        """The principal whose input started the run (who decided its answers)."""
+        self.decided_roles = decided_roles
+        self.expiry_defaults: dict[str, ExpiryDefault] = {} if expiry_defaults is None else expiry_defaults
+        """The declared answers for expiry of the interrupts this run answers (see :meth:`ThreadMachine.fail`)."""
+        self.decided_keys: dict[str, str] = {} if decided_keys is None else decided_keys
+        """By interrupt id, the key whose signature on the decision verified."""
+        self.votes: dict[str, tuple[Vote, ...]] = {} if votes is None else votes
+        """By interrupt id, the quorum behind its answer (the last vote decided it; see
+        :mod:`~agui_core.machine.quorum`)."""
+        self.answer_view: tuple[Answer, ...] | None = None
+        """The answers as the agent is handed them, built when first asked for."""
+        self.bound: dict[str, BoundAnswer] = {
+            a.interrupt.tool_call_id: a for a in answers if a.interrupt.tool_call_id is not None
+        }
+        """The answered tool-bound interrupts of this run, by tool call id."""
 
 
 def _emitted(run: _Run) -> list[ev.Event]:
