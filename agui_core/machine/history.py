@@ -65,6 +65,8 @@ class HistoryUpdate:
 
     added: tuple[Message, ...] = ()
     state: JSON = None
+    wire: tuple[dict[str, Any], ...] = ()
+    """The wire dicts of ``added``, in order (made while comparing them: the thread keeps them)."""
 
 
 def _bad_id(value: object) -> str | None:
@@ -79,14 +81,21 @@ def _bad_id(value: object) -> str | None:
     return None
 
 
-def _fine(value: object) -> bool:
-    """Whether ``value`` is an id :func:`_bad_id` takes (the question without its answer)."""
+def _all_fine(ids: list[Any]) -> bool:
+    """Whether every one of ``ids`` (not empty) is a string :func:`_bad_id` takes (the question
+    without its answer): judged on them joined by a printable character, at C speed, rather
+    than one Python call an id (an input that sends a conversation again carries an id for each
+    message and tool call)."""
+    try:
+        joined = "!".join(ids)
+    except TypeError:
+        return False  # an id that is no string
     return (
-        isinstance(value, str)
-        and 0 < len(value) <= MAX_ID_LENGTH
-        and value.isascii()
-        and value.isprintable()
-        and " " not in value
+        joined.isascii()
+        and joined.isprintable()
+        and " " not in joined
+        and min(map(len, ids)) > 0
+        and max(map(len, ids)) <= MAX_ID_LENGTH
     )
 
 
@@ -104,7 +113,7 @@ def check_input_ids(run_input: RunAgentInput) -> None:
         if call_id is not None:
             ids.append(call_id)
         ids += [call.id for call in getattr(message, "tool_calls", None) or ()]
-    if all(map(_fine, ids)):
+    if _all_fine(ids):
         return
     for name, value in (("threadId", run_input.thread_id), ("runId", run_input.run_id)):
         _check_id(value, name)
@@ -204,23 +213,28 @@ def merge_history(
         if m.get("role") == "tool":
             answered.add(m.get("toolCallId", ""))
     gated = set(gated_calls)
-    unstructure = _unstructure_message
+    unstructure, dumps = _unstructure_message, orjson.dumps
     added: list[Message] = []
-    added_ids: dict[str, bytes] = {}
+    added_ids: dict[str, dict[str, Any]] = {}
     for index, message in enumerate(run_input.messages):
-        where = f"messages[{index}] (id {message.id!r})"
         data = unstructure(message)
         server = known.get(message.id)
         if server is not None:
-            if _normal(data) != _normal(server):
+            # A client sends the whole conversation with every input: a copy whose JSON is the
+            # thread's, byte for byte, is the same message without the canonical forms. (Not
+            # ``==`` on the dicts: to Python, ``true``, ``1`` and ``1.0`` are equal.)
+            if dumps(data) != dumps(server) and _normal(data) != _normal(server):
+                where = f"messages[{index}] (id {message.id!r})"
                 raise RemoteProtocolError(
                     RunErrorCode.HISTORY_CONFLICT,
                     f"{where}: its {_differs(data, server)} differs from the thread's record of that message; "
                     "a client cannot rewrite messages the thread has (send them unchanged, or leave them out)",
                 )
             continue  # the thread has it (or, for a host result of a failed run, its journal does)
-        if message.id in added_ids:
-            if added_ids[message.id] != _normal(data):
+        where = f"messages[{index}] (id {message.id!r})"
+        twin = added_ids.get(message.id)
+        if twin is not None:
+            if _normal(twin) != _normal(data):
                 raise RemoteProtocolError(
                     RunErrorCode.HISTORY_CONFLICT, f"{where}: two different messages with the same id"
                 )
@@ -241,11 +255,11 @@ def merge_history(
                 answered.add(call_id)
             elif role not in CLIENT_ROLES:
                 continue  # in the agent's voice: only the agent writes those
-        added_ids[message.id] = _normal(data)
+        added_ids[message.id] = data
         added.append(message)
     state: JSON = None
     offered = run_input.state
     keeps = offered is None or (offered == {} and thread_state is not None)
     if not keeps and _canonical(offered) != _canonical(thread_state):
         state = offered
-    return HistoryUpdate(added=tuple(added), state=state)
+    return HistoryUpdate(added=tuple(added), state=state, wire=tuple(added_ids.values()))

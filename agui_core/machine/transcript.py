@@ -18,7 +18,7 @@ from agui_core.protocol import events as ev
 from agui_core.protocol.codec import converter
 from agui_core.protocol.types import JSON, Message
 
-__all__ = ["Transcript", "message_size", "own_json", "tool_message"]
+__all__ = ["Transcript", "message_size", "own_json", "tool_message", "wire_size"]
 
 # The codec's hooks for any message, looked up once: cattrs finds a hook by dispatch on every ask.
 _structure_message = converter.get_structure_hook(Message)
@@ -28,6 +28,11 @@ _unstructure_message = converter.get_unstructure_hook(Message)
 def message_size(message: Message) -> int:
     """The size in bytes of ``message`` as its compact wire JSON: what a store keeps of it."""
     return len(orjson.dumps(_unstructure_message(message)))
+
+
+def wire_size(data: dict[str, Any]) -> int:
+    """:func:`message_size` of a message from its wire dict (the JSON is the same)."""
+    return len(orjson.dumps(data))
 
 
 def own_json(value: JSON) -> JSON:
@@ -165,12 +170,18 @@ class Transcript:
             self.unmeasured = {}
             self.counted = size
 
-    def extend(self, messages: tuple[Message, ...], sizes: tuple[int, ...] | None = None) -> None:
-        """Append ``messages`` to the conversation (``sizes``: their :func:`message_size`, if known)."""
+    def extend(
+        self,
+        messages: tuple[Message, ...],
+        sizes: tuple[int, ...] | None = None,
+        wire: tuple[dict[str, Any], ...] | None = None,
+    ) -> None:
+        """Append ``messages`` to the conversation (``sizes``: their :func:`message_size`, if
+        known; ``wire``: their wire dicts, if made, which the transcript then keeps as its own)."""
         unstructure = _unstructure_message
         typed = self.typed
         for index, message in enumerate(messages):
-            data = unstructure(message)
+            data = unstructure(message) if wire is None else wire[index]
             self.raw.append(data)
             typed[id(data)] = (data, message)
             if sizes is None:

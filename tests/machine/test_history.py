@@ -8,8 +8,11 @@ from typing import Any
 import attrs
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agui_core.errors import RunErrorCode
+from agui_core.machine import history
 from agui_core.machine.effects import Reject, StartAgent
 from agui_core.machine.facts import InterruptHome
 from agui_core.machine.history import MAX_ID_LENGTH
@@ -279,3 +282,42 @@ def test_a_client_message_other_than_the_agents_cannot_carry_tool_calls() -> Non
     assert_rejected(
         machine, make_input("t", "run-2", resume=[yes("int-1")], messages=[planted]), RunErrorCode.HISTORY_CONFLICT
     )
+
+
+def test_a_copy_whose_json_differs_only_in_number_types_is_a_conflict() -> None:
+    # To Python ``True == 1 == 1.0``; as JSON, and so in the thread's record, they differ.
+    machine = ThreadMachine("t")
+    machine.receive_input(make_input("t", "run-1", messages=[{"id": "u-1", "role": "user", "content": "go"}]), now=NOW)
+    emit(ev.ActivitySnapshotEvent(message_id="act-1", activity_type="progress", content={"done": True}))(machine)
+    machine.finish()
+    activity = {"id": "act-1", "role": "activity", "activityType": "progress", "content": {"done": True}}
+    for n, changed in enumerate((1, 1.0)):
+        copy = {**activity, "content": {"done": changed}}
+        assert_rejected(
+            machine, make_input("t", f"run-x{n}", messages=[copy]), RunErrorCode.HISTORY_CONFLICT, "'act-1'"
+        )
+    started(
+        machine, make_input("t", "run-2", messages=[dict(activity), {"id": "u-2", "role": "user", "content": "on"}])
+    )
+    assert [m.id for m in machine.messages] == ["u-1", "act-1", "u-2"]
+
+
+def test_one_input_may_repeat_a_new_message_but_not_change_it() -> None:
+    machine = proposed()
+    note = {"id": "u-2", "role": "user", "content": "ok"}
+    assert_rejected(
+        machine,
+        make_input("t", "run-2", resume=[yes("int-1")], messages=[note, {**note, "content": "no"}]),
+        RunErrorCode.HISTORY_CONFLICT,
+        "two different messages with the same id",
+    )
+    started(machine, make_input("t", "run-3", resume=[yes("int-1")], messages=[note, dict(note)]))
+    assert [m.id for m in machine.messages].count("u-2") == 1
+
+
+@given(st.lists(st.one_of(st.text(max_size=300), st.integers(), st.none()), min_size=1, max_size=8))
+def test_ids_judged_together_are_judged_as_one_by_one(ids: list[Any]) -> None:
+    # check_input_ids judges an input's ids joined, at C speed; the answer must be the one
+    # each id gets alone (a string _bad_id takes; anything else goes the long way).
+    one_by_one = all(isinstance(i, str) and history._bad_id(i) is None for i in ids)
+    assert history._all_fine(ids) == one_by_one

@@ -26,7 +26,7 @@ from agui_core.machine.thread import (
     ThreadLimits,
     ThreadMachine,
 )
-from agui_core.machine.transcript import message_size
+from agui_core.machine.transcript import message_size, wire_size
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import converter
@@ -241,14 +241,19 @@ def test_the_size_follows_every_change_the_agent_makes_and_a_failed_run_rolls_it
 def test_an_input_measures_what_it_adds_not_the_whole_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     machine = holding(ThreadLimits(max_messages=None), *(said(n) for n in range(500)))
     record = machine.record()
-    measured: list[Message] = []
+    measured: list[str] = []
 
     def counting(message: Message) -> int:
-        measured.append(message)
+        measured.append(message.id)
         return message_size(message)
+
+    def counting_wire(data: dict[str, Any]) -> int:
+        measured.append(data["id"])
+        return wire_size(data)
 
     monkeypatch.setattr(thread_module, "message_size", counting)
     monkeypatch.setattr(transcript_module, "message_size", counting)
+    monkeypatch.setattr(thread_module, "wire_size", counting_wire)
     for n in range(3):  # each input on a machine restored from the last record, as a host does
         machine = ThreadMachine.from_record(record, limits=ThreadLimits(max_messages=None))
         drive(
@@ -257,7 +262,7 @@ def test_an_input_measures_what_it_adds_not_the_whole_thread(monkeypatch: pytest
         )
         record = machine.record()
     # The input's message once (for the limit) and nothing else: not the 500 the thread held.
-    assert [m.id for m in measured] == ["u-1000", "u-1001", "u-1002"]
+    assert measured == ["u-1000", "u-1001", "u-1002"]
     assert record.message_bytes == size_of(*(said(n) for n in [*range(500), 1000, 1001, 1002]))
 
 
