@@ -10,6 +10,7 @@ from benchmarks.harness import Scenario
 from benchmarks.scenarios import (
     decode_input,
     encode_stream,
+    history_merge,
     host_growth,
     http_sse,
     langgraph_cycle,
@@ -28,6 +29,7 @@ SCENARIOS: list[Scenario] = [
     decode_input.SCENARIO,
     payload_validation.SCENARIO,
     machine_cycle.SCENARIO,
+    history_merge.SCENARIO,
     replay_cycle.SCENARIO,
     store_scale.SCENARIO,
     host_growth.SCENARIO,
