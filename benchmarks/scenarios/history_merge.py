@@ -69,7 +69,7 @@ def _build() -> Sequence[Case]:
             raise AssertionError(f"the thread did not take the input: {effects}")
         if [m.id for m in thread.messages] != [m["id"] for m in held] + ["u-new"]:
             raise AssertionError("the thread did not keep exactly its messages and the new one")
-        if len(alone().messages) != len(reference().messages) != len(held) + 1:
+        if not len(alone().messages) == len(reference().messages) == len(held) + 1:
             raise AssertionError("the decoders read different inputs")
 
     return [
