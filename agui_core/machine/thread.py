@@ -118,7 +118,7 @@ from agui_core.machine.record import (
     ToolJournalEntry,
     Vote,
 )
-from agui_core.machine.transcript import Transcript, message_size, own_json, tool_message, wire_size
+from agui_core.machine.transcript import Transcript, own_json, tool_message, wire_size
 from agui_core.machine.transitions import TRANSITIONS, MachineInput, ThreadState, next_state
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import MAX_DEPTH, event_to_dict, overnested_at
@@ -1014,7 +1014,7 @@ class ThreadMachine:
                 decider=decider,
             )
         self._close_expired(expired)
-        self._adopt(history.added or None, own_json(history.state), sizes, history.wire or None)
+        self._adopt(history.added or None, own_json(history.state), sizes, history.wire)
         self._state = next_state(self._state, MachineInput.VOTE)
         return [self._persist(), *self._vote_events(run_input, ballot.waiting, policy)]
 
@@ -1102,8 +1102,7 @@ class ThreadMachine:
             )
         if limits.max_bytes is None:
             return None
-        wire = history.wire
-        sizes = tuple(map(wire_size, wire)) if wire else tuple(message_size(m) for m in added)
+        sizes = tuple(map(wire_size, history.wire))
         size = self._transcript.size
         if size + sum(sizes) > limits.max_bytes:
             raise RemoteProtocolError(
@@ -1200,7 +1199,7 @@ class ThreadMachine:
         bytes_before = self._transcript.size
         input_messages = history.added or None
         input_state = own_json(history.state)
-        self._adopt(input_messages, input_state, sizes, history.wire or None)
+        self._adopt(input_messages, input_state, sizes, history.wire)
         self._run = _Run(
             run_id=run_input.run_id,
             parent_run_id=run_input.parent_run_id,

@@ -251,7 +251,6 @@ def test_an_input_measures_what_it_adds_not_the_whole_thread(monkeypatch: pytest
         measured.append(data["id"])
         return wire_size(data)
 
-    monkeypatch.setattr(thread_module, "message_size", counting)
     monkeypatch.setattr(transcript_module, "message_size", counting)
     monkeypatch.setattr(thread_module, "wire_size", counting_wire)
     for n in range(3):  # each input on a machine restored from the last record, as a host does
