@@ -35,8 +35,15 @@ import attrs
 import orjson
 
 from agui_core.errors import RemoteProtocolError, RunErrorCode, format_path
-from agui_core.protocol.codec import MAX_DEPTH, converter, depth_checked, input_to_dict, overnested_at
-from agui_core.protocol.types import JSON, Message, RunAgentInput
+from agui_core.protocol.codec import (
+    MAX_DEPTH,
+    converter,
+    depth_checked,
+    input_to_dict,
+    overnested_at,
+    parsed_messages,
+)
+from agui_core.protocol.types import JSON, AssistantMessage, Message, RunAgentInput, ToolMessage
 
 __all__ = [
     "CLIENT_ROLES",
@@ -109,10 +116,11 @@ def check_input_ids(run_input: RunAgentInput) -> None:
     ids += [entry.interrupt_id for entry in run_input.resume or ()]
     for message in run_input.messages:
         ids.append(message.id)
-        call_id = getattr(message, "tool_call_id", None)
-        if call_id is not None:
-            ids.append(call_id)
-        ids += [call.id for call in getattr(message, "tool_calls", None) or ()]
+        # By class, not getattr with a default: a slotted class without the field raises inside.
+        if isinstance(message, ToolMessage):
+            ids.append(message.tool_call_id)
+        elif isinstance(message, AssistantMessage) and message.tool_calls:
+            ids += [call.id for call in message.tool_calls]
     if _all_fine(ids):
         return
     for name, value in (("threadId", run_input.thread_id), ("runId", run_input.run_id)):
@@ -182,6 +190,47 @@ def _normal(message: Mapping[str, Any]) -> bytes:
     return _canonical(out)
 
 
+_TEXT: Final = (str, type(None))
+"""A message's content (or its absence, ``None``) that compares as Python objects exactly as JSON does."""
+
+
+def _same_copy(copy: Mapping[str, Any], server: Mapping[str, Any]) -> bool:
+    """Whether ``copy`` (a message as an input's bytes carried it) is plainly ``server`` (the
+    thread's wire dict of it): equal as Python dicts, compared at C speed, with text content. To
+    Python ``true``, ``1`` and ``1.0`` are equal; with text content, every field :func:`_normal`
+    compares is a string, so equal dicts are the same message.
+    """
+    return copy == server and copy.get("content").__class__ in _TEXT
+
+
+def _said_the_same(message: Message, server: Mapping[str, Any]) -> bool:
+    """Whether ``message`` says what ``server`` (the thread's wire dict of it) says, read off the
+    structured message without building its wire dict: ``True`` only when :func:`_normal` of the
+    two is the same. A message whose content is not text (content parts, an activity's JSON) is
+    not judged here (``False``): its content is compared as JSON, where ``true`` is not ``1``.
+
+    Asked where :func:`_same_copy` cannot tell: a copy carrying a client's own bookkeeping
+    fields, or an input not decoded from bytes.
+    """
+    content = message.content
+    if content is not None and content.__class__ is not str:
+        return False
+    theirs = server.get("content")
+    if server.get("role") != message.role or (content or None) != (None if theirs in ("", []) else theirs):
+        return False
+    if getattr(message, "tool_call_id", None) != server.get("toolCallId"):
+        return False
+    mine = getattr(message, "tool_calls", None) or ()
+    held = server.get("toolCalls") or ()
+    if len(mine) != len(held):
+        return False
+    for call, kept in zip(mine, held, strict=True):
+        function, known = call.function, kept["function"]
+        if call.id != kept["id"] or function.name != known["name"] or function.arguments != known["arguments"]:
+            return False
+    return True
+
+
 def _differs(client: Mapping[str, Any], server: Mapping[str, Any]) -> str:
     return next(key for key in _COMPARED if _normal({key: client.get(key)}) != _normal({key: server.get(key)}))
 
@@ -204,25 +253,23 @@ def merge_history(
     """
     known = {**host_results, **{m["id"]: m for m in thread_messages if "id" in m}}
     fresh = not thread_messages
-    calls: set[str] = set()
+    calls: set[str] | None = None  # the thread's tool calls and those answered, when first asked
     answered: set[str] = set()
-    for m in thread_messages:
-        if m.get("role") == "assistant":  # only the agent makes tool calls; a key on another role is inert
-            for call in m.get("toolCalls") or ():
-                calls.add(call["id"])
-        if m.get("role") == "tool":
-            answered.add(m.get("toolCallId", ""))
     gated = set(gated_calls)
     unstructure, dumps = _unstructure_message, orjson.dumps
+    sent = parsed_messages(run_input)
     added: list[Message] = []
     added_ids: dict[str, dict[str, Any]] = {}
     for index, message in enumerate(run_input.messages):
-        data = unstructure(message)
         server = known.get(message.id)
         if server is not None:
-            # A client sends the whole conversation with every input: a copy whose JSON is the
-            # thread's, byte for byte, is the same message without the canonical forms. (Not
-            # ``==`` on the dicts: to Python, ``true``, ``1`` and ``1.0`` are equal.)
+            # A client sends the whole conversation with every input: the copies the thread has
+            # are told apart without building their wire dicts where they can be.
+            if (sent is not None and _same_copy(sent[index], server)) or _said_the_same(message, server):
+                continue
+            data = unstructure(message)
+            # A copy whose JSON is the thread's, byte for byte, is the same message without the
+            # canonical forms. (Not ``==`` on the dicts: to Python, ``true``, ``1`` and ``1.0`` are equal.)
             if dumps(data) != dumps(server) and _normal(data) != _normal(server):
                 where = f"messages[{index}] (id {message.id!r})"
                 raise RemoteProtocolError(
@@ -231,6 +278,7 @@ def merge_history(
                     "a client cannot rewrite messages the thread has (send them unchanged, or leave them out)",
                 )
             continue  # the thread has it (or, for a host result of a failed run, its journal does)
+        data = unstructure(message)
         where = f"messages[{index}] (id {message.id!r})"
         twin = added_ids.get(message.id)
         if twin is not None:
@@ -246,6 +294,16 @@ def merge_history(
                     RunErrorCode.HISTORY_CONFLICT, f"{where}: only the agent's messages carry tool calls"
                 )
             if role == "tool":
+                if calls is None:
+                    calls = set()
+                    for m in thread_messages:
+                        if (
+                            m.get("role") == "assistant"
+                        ):  # only the agent makes tool calls; a key on another role is inert
+                            for call in m.get("toolCalls") or ():
+                                calls.add(call["id"])
+                        if m.get("role") == "tool":
+                            answered.add(m.get("toolCallId", ""))
                 call_id = data.get("toolCallId")
                 if call_id in gated or call_id not in calls or call_id in answered:
                     # Not the client's to give: a gated call's result is the host's (a client may

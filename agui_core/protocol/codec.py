@@ -37,6 +37,7 @@ and tool calls in all its messages together (code ``INVALID_INPUT``). The error 
 
 from __future__ import annotations
 
+import functools
 import types
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -570,10 +571,24 @@ def _refuse_long_lists(value: Any, max_messages: int | None, size: int | None) -
         )
 
 
-_DEPTH_CHECKED: weakref.WeakValueDictionary[int, t.RunAgentInput] = weakref.WeakValueDictionary()
+_DECODED: dict[int, tuple[weakref.ref[t.RunAgentInput], Sequence[Any] | None]] = {}
 """Every input :func:`decode_input` or :func:`input_from_dict` returned and still alive, by
-``id``: the proof that its depth was checked (a frozen input cannot be given other values;
-``attrs.evolve`` makes a new one, which is not here)."""
+``id``: a reference to the input, the proof that its depth was checked (a frozen input cannot
+be given other values; ``attrs.evolve`` makes a new one, which is not here), and, for one
+:func:`decode_input` parsed itself, its ``messages`` as parsed (see :func:`parsed_messages`).
+An entry goes when its input does."""
+
+
+def _forget(key: int, ref: weakref.ref[t.RunAgentInput]) -> None:
+    # Called as the input dies, before its id can be another object's.
+    found = _DECODED.get(key)
+    if found is not None and found[0] is ref:
+        del _DECODED[key]
+
+
+def _remember(result: t.RunAgentInput, messages: Sequence[Any] | None) -> None:
+    key = id(result)
+    _DECODED[key] = (weakref.ref(result, functools.partial(_forget, key)), messages)
 
 
 def depth_checked(run_input: t.RunAgentInput) -> bool:
@@ -583,7 +598,22 @@ def depth_checked(run_input: t.RunAgentInput) -> bool:
     does). The JSON values a decoded input carries are taken as decoded: a caller that edits
     them in place (a state made deeper) takes on what the check would have refused.
     """
-    return _DEPTH_CHECKED.get(id(run_input)) is run_input
+    found = _DECODED.get(id(run_input))
+    return found is not None and found[0]() is run_input
+
+
+def parsed_messages(run_input: t.RunAgentInput) -> Sequence[Any] | None:
+    """The ``messages`` of ``run_input`` as :func:`decode_input` parsed them from its bytes (wire
+    dicts, one for each message, in order, as the schema accepted them), or ``None`` for an input
+    it did not parse itself.
+
+    Its caller never had those dicts (they were made from the bytes), so they still say what
+    the input's messages say: a thread compares them, at C speed, with its own wire dicts (a
+    client sends the whole conversation again with every input). Read them, never change them.
+    They live as long as the input (the containers only: the strings are the messages' own).
+    """
+    found = _DECODED.get(id(run_input))
+    return found[1] if found is not None and found[0]() is run_input else None
 
 
 def _checked_input(value: Any) -> t.RunAgentInput:
@@ -615,7 +645,7 @@ def input_from_dict(value: Any, *, max_messages: int | None = None) -> t.RunAgen
     """
     _refuse_long_lists(value, max_messages, None)
     result = _checked_input(value)
-    _DEPTH_CHECKED[id(result)] = result
+    _remember(result, None)  # the caller holds ``value`` and may change it: not its messages
     return result
 
 
@@ -632,7 +662,7 @@ def decode_input(data: bytes | bytearray | memoryview | str, *, max_messages: in
     # Before the depth walk and validation: both cost time for every entry of every list.
     _refuse_long_lists(value, max_messages, len(data))
     result = _checked_input(value)
-    _DEPTH_CHECKED[id(result)] = result
+    _remember(result, value.get("messages"))
     return result
 
 

@@ -18,7 +18,7 @@ from agui_core.errors import RunErrorCode
 from agui_core.machine.effects import Effect, Emit, Persist, Reject, StartAgent
 from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import converter, event_to_dict, input_from_dict
+from agui_core.protocol.codec import converter, decode_input, event_to_dict, input_from_dict
 from agui_core.protocol.types import Interrupt, RunAgentInput, UserMessage
 
 __all__ = [
@@ -53,7 +53,7 @@ def make_input(
     state: Any = None,
     parent_run_id: str | None = None,
 ) -> RunAgentInput:
-    """A ``RunAgentInput`` as a client sends it (decoded from its wire dict)."""
+    """A ``RunAgentInput`` as a client sends it: its wire dict's bytes, decoded as a transport does."""
     doc: dict[str, Any] = {
         "threadId": thread_id,
         "runId": run_id,
@@ -68,7 +68,7 @@ def make_input(
         doc["state"] = state
     if parent_run_id is not None:
         doc["parentRunId"] = parent_run_id
-    return input_from_dict(doc)
+    return decode_input(orjson.dumps(doc))
 
 
 def make_interrupt(value: Mapping[str, Any] | Interrupt) -> Interrupt:

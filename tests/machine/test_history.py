@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 import orjson
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agui_core.errors import RunErrorCode
@@ -19,7 +19,8 @@ from agui_core.machine.history import MAX_ID_LENGTH
 from agui_core.machine.record import ANONYMOUS, record_from_dict, record_to_dict
 from agui_core.machine.thread import MAX_INTERRUPTS, ThreadMachine
 from agui_core.protocol import events as ev
-from agui_core.protocol.types import ResumeEntry
+from agui_core.protocol.codec import converter, decode_input
+from agui_core.protocol.types import Message, ResumeEntry
 from tests.machine.driver import NOW, emit, make_input, make_interrupt
 from tests.machine.test_thread import approval, assert_rejected, interrupted, resume, yes
 
@@ -321,3 +322,83 @@ def test_ids_judged_together_are_judged_as_one_by_one(ids: list[Any]) -> None:
     # each id gets alone (a string _bad_id takes; anything else goes the long way).
     one_by_one = all(isinstance(i, str) and history._bad_id(i) is None for i in ids)
     assert history._all_fine(ids) == one_by_one
+
+
+def test_a_decoded_copy_whose_content_parts_differ_only_in_number_types_is_a_conflict() -> None:
+    # The copy an input's bytes carried is compared with the thread's as a dict, at C speed,
+    # only when its content is text: in content parts (as in an activity's content) ``true`` and
+    # ``1`` are equal to Python and differ as JSON.
+    asked = {"id": "u-1", "role": "user", "content": [{"type": "text", "text": "go", "metadata": {"urgent": True}}]}
+    machine = ThreadMachine("t")
+    machine.receive_input(make_input("t", "run-1", messages=[asked]), now=NOW)
+    machine.finish()
+    for n, changed in enumerate((1, 1.0)):
+        copy = {**asked, "content": [{"type": "text", "text": "go", "metadata": {"urgent": changed}}]}
+        assert_rejected(machine, make_input("t", f"run-x{n}", messages=[copy]), RunErrorCode.HISTORY_CONFLICT, "'u-1'")
+    started(machine, make_input("t", "run-2", messages=[asked, {"id": "u-2", "role": "user", "content": "on"}]))
+    assert [m.id for m in machine.messages] == ["u-1", "u-2"]
+
+
+_SHORT = st.sampled_from(["", "a"])
+_ROLES = ("user", "assistant", "tool", "developer", "system", "reasoning", "activity")
+_JSONISH = st.sampled_from([True, 1, 1.0, False, 0, None, "1"])
+
+
+@st.composite
+def _wire_messages(draw: st.DrawFn, role: str) -> dict[str, Any]:
+    """A ``role`` message's wire dict from a few values, so that two drawn often say the same."""
+    out: dict[str, Any] = {"id": "m-1", "role": role}
+    if role == "activity":
+        out["activityType"] = "progress"
+        out["content"] = {"done": draw(_JSONISH)}
+        return out
+    parts = st.lists(
+        st.fixed_dictionaries(
+            {"type": st.just("text"), "text": _SHORT, "metadata": st.fixed_dictionaries({"k": _JSONISH})}
+        ),
+        max_size=2,
+    )
+    if role in ("user", "tool"):
+        out["content"] = draw(st.one_of(_SHORT, _SHORT, _SHORT, parts))
+    elif role == "assistant":
+        content = draw(st.one_of(st.none(), _SHORT))
+        if content is not None:
+            out["content"] = content
+        calls = draw(
+            st.one_of(st.none(), st.just([]), st.lists(st.tuples(_SHORT, _SHORT, _SHORT), min_size=1, max_size=2))
+        )
+        if calls is not None:
+            out["toolCalls"] = [
+                {"id": f"c{i}", "type": "function", "function": {"name": f"n{n}", "arguments": a}} for i, n, a in calls
+            ]
+    else:
+        out["content"] = draw(_SHORT)
+    if role == "tool":
+        out["toolCallId"] = draw(st.sampled_from(["c", "d"]))
+    if draw(st.booleans()):
+        out["metadata"] = {"seen": draw(_JSONISH)}
+    return out
+
+
+@settings(max_examples=500)
+@given(
+    st.one_of(
+        st.sampled_from(_ROLES).flatmap(lambda role: st.tuples(_wire_messages(role), _wire_messages(role))),
+        st.tuples(st.sampled_from(_ROLES).flatmap(_wire_messages), st.sampled_from(_ROLES).flatmap(_wire_messages)),
+    )
+)
+def test_copies_told_apart_without_wire_dicts_are_told_apart_as_by_their_normal_forms(
+    pair: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    sent, held = pair
+    # merge_history's two ways past building a copy's wire dict must never call a changed
+    # message the same, and the structured one must know every text message it is asked of.
+    copy = decode_input(orjson.dumps({"threadId": "t", "runId": "r", "messages": [sent]}))
+    (message,) = copy.messages
+    (server,) = decode_input(orjson.dumps({"threadId": "t", "runId": "r", "messages": [held]})).messages
+    thread_copy = converter.unstructure(server, Message)
+    same = history._normal(converter.unstructure(message, Message)) == history._normal(thread_copy)
+    if history._same_copy(sent, thread_copy):
+        assert same
+    text = message.content is None or isinstance(message.content, str)
+    assert history._said_the_same(message, thread_copy) == (same and text)

@@ -182,3 +182,23 @@ def test_a_decoded_input_carries_the_proof_that_its_depth_was_checked() -> None:
     gc.collect()
     assert ref() is None
     assert not any(codec.depth_checked(RunAgentInput(thread_id="t", run_id=str(n))) for n in range(100))
+
+
+def test_only_an_input_decoded_from_its_bytes_carries_its_messages_as_parsed() -> None:
+    # A thread compares an input's messages as parsed with its own wire dicts: only the ones
+    # decode_input parsed itself, which nobody else holds, so they still say what the input says.
+    messages = [{"id": "u-1", "role": "user", "content": "hi"}, {"id": "d-1", "role": "developer", "content": "x"}]
+    document = {"threadId": "t", "runId": "r", "messages": messages, "tools": [], "context": [], "forwardedProps": {}}
+    decoded = decode_input(orjson.dumps(document))
+    assert codec.parsed_messages(decoded) == messages
+    assert [m.id for m in decoded.messages] == [m["id"] for m in messages]
+    # The caller of input_from_dict holds the dicts and may change them; a new input has none.
+    assert codec.parsed_messages(codec.input_from_dict(orjson.loads(orjson.dumps(document)))) is None
+    assert codec.parsed_messages(attrs.evolve(decoded, run_id="r2")) is None
+    assert codec.parsed_messages(RunAgentInput(thread_id="t", run_id="r")) is None
+    # What the module keeps goes with the input.
+    before = len(codec._DECODED)
+    for n in range(50):
+        decode_input(orjson.dumps({**document, "runId": f"r{n}"}))
+    gc.collect()
+    assert len(codec._DECODED) == before
