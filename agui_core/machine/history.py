@@ -186,7 +186,10 @@ def _normal(message: Mapping[str, Any]) -> bytes:
         del out["content"]
     calls = out.pop("toolCalls", None)
     if calls:
-        out["toolCalls"] = [[c["id"], c["function"]["name"], c["function"]["arguments"]] for c in calls]
+        try:
+            out["toolCalls"] = [[c["id"], c["function"]["name"], c["function"]["arguments"]] for c in calls]
+        except (KeyError, TypeError):
+            out["toolCalls"] = calls  # not the agent's calls (an unknown key on another role): as they came
     return _canonical(out)
 
 
@@ -196,11 +199,18 @@ _TEXT: Final = (str, type(None))
 
 def _same_copy(copy: Mapping[str, Any], server: Mapping[str, Any]) -> bool:
     """Whether ``copy`` (a message as an input's bytes carried it) is plainly ``server`` (the
-    thread's wire dict of it): equal as Python dicts, compared at C speed, with text content. To
-    Python ``true``, ``1`` and ``1.0`` are equal; with text content, every field :func:`_normal`
-    compares is a string, so equal dicts are the same message.
+    thread's wire dict of it): equal as Python dicts, compared at C speed, where every field
+    :func:`_normal` compares is a string. To Python ``true``, ``1`` and ``1.0`` are equal, so
+    not where one could be JSON of another kind: content that is not text, a ``toolCallId``
+    that is no string, or ``toolCalls`` on a role other than the agent's (unknown keys there,
+    kept as they came).
     """
-    return copy == server and copy.get("content").__class__ in _TEXT
+    return (
+        copy == server
+        and copy.get("content").__class__ in _TEXT
+        and copy.get("toolCallId").__class__ in _TEXT
+        and ("toolCalls" not in copy or copy.get("role") == "assistant")
+    )
 
 
 def _said_the_same(message: Message, server: Mapping[str, Any]) -> bool:
@@ -210,17 +220,19 @@ def _said_the_same(message: Message, server: Mapping[str, Any]) -> bool:
     not judged here (``False``): its content is compared as JSON, where ``true`` is not ``1``.
 
     Asked where :func:`_same_copy` cannot tell: a copy carrying a client's own bookkeeping
-    fields, or an input not decoded from bytes.
+    fields, or an input not decoded from bytes. A message with unknown keys is not judged here
+    either: one may be a ``toolCallId`` or ``toolCalls`` its role does not have.
     """
     content = message.content
-    if content is not None and content.__class__ is not str:
+    if message.extra or (content is not None and content.__class__ is not str):
         return False
     theirs = server.get("content")
     if server.get("role") != message.role or (content or None) != (None if theirs in ("", []) else theirs):
         return False
-    if getattr(message, "tool_call_id", None) != server.get("toolCallId"):
+    call_id = message.tool_call_id if isinstance(message, ToolMessage) else None
+    if call_id != server.get("toolCallId"):
         return False
-    mine = getattr(message, "tool_calls", None) or ()
+    mine = (message.tool_calls if isinstance(message, AssistantMessage) else None) or ()
     held = server.get("toolCalls") or ()
     if len(mine) != len(held):
         return False

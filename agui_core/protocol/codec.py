@@ -607,10 +607,13 @@ def parsed_messages(run_input: t.RunAgentInput) -> Sequence[Any] | None:
     dicts, one for each message, in order, as the schema accepted them), or ``None`` for an input
     it did not parse itself.
 
-    Its caller never had those dicts (they were made from the bytes), so they still say what
-    the input's messages say: a thread compares them, at C speed, with its own wire dicts (a
-    client sends the whole conversation again with every input). Read them, never change them.
-    They live as long as the input (the containers only: the strings are the messages' own).
+    The message dicts and their tool call dicts were made from the bytes and no caller holds
+    them, and what a thread compares in them (roles, text, ids, tool names and arguments) is
+    strings, so it still says what the input's messages say: a thread compares them, at C
+    speed, with its own wire dicts (a client sends the whole conversation again with every
+    input). Nested JSON values (metadata, unknown keys) are the input messages' own objects.
+    Read them, never change them. They live as long as the input: while its run goes on, the
+    conversation's dicts are held twice (not its strings, which the messages share).
     """
     found = _DECODED.get(id(run_input))
     return found[1] if found is not None and found[0]() is run_input else None

@@ -377,6 +377,12 @@ def _wire_messages(draw: st.DrawFn, role: str) -> dict[str, Any]:
         out["toolCallId"] = draw(st.sampled_from(["c", "d"]))
     if draw(st.booleans()):
         out["metadata"] = {"seen": draw(_JSONISH)}
+    # Keys a role does not have are kept as they came (extra), and compared all the same.
+    if role != "tool" and draw(st.integers(0, 3)) == 0:
+        out["toolCallId"] = draw(st.sampled_from(["c", True, 1]))
+    if role != "assistant" and draw(st.integers(0, 3)) == 0:
+        call = {"id": "c0", "type": "function", "function": {"name": "n", "arguments": ""}}
+        out["toolCalls"] = draw(st.sampled_from([[], [1], [True], [call], [{**call, "id": True}]]))
     return out
 
 
@@ -392,7 +398,7 @@ def test_copies_told_apart_without_wire_dicts_are_told_apart_as_by_their_normal_
 ) -> None:
     sent, held = pair
     # merge_history's two ways past building a copy's wire dict must never call a changed
-    # message the same, and the structured one must know every text message it is asked of.
+    # message the same, and the structured one must know every plain text message it is asked of.
     copy = decode_input(orjson.dumps({"threadId": "t", "runId": "r", "messages": [sent]}))
     (message,) = copy.messages
     (server,) = decode_input(orjson.dumps({"threadId": "t", "runId": "r", "messages": [held]})).messages
@@ -400,5 +406,26 @@ def test_copies_told_apart_without_wire_dicts_are_told_apart_as_by_their_normal_
     same = history._normal(converter.unstructure(message, Message)) == history._normal(thread_copy)
     if history._same_copy(sent, thread_copy):
         assert same
-    text = message.content is None or isinstance(message.content, str)
-    assert history._said_the_same(message, thread_copy) == (same and text)
+    plain = (message.content is None or isinstance(message.content, str)) and not message.extra
+    assert history._said_the_same(message, thread_copy) == (same and plain)
+
+
+def test_keys_a_role_does_not_have_are_compared_as_json_too() -> None:
+    # An unknown key is kept as it came, and toolCallId and toolCalls are compared whatever the
+    # role: a copy may not change them, nor number types in them, drop them or add them.
+    first = {"id": "u-1", "role": "user", "content": "go", "toolCallId": True}
+    second = {"id": "u-2", "role": "user", "content": "so", "toolCalls": [True]}
+    machine = ThreadMachine("t")
+    machine.receive_input(make_input("t", "run-1", messages=[first, second]), now=NOW)
+    machine.finish()
+    changed = [
+        ({**first, "toolCallId": 1}, "'u-1'"),
+        ({**first, "toolCallId": "x"}, "'u-1'"),
+        ({"id": "u-1", "role": "user", "content": "go"}, "'u-1'"),
+        ({**second, "toolCalls": [1]}, "'u-2'"),
+        ({**second, "toolCalls": [1.0]}, "'u-2'"),
+        ({"id": "u-2", "role": "user", "content": "so", "toolCalls": [True], "toolCallId": "x"}, "'u-2'"),
+    ]
+    for n, (copy, named) in enumerate(changed):
+        assert_rejected(machine, make_input("t", f"run-x{n}", messages=[copy]), RunErrorCode.HISTORY_CONFLICT, named)
+    started(machine, make_input("t", "run-2", messages=[first, second, {"id": "u-3", "role": "user", "content": "on"}]))
