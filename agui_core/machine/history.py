@@ -247,6 +247,19 @@ def _differs(client: Mapping[str, Any], server: Mapping[str, Any]) -> str:
     return next(key for key in _COMPARED if _normal({key: client.get(key)}) != _normal({key: server.get(key)}))
 
 
+def _calls_and_results(messages: Sequence[Mapping[str, Any]]) -> tuple[set[str], set[str]]:
+    """The tool calls ``messages`` hold, and those of them a ``tool`` message answers."""
+    calls: set[str] = set()
+    answered: set[str] = set()
+    for m in messages:
+        role = m.get("role")
+        if role == "assistant":  # only the agent makes tool calls; a key on another role is inert
+            calls.update(call["id"] for call in m.get("toolCalls") or ())
+        elif role == "tool":
+            answered.add(m.get("toolCallId", ""))
+    return calls, answered
+
+
 def merge_history(
     thread_messages: Sequence[Mapping[str, Any]],
     thread_state: JSON,
@@ -307,15 +320,7 @@ def merge_history(
                 )
             if role == "tool":
                 if calls is None:
-                    calls = set()
-                    for m in thread_messages:
-                        if (
-                            m.get("role") == "assistant"
-                        ):  # only the agent makes tool calls; a key on another role is inert
-                            for call in m.get("toolCalls") or ():
-                                calls.add(call["id"])
-                        if m.get("role") == "tool":
-                            answered.add(m.get("toolCallId", ""))
+                    calls, answered = _calls_and_results(thread_messages)
                 call_id = data.get("toolCallId")
                 if call_id in gated or call_id not in calls or call_id in answered:
                     # Not the client's to give: a gated call's result is the host's (a client may
