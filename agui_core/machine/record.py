@@ -274,12 +274,27 @@ class ThreadRecord:
     :class:`~agui_core.machine.thread.ThreadMachine` never does; the host stamps what it saves)."""
 
 
-def _unstructure(value: Any, tp: Any) -> Any:
-    return converter.unstructure(value, tp)
+# The codec's hooks, looked up once: ``converter.structure(value, tp)`` finds the hook by
+# dispatch on every call, which cost a loaded record with a long conversation a quarter of
+# its load (three Python calls a message around the one that builds it).
+_structure_message = converter.get_structure_hook(Message)
+_unstructure_message = converter.get_unstructure_hook(Message)
+_structure_interrupt = converter.get_structure_hook(Interrupt)
+_unstructure_interrupt = converter.get_unstructure_hook(Interrupt)
+_structure_entry = converter.get_structure_hook(ResumeEntry)
+_unstructure_entry = converter.get_unstructure_hook(ResumeEntry)
+_structure_outcome = converter.get_structure_hook(RunFinishedOutcome)
+_unstructure_outcome = converter.get_unstructure_hook(RunFinishedOutcome)
 
 
-def _structure(value: Any, tp: Any) -> Any:
-    return converter.structure(value, tp)
+def _messages_to_list(messages: Sequence[Message]) -> list[Any]:
+    unstructure = _unstructure_message
+    return [unstructure(m) for m in messages]
+
+
+def _messages_from_list(items: Sequence[Any]) -> tuple[Message, ...]:
+    structure = _structure_message
+    return tuple([structure(m, Message) for m in items])
 
 
 def _expiry_default(data: Mapping[str, Any] | None) -> ExpiryDefault | None:
@@ -322,12 +337,12 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
         "owner": record.owner,
         "version": record.version,
         "state": record.state.value,
-        "messages": [_unstructure(m, Message) for m in record.messages] if messages else None,
+        "messages": _messages_to_list(record.messages) if messages else None,
         "messageBytes": record.message_bytes,
         "agentState": record.agent_state,
         "open": [
             {
-                "interrupt": _unstructure(o.interrupt, Interrupt),
+                "interrupt": _unstructure_interrupt(o.interrupt),
                 "runId": o.run_id,
                 "raisedAt": o.raised_at,
                 "proposal": _proposal_to_dict(o.proposal),
@@ -343,7 +358,7 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
         ],
         "resolved": [
             {
-                "interrupt": _unstructure(r.interrupt, Interrupt),
+                "interrupt": _unstructure_interrupt(r.interrupt),
                 "runId": r.run_id,
                 "raisedAt": r.raised_at,
                 "status": r.status,
@@ -364,7 +379,7 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
             {
                 "runId": c.run_id,
                 "answers": [list(a) for a in c.answers],
-                "outcome": _unstructure(c.outcome, RunFinishedOutcome),
+                "outcome": _unstructure_outcome(c.outcome),
                 "result": c.result,
                 "toolResults": [event_to_dict(e) for e in c.tool_results],
             }
@@ -391,8 +406,8 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
             "parentRunId": run.parent_run_id,
             "answers": [
                 {
-                    "interrupt": _unstructure(a.interrupt, Interrupt),
-                    "entry": _unstructure(a.entry, ResumeEntry),
+                    "interrupt": _unstructure_interrupt(a.interrupt),
+                    "entry": _unstructure_entry(a.entry),
                     "raisedIn": a.raised_in,
                 }
                 for a in run.answers
@@ -400,9 +415,7 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
             "receivedAt": run.received_at,
             "raisedAt": [list(pair) for pair in run.raised_at],
             **_before(record, run),
-            "inputMessages": None
-            if run.input_messages is None
-            else [_unstructure(m, Message) for m in run.input_messages],
+            "inputMessages": None if run.input_messages is None else _messages_to_list(run.input_messages),
             "inputState": run.input_state,
             "events": [event_to_dict(e) for e in run.events],
             "proposals": [_proposal_to_dict(p) for p in run.proposals],
@@ -436,7 +449,7 @@ def _before(record: ThreadRecord, run: ActiveRun) -> dict[str, Any]:
     """
     out: dict[str, Any] = {}
     if not (run.messages_before is record.messages or run.messages_before == record.messages):
-        out["messagesBefore"] = [_unstructure(m, Message) for m in run.messages_before]
+        out["messagesBefore"] = _messages_to_list(run.messages_before)
     if not (run.state_before is record.agent_state or run.state_before == record.agent_state):
         out["stateBefore"] = run.state_before
     return out
@@ -526,14 +539,13 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
 
     ``messages``, when given, are the thread's messages, kept apart from ``data``.
     """
-    structure = _structure
     run = data["activeRun"]
     version = data["version"]
     message_bytes = data.get("messageBytes")
     if message_bytes is not None and (type(message_bytes) is not int or message_bytes < 0):
         raise ValueError(f"messageBytes is a size in bytes, not {message_bytes!r}")
     if messages is None:
-        messages = tuple(structure(m, Message) for m in data["messages"])
+        messages = _messages_from_list(data["messages"])
     return ThreadRecord(
         thread_id=data["threadId"],
         # Records saved before threads had owners belong to the anonymous principal.
@@ -545,7 +557,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
         agent_state=data["agentState"],
         open_interrupts=tuple(
             OpenInterrupt(
-                interrupt=structure(o["interrupt"], Interrupt),
+                interrupt=_structure_interrupt(o["interrupt"], Interrupt),
                 run_id=o["runId"],
                 raised_at=o["raisedAt"],
                 proposal=_proposal_from_dict(o.get("proposal")),
@@ -557,7 +569,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
         ),
         resolved=tuple(
             ResolvedInterrupt(
-                interrupt=structure(r["interrupt"], Interrupt),
+                interrupt=_structure_interrupt(r["interrupt"], Interrupt),
                 run_id=r["runId"],
                 raised_at=r["raisedAt"],
                 status=r["status"],
@@ -579,7 +591,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
             CompletedResume(
                 run_id=c["runId"],
                 answers=tuple(_answer_identity(a) for a in c["answers"]),
-                outcome=structure(c["outcome"], RunFinishedOutcome),
+                outcome=_structure_outcome(c["outcome"], RunFinishedOutcome),
                 result=c["result"],
                 tool_results=_events(c["toolResults"]),
             )
@@ -606,21 +618,17 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
             parent_run_id=run["parentRunId"],
             answers=tuple(
                 BoundAnswer(
-                    interrupt=structure(a["interrupt"], Interrupt),
-                    entry=structure(a["entry"], ResumeEntry),
+                    interrupt=_structure_interrupt(a["interrupt"], Interrupt),
+                    entry=_structure_entry(a["entry"], ResumeEntry),
                     raised_in=a["raisedIn"],
                 )
                 for a in run["answers"]
             ),
             received_at=run["receivedAt"],
             raised_at=tuple((pair[0], pair[1]) for pair in run["raisedAt"]),
-            messages_before=messages
-            if "messagesBefore" not in run
-            else tuple(structure(m, Message) for m in run["messagesBefore"]),
+            messages_before=messages if "messagesBefore" not in run else _messages_from_list(run["messagesBefore"]),
             state_before=run["stateBefore"] if "stateBefore" in run else data["agentState"],
-            input_messages=None
-            if run["inputMessages"] is None
-            else tuple(structure(m, Message) for m in run["inputMessages"]),
+            input_messages=None if run["inputMessages"] is None else _messages_from_list(run["inputMessages"]),
             input_state=run["inputState"],
             events=_events(run["events"]),
             proposals=tuple(

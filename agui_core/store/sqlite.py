@@ -245,8 +245,12 @@ def _digest(text: bytes) -> bytes:
     return hashlib.blake2b(text, digest_size=16).digest()
 
 
+_unstructure_message = converter.get_unstructure_hook(Message)
+_structure_message = converter.get_structure_hook(Message)
+
+
 def _message_json(message: Message) -> bytes:
-    return orjson.dumps(converter.unstructure(message, Message))
+    return orjson.dumps(_unstructure_message(message))
 
 
 def _message_row(message: Message) -> tuple[bytes, str]:
@@ -722,7 +726,7 @@ class SqliteThreadStore:
                     "SELECT version, record FROM threads WHERE thread_id = ?", (thread_id,)
                 ).fetchone()
                 # One message at a time: its text goes as soon as it is read (see the docstring).
-                structure = converter.get_structure_hook(Message)
+                structure = _structure_message
                 for digest, message in connection.execute(
                     "SELECT digest, message FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)
                 ):
