@@ -39,7 +39,7 @@ import attrs
 from agui_core.protocol import types as t
 from agui_core.protocol.validation import _inline, _lookup
 
-__all__ = ["build_input"]
+__all__ = ["build_input", "builder_class", "check_slot"]
 
 _FILE: Final = "<agui_core fused input walk>"
 """The file name the generated functions run under, so that a crash in them is recognised."""
@@ -201,14 +201,14 @@ class _Generator:
         self.namespace[cls.__name__] = cls
         # The keys that must be there, then the optional ones: an object holding the former
         # alone (most messages, tool calls, functions) skips every look-up of the latter.
-        builder = self.constant(f"{cls.__name__}Builder", _builder(cls))
+        builder = self.constant(f"{cls.__name__}Builder", builder_class(cls))
         # A union has found ``d`` to be a dict before it read the tag (see ``pick``).
         common = [] if dispatched_by is not None else ["if type(d) is not dict: raise _Decline"]
         common.append(f"o = {builder}()")
         optional: list[str] = []
         absent: list[str] = []
         for camel, attribute in wire.items():
-            _check_slot(cls, attribute)
+            check_slot(cls, attribute)
             field = fields[attribute]
             if camel not in properties:
                 raise RuntimeError(f"{cls.__name__}.{attribute} has no rule in the schema")
@@ -232,7 +232,7 @@ class _Generator:
         for present, rule in dependencies.items():
             (common if present in required else optional).extend(self.dependency(cls, present, rule, properties))
         known_keys = self.constant("known", frozenset(wire))
-        _check_slot(cls, "extra")
+        check_slot(cls, "extra")
         done = f"o.__class__ = {cls.__name__}"
         lines = [
             f"def {name}(d, free):",
@@ -422,13 +422,18 @@ def _indent(lines: list[str]) -> list[str]:
     return ["    " + line for line in lines]
 
 
-def _check_slot(cls: type[Any], name: str) -> None:
+def check_slot(cls: type[Any], name: str) -> None:
+    """Refuse (at import) an attribute of ``cls`` its :func:`builder_class` could not fill with a plain store."""
     if not isinstance(cls.__dict__.get(name), types.MemberDescriptorType):
         raise RuntimeError(f"{cls.__name__}.{name} is not a plain slot")
 
 
-def _builder(cls: type[Any]) -> type[Any]:
-    """The class a ``cls`` object is built as, then turned into ``cls``.
+_BUILDERS: dict[type[Any], type[Any]] = {}
+
+
+def builder_class(cls: type[Any]) -> type[Any]:
+    """The class a ``cls`` object is built as, then turned into ``cls`` (one per class: the
+    walk here and the codec's structure functions share it).
 
     A frozen attrs class refuses attribute stores, so its slots could only be written through
     their descriptors, one C call each, most of the cost of building a message. Its builder
@@ -438,6 +443,9 @@ def _builder(cls: type[Any]) -> type[Any]:
     between classes of the same layout. What leaves the walk is a plain ``cls`` object; no
     builder object ever does.
     """
+    known = _BUILDERS.get(cls)
+    if known is not None:
+        return known
     builder: type[Any] = type(
         f"{cls.__name__}Builder",
         (cls,),
@@ -451,6 +459,7 @@ def _builder(cls: type[Any]) -> type[Any]:
     )
     probe = builder()
     probe.__class__ = cls  # raises TypeError here, at import, should the layouts ever differ
+    _BUILDERS[cls] = builder
     return builder
 
 

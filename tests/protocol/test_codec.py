@@ -8,6 +8,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from agui_core.errors import EncodeError, InvalidEventError
 from agui_core.protocol.codec import (
+    _WIRE_CLASSES,
     converter,
     decode_event,
     decode_input,
@@ -425,6 +427,32 @@ def test_objects_without_unknown_keys_have_empty_extra() -> None:
     run_input = decode_input(b'{"threadId":"t","runId":"r","messages":[{"id":"m","role":"system","content":"c"}]}')
     assert not run_input.extra
     assert not run_input.messages[0].extra
+
+
+def _wire_objects(value: Any) -> list[Any]:
+    """Every attrs object in ``value`` and inside it, depth first."""
+    found: list[Any] = []
+    if attrs.has(type(value)):
+        found.append(value)
+        for field in attrs.fields(type(value)):
+            found += _wire_objects(getattr(value, field.name))
+    elif isinstance(value, tuple | list):
+        for item in value:
+            found += _wire_objects(item)
+    return found
+
+
+@_generated
+@given(events())
+def test_decoded_objects_are_their_frozen_wire_classes_at_every_level(doc: dict[str, Any]) -> None:
+    # The structure functions build each object as a builder class and then turn it into its
+    # wire class: what comes out is that class, frozen, at every level, never the builder.
+    wire_classes = set(_WIRE_CLASSES)
+    for obj in _wire_objects(decode_event(orjson.dumps(doc))):
+        assert type(obj) in wire_classes or type(obj) in EVENT_CLASS_BY_TYPE.values()
+        first = attrs.fields(type(obj))[0].name
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            setattr(obj, first, getattr(obj, first))
 
 
 # --- unknown and retired events --------------------------------------------------------------
