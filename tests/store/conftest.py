@@ -9,5 +9,5 @@ __all__: list[str] = []
 
 @pytest.fixture
 def anyio_backend() -> str:
-    # The host runs on asyncio; the stores must work there (anyio.to_thread, capacity limiters).
+    # The host runs on asyncio; the stores must work there (worker threads that hand back to the loop).
     return "asyncio"

@@ -24,6 +24,7 @@ import pytest
 
 from agui_core.machine.record import ThreadRecord
 from agui_core.store import SqliteThreadStore, StoreError, VersionConflict
+from agui_core.store.sqlite import _Worker
 from tests.store.scenario import scenario_records
 
 pytestmark = pytest.mark.anyio
@@ -297,16 +298,16 @@ async def test_a_batch_that_never_reached_the_worker_goes_back_to_the_queue(
     await saved_at_version_1(path)
     async with SqliteThreadStore(path, busy_timeout=30) as store:
         await store.load("t0")
-        real = anyio.to_thread.run_sync
+        real = _Worker.run
         stopped: list[int] = []
 
-        async def stopped_once(function: Any, *args: Any, **kwargs: Any) -> Any:
+        async def stopped_once(worker: _Worker, function: Any, *args: Any) -> Any:
             if function == store._save_batch and not stopped and len(args[0]) > 1:
                 stopped.append(len(args[0]))
-                raise Interrupted  # stands for a cancellation before the worker runs
-            return await real(function, *args, **kwargs)
+                raise Interrupted  # stands for a failure on the way, before the worker has the batch
+            return await real(worker, function, *args)
 
-        monkeypatch.setattr(anyio.to_thread, "run_sync", stopped_once)
+        monkeypatch.setattr(_Worker, "run", stopped_once)
         outcomes: dict[str, str] = {}
 
         async def save(record: ThreadRecord) -> None:

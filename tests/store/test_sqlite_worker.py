@@ -1,0 +1,88 @@
+"""The worker threads of SqliteThreadStore: one per connection, handed each blocking call.
+
+A call handed to a worker is waited for even if its caller is cancelled meanwhile (a batch the
+worker took ends with every call in it told its outcome, as ``_batched`` counts on); an error
+in the worker reaches the caller as raised; closing the store ends its threads.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agui_core.store import SqliteThreadStore, StoreError
+from tests.store.scenario import scenario_records
+
+pytestmark = pytest.mark.anyio
+
+FIRST, SECOND = scenario_records("t0")[:2]
+
+
+def _workers() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("agui-sqlite-")}
+
+
+async def test_a_save_whose_caller_is_cancelled_after_the_hand_off_is_written_before_the_caller_ends(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "threads.db"
+    async with SqliteThreadStore(path) as store:
+        await store.save(FIRST)
+    async with SqliteThreadStore(path, busy_timeout=30) as store:
+        await store.load("t0")
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # the worker's transaction waits for this lock
+        ended = anyio.Event()
+        scope = anyio.CancelScope()
+
+        async def save_then_note() -> None:
+            try:
+                with scope:
+                    await store.save(SECOND)
+            finally:
+                ended.set()
+
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(save_then_note)
+                while store._saves.running is None:
+                    await anyio.lowlevel.checkpoint()
+                await anyio.sleep(0.2)  # the batch is in the worker, blocked on the lock
+                scope.cancel()
+                await anyio.sleep(0.2)
+                assert not ended.is_set()  # cancelled, and still waiting for the worker
+                holder.execute("COMMIT")
+        finally:
+            holder.close()
+        assert ended.is_set()
+        loaded = await store.load("t0")
+        assert loaded is not None and loaded.version == SECOND.version
+
+
+async def test_an_error_in_the_worker_reaches_the_caller_and_the_worker_goes_on(tmp_path: Path) -> None:
+    async with SqliteThreadStore(tmp_path / "threads.db") as store:
+        await store.save(FIRST)
+        with pytest.raises(StoreError, match=r"moved on|version"):
+            await store.save(FIRST)  # version 1 again: the compare-and-set fails in the worker
+        await store.save(SECOND)
+        loaded = await store.load("t0")
+        assert loaded is not None and loaded.version == SECOND.version
+
+
+async def test_closing_the_store_ends_its_worker_threads(tmp_path: Path) -> None:
+    before = _workers()
+    store = SqliteThreadStore(tmp_path / "threads.db")
+    await store.save(FIRST)
+    assert await store.load("t0") is not None
+    mine = _workers() - before
+    assert {t.name for t in mine} == {"agui-sqlite-writer", "agui-sqlite-reader"}
+    await store.aclose()
+    for thread in mine:
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+    with pytest.raises(StoreError, match="closed"):
+        await store.load("t0")
