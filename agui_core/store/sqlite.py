@@ -97,6 +97,7 @@ import os
 import queue
 import sqlite3
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -318,9 +319,15 @@ _Job = tuple[asyncio.AbstractEventLoop, asyncio.Future[Any], Callable[..., Any],
 
 def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
     if future.done():
-        return  # its task was cancelled from outside anyio, which cancels the future it awaits
+        return  # nobody waits for it any more (its caller's event loop is going away)
     if error is None:
         future.set_result(result)
+    elif isinstance(error, StopIteration):
+        # A future refuses StopIteration (it would end the coroutine awaiting it): the caller gets
+        # it wrapped, as from anyio's workers, rather than a future never settled.
+        wrapped = RuntimeError("a worker call raised StopIteration")
+        wrapped.__cause__ = error
+        future.set_exception(wrapped)
     else:
         future.set_exception(error)
 
@@ -331,9 +338,11 @@ class _Worker:
     What ``anyio.to_thread.run_sync`` with a capacity limiter of one did, without its thread
     pool, limiter and bookkeeping: on this project's 2-core VMs a hand-off took 267 us of wall
     time through anyio and 165 us this way, and a resume makes three. As with anyio's default,
-    a call handed over is waited for even when its caller is cancelled: a batch the worker
-    took ends with every call in it told its outcome. The thread starts with the first call
-    and ends with :meth:`stop`; it is a daemon, so a store never closed does not hold the
+    a caller cancelled before it hands its call over never hands it over, and one cancelled
+    after waits for the call to end (however it is cancelled: by anyio, or by asyncio's
+    ``task.cancel()``), so a batch the worker took ends with every call in it told its
+    outcome. The thread starts with the first call and ends with :meth:`stop` (the store's
+    ``aclose``, or the store being collected unclosed); it is a daemon, so it never holds the
     process at exit.
     """
 
@@ -345,14 +354,29 @@ class _Worker:
         self._thread: threading.Thread | None = None
 
     async def run(self, function: Callable[..., _T], *args: Any) -> _T:
+        await anyio.lowlevel.checkpoint_if_cancelled()  # a cancelled caller hands nothing over
         loop = asyncio.get_running_loop()
         future: asyncio.Future[_T] = loop.create_future()
         if self._thread is None:
-            self._thread = threading.Thread(target=_serve, args=(self._jobs,), name=self._name, daemon=True)
-            self._thread.start()
+            thread = threading.Thread(target=_serve, args=(self._jobs,), name=self._name, daemon=True)
+            thread.start()  # should it fail, the next call tries again: no job waits for a thread never started
+            self._thread = thread
         self._jobs.put((loop, future, function, args))
-        with anyio.CancelScope(shield=True):
-            result = await future
+        interrupted: BaseException | None = None
+        while True:
+            try:
+                with anyio.CancelScope(shield=True):
+                    # asyncio.shield: a task.cancel() from outside anyio (asyncio.wait_for) would
+                    # cancel the future itself, and the caller would leave its call running.
+                    result = await asyncio.shield(future)
+            except asyncio.CancelledError as cancelled:
+                if future.done():
+                    raise
+                interrupted = cancelled
+                continue
+            break
+        if interrupted is not None:
+            raise interrupted
         return result
 
     def stop(self) -> None:
@@ -360,6 +384,11 @@ class _Worker:
         if self._thread is not None:
             self._jobs.put(None)
             self._thread = None
+
+    @staticmethod
+    def stop_all(*workers: _Worker) -> None:
+        for worker in workers:
+            worker.stop()
 
 
 def _serve(jobs: queue.SimpleQueue[_Job | None]) -> None:
@@ -373,11 +402,14 @@ def _serve(jobs: queue.SimpleQueue[_Job | None]) -> None:
             result = function(*args)
         except BaseException as exc:  # handed to the caller, whatever it is
             error = exc
+        # Dropped before the caller can go on: the call's function is the store's bound method,
+        # and a store its caller lets go of must not be kept by this thread (see stop_all).
+        function = args = None  # type: ignore[assignment]
         try:
             loop.call_soon_threadsafe(_settle, future, result, error)
         except RuntimeError:
             pass  # the caller's event loop is closed: nobody waits for this outcome
-        loop = future = function = args = result = error = None  # type: ignore[assignment]
+        loop = future = result = error = None  # type: ignore[assignment]
 
 
 class _Queue(Generic[_B]):
@@ -450,6 +482,8 @@ class SqliteThreadStore:
         # second connection to ":memory:" would be another database).
         self._apart = self._path not in ("", ":memory:")
         self._reading = _Worker("agui-sqlite-reader") if self._apart else self._writing
+        # A store dropped without aclose() still ends its threads (they hold no reference to it).
+        weakref.finalize(self, _Worker.stop_all, self._writing, self._reading)
         # Opening the connections (from either worker) and what this store remembers (read
         # by both) are each guarded by a lock.
         self._opening = threading.Lock()

@@ -1,12 +1,15 @@
 """The worker threads of SqliteThreadStore: one per connection, handed each blocking call.
 
-A call handed to a worker is waited for even if its caller is cancelled meanwhile (a batch the
-worker took ends with every call in it told its outcome, as ``_batched`` counts on); an error
-in the worker reaches the caller as raised; closing the store ends its threads.
+A call handed to a worker is waited for even if its caller is cancelled meanwhile, by anyio or
+by asyncio (a batch the worker took ends with every call in it told its outcome, as
+``_batched`` counts on); a caller already cancelled hands nothing over; an error in the worker
+reaches the caller as raised; closing the store, or dropping it unclosed, ends its threads.
 """
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import sqlite3
 import threading
 from pathlib import Path
@@ -15,6 +18,7 @@ import anyio
 import pytest
 
 from agui_core.store import SqliteThreadStore, StoreError
+from agui_core.store.sqlite import _Worker
 from tests.store.scenario import scenario_records
 
 pytestmark = pytest.mark.anyio
@@ -63,12 +67,61 @@ async def test_a_save_whose_caller_is_cancelled_after_the_hand_off_is_written_be
         assert loaded is not None and loaded.version == SECOND.version
 
 
-async def test_an_error_in_the_worker_reaches_the_caller_and_the_worker_goes_on(tmp_path: Path) -> None:
+async def test_an_error_raised_in_the_worker_reaches_the_caller_and_the_worker_goes_on() -> None:
+    worker = _Worker("agui-sqlite-test")
+    boom = ValueError("boom")
+
+    def fails() -> None:
+        raise boom
+
+    def stops() -> None:
+        raise StopIteration
+
+    try:
+        with pytest.raises(ValueError) as raised:
+            await worker.run(fails)
+        assert raised.value is boom
+        # A future cannot hold StopIteration: it comes wrapped, not as a call never answered.
+        with pytest.raises(RuntimeError) as wrapped:
+            await worker.run(stops)
+        assert isinstance(wrapped.value.__cause__, StopIteration)
+        assert await worker.run(sum, [1, 2, 3]) == 6
+    finally:
+        worker.stop()
+
+
+async def test_a_call_made_in_a_cancelled_scope_is_never_handed_over(tmp_path: Path) -> None:
     async with SqliteThreadStore(tmp_path / "threads.db") as store:
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await store.save(FIRST)
+        assert scope.cancelled_caught
+        assert await store.load("t0") is None
+
+
+async def test_a_caller_cancelled_through_asyncio_still_waits_for_its_save(tmp_path: Path) -> None:
+    # task.cancel() (asyncio.wait_for's way) reaches past anyio's shield: the call handed over
+    # must still end before its caller does, or the batch's next leader would run alongside it.
+    path = tmp_path / "threads.db"
+    async with SqliteThreadStore(path) as store:
         await store.save(FIRST)
-        with pytest.raises(StoreError, match=r"moved on|version"):
-            await store.save(FIRST)  # version 1 again: the compare-and-set fails in the worker
-        await store.save(SECOND)
+    async with SqliteThreadStore(path, busy_timeout=30) as store:
+        await store.load("t0")
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            task = asyncio.get_running_loop().create_task(store.save(SECOND))
+            while store._saves.running is None:
+                await anyio.lowlevel.checkpoint()
+            await anyio.sleep(0.2)  # the batch is in the worker, blocked on the lock
+            task.cancel()
+            await anyio.sleep(0.2)
+            assert not task.done()
+            holder.execute("COMMIT")
+        finally:
+            holder.close()
+        with pytest.raises(asyncio.CancelledError):
+            await task
         loaded = await store.load("t0")
         assert loaded is not None and loaded.version == SECOND.version
 
@@ -86,3 +139,17 @@ async def test_closing_the_store_ends_its_worker_threads(tmp_path: Path) -> None
         assert not thread.is_alive()
     with pytest.raises(StoreError, match="closed"):
         await store.load("t0")
+
+
+async def test_a_store_dropped_unclosed_ends_its_worker_threads(tmp_path: Path) -> None:
+    before = _workers()
+    store = SqliteThreadStore(tmp_path / "threads.db")
+    await store.save(FIRST)
+    assert await store.load("t0") is not None
+    mine = _workers() - before
+    assert len(mine) == 2
+    del store
+    gc.collect()
+    for thread in mine:
+        thread.join(timeout=10)
+        assert not thread.is_alive()
