@@ -9,9 +9,11 @@ reaches the caller as raised; closing the store, or dropping it unclosed, ends i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import sqlite3
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -30,16 +32,33 @@ def _workers() -> set[threading.Thread]:
     return {t for t in threading.enumerate() if t.name.startswith("agui-sqlite-")}
 
 
-async def test_a_save_whose_caller_is_cancelled_after_the_hand_off_is_written_before_the_caller_ends(
-    tmp_path: Path,
-) -> None:
+@contextlib.asynccontextmanager
+async def held_lock(tmp_path: Path) -> AsyncIterator[tuple[SqliteThreadStore, sqlite3.Connection]]:
+    """A store holding t0 at version 1, and a plain connection holding the file's write lock
+    (``BEGIN IMMEDIATE``): a save's batch waits for it in the worker until it is let go."""
     path = tmp_path / "threads.db"
     async with SqliteThreadStore(path) as store:
         await store.save(FIRST)
     async with SqliteThreadStore(path, busy_timeout=30) as store:
         await store.load("t0")
         holder = sqlite3.connect(path, isolation_level=None)
-        holder.execute("BEGIN IMMEDIATE")  # the worker's transaction waits for this lock
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            yield store, holder
+        finally:
+            holder.close()
+
+
+async def _until_in_the_worker(store: SqliteThreadStore) -> None:
+    while store._saves.running is None:
+        await anyio.lowlevel.checkpoint()
+    await anyio.sleep(0.2)  # the batch is in the worker, blocked on the lock
+
+
+async def test_a_save_whose_caller_is_cancelled_after_the_hand_off_is_written_before_the_caller_ends(
+    tmp_path: Path,
+) -> None:
+    async with held_lock(tmp_path) as (store, holder):
         ended = anyio.Event()
         scope = anyio.CancelScope()
 
@@ -50,18 +69,13 @@ async def test_a_save_whose_caller_is_cancelled_after_the_hand_off_is_written_be
             finally:
                 ended.set()
 
-        try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(save_then_note)
-                while store._saves.running is None:
-                    await anyio.lowlevel.checkpoint()
-                await anyio.sleep(0.2)  # the batch is in the worker, blocked on the lock
-                scope.cancel()
-                await anyio.sleep(0.2)
-                assert not ended.is_set()  # cancelled, and still waiting for the worker
-                holder.execute("COMMIT")
-        finally:
-            holder.close()
+        async with anyio.create_task_group() as group:
+            group.start_soon(save_then_note)
+            await _until_in_the_worker(store)
+            scope.cancel()
+            await anyio.sleep(0.2)
+            assert not ended.is_set()  # cancelled, and still waiting for the worker
+            holder.execute("COMMIT")
         assert ended.is_set()
         loaded = await store.load("t0")
         assert loaded is not None and loaded.version == SECOND.version
@@ -102,54 +116,46 @@ async def test_a_call_made_in_a_cancelled_scope_is_never_handed_over(tmp_path: P
 async def test_a_caller_cancelled_through_asyncio_still_waits_for_its_save(tmp_path: Path) -> None:
     # task.cancel() (asyncio.wait_for's way) reaches past anyio's shield: the call handed over
     # must still end before its caller does, or the batch's next leader would run alongside it.
-    path = tmp_path / "threads.db"
-    async with SqliteThreadStore(path) as store:
-        await store.save(FIRST)
-    async with SqliteThreadStore(path, busy_timeout=30) as store:
-        await store.load("t0")
-        holder = sqlite3.connect(path, isolation_level=None)
-        holder.execute("BEGIN IMMEDIATE")
-        try:
-            task = asyncio.get_running_loop().create_task(store.save(SECOND))
-            while store._saves.running is None:
-                await anyio.lowlevel.checkpoint()
-            await anyio.sleep(0.2)  # the batch is in the worker, blocked on the lock
-            task.cancel()
-            await anyio.sleep(0.2)
-            assert not task.done()
-            holder.execute("COMMIT")
-        finally:
-            holder.close()
+    async with held_lock(tmp_path) as (store, holder):
+        task = asyncio.get_running_loop().create_task(store.save(SECOND))
+        await _until_in_the_worker(store)
+        task.cancel()
+        await anyio.sleep(0.2)
+        assert not task.done()
+        holder.execute("COMMIT")
         with pytest.raises(asyncio.CancelledError):
             await task
         loaded = await store.load("t0")
         assert loaded is not None and loaded.version == SECOND.version
 
 
-async def test_closing_the_store_ends_its_worker_threads(tmp_path: Path) -> None:
+async def _store_and_its_threads(tmp_path: Path) -> tuple[SqliteThreadStore, set[threading.Thread]]:
+    """A store that has saved and loaded, and the two worker threads that did it."""
     before = _workers()
     store = SqliteThreadStore(tmp_path / "threads.db")
     await store.save(FIRST)
     assert await store.load("t0") is not None
     mine = _workers() - before
     assert {t.name for t in mine} == {"agui-sqlite-writer", "agui-sqlite-reader"}
-    await store.aclose()
-    for thread in mine:
+    return store, mine
+
+
+def _ended(threads: set[threading.Thread]) -> bool:
+    for thread in threads:
         thread.join(timeout=10)
-        assert not thread.is_alive()
+    return not any(thread.is_alive() for thread in threads)
+
+
+async def test_closing_the_store_ends_its_worker_threads(tmp_path: Path) -> None:
+    store, mine = await _store_and_its_threads(tmp_path)
+    await store.aclose()
+    assert _ended(mine)
     with pytest.raises(StoreError, match="closed"):
         await store.load("t0")
 
 
 async def test_a_store_dropped_unclosed_ends_its_worker_threads(tmp_path: Path) -> None:
-    before = _workers()
-    store = SqliteThreadStore(tmp_path / "threads.db")
-    await store.save(FIRST)
-    assert await store.load("t0") is not None
-    mine = _workers() - before
-    assert len(mine) == 2
+    store, mine = await _store_and_its_threads(tmp_path)
     del store
     gc.collect()
-    for thread in mine:
-        thread.join(timeout=10)
-        assert not thread.is_alive()
+    assert _ended(mine)
