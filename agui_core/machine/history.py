@@ -243,32 +243,67 @@ def _said_the_same(message: Message, server: Mapping[str, Any]) -> bool:
     return True
 
 
+def _same_message(message: Message, server: Message) -> bool:
+    """Whether ``message`` says what ``server`` (the thread's copy, held as a wire object) says:
+    what :func:`_said_the_same` asks of a wire dict, asked of the object. Content that is not
+    text and unknown keys (on either) are not judged here (``False``), as there."""
+    if message.__class__ is not server.__class__ or message.extra or server.extra:
+        return False  # the class is the role
+    content, theirs = message.content, server.content
+    if content != theirs:
+        if content or theirs:
+            return False  # other text, or content that is not text
+    elif content is not None and content.__class__ is not str:
+        return False  # equal to Python, where ``true`` is ``1``
+    if isinstance(message, ToolMessage):
+        return message.tool_call_id == server.tool_call_id  # type: ignore[union-attr]
+    if not isinstance(message, AssistantMessage):
+        return True
+    mine, held = message.tool_calls or (), server.tool_calls or ()  # type: ignore[union-attr]
+    if mine == held:
+        return True  # every field of every call equal; the ids, names and arguments are text
+    if len(mine) != len(held):
+        return False
+    for call, kept in zip(mine, held, strict=True):
+        function, known = call.function, kept.function
+        if call.id != kept.id or function.name != known.name or function.arguments != known.arguments:
+            return False
+    return True
+
+
 def _differs(client: Mapping[str, Any], server: Mapping[str, Any]) -> str:
     return next(key for key in _COMPARED if _normal({key: client.get(key)}) != _normal({key: server.get(key)}))
 
 
-def _calls_and_results(messages: Sequence[Mapping[str, Any]]) -> tuple[set[str], set[str]]:
-    """The tool calls ``messages`` hold, and those of them a ``tool`` message answers."""
+def _calls_and_results(messages: Sequence[dict[str, Any] | Message]) -> tuple[set[str], set[str]]:
+    """The tool calls ``messages`` (wire dicts and objects) hold, and those of them a ``tool`` message answers."""
     calls: set[str] = set()
     answered: set[str] = set()
     for m in messages:
-        role = m.get("role")
-        if role == "assistant":  # only the agent makes tool calls; a key on another role is inert
-            calls.update(call["id"] for call in m.get("toolCalls") or ())
-        elif role == "tool":
-            answered.add(m.get("toolCallId", ""))
+        if isinstance(m, AssistantMessage):
+            calls.update(call.id for call in m.tool_calls or ())
+        elif isinstance(m, ToolMessage):
+            answered.add(m.tool_call_id)
+        elif isinstance(m, dict):
+            role = m.get("role")
+            if role == "assistant":  # only the agent makes tool calls; a key on another role is inert
+                calls.update(call["id"] for call in m.get("toolCalls") or ())
+            elif role == "tool":
+                answered.add(m.get("toolCallId", ""))
     return calls, answered
 
 
 def merge_history(
-    thread_messages: Sequence[Mapping[str, Any]],
+    thread_messages: Sequence[dict[str, Any] | Message],
     thread_state: JSON,
     run_input: RunAgentInput,
     *,
     gated_calls: Iterable[str],
-    host_results: Mapping[str, Mapping[str, Any]] = {},
+    host_results: Mapping[str, dict[str, Any]] = {},
 ) -> HistoryUpdate:
-    """What ``run_input`` adds to a thread holding ``thread_messages`` and ``thread_state``.
+    """What ``run_input`` adds to a thread holding ``thread_messages`` (wire dicts, or wire
+    objects where the thread holds them so: see :class:`~agui_core.machine.transcript.Transcript`)
+    and ``thread_state``.
 
     ``gated_calls`` are the tool calls an interrupt gates (open or answered): their results
     are the host's to give, and a client's are left out. ``host_results`` are tool results the host sent that the thread
@@ -276,7 +311,8 @@ def merge_history(
     message id): a client may send them back unchanged, and they are left out.
     Raises ``RemoteProtocolError`` (``HISTORY_CONFLICT``).
     """
-    known = {**host_results, **{m["id"]: m for m in thread_messages if "id" in m}}
+    # Every message of a thread has an id (its wire dict's is required, as its object's is).
+    known = {**host_results, **{(m["id"] if isinstance(m, dict) else m.id): m for m in thread_messages}}
     fresh = not thread_messages
     calls: set[str] | None = None  # the thread's tool calls and those answered, when first asked
     answered: set[str] = set()
@@ -286,12 +322,18 @@ def merge_history(
     added: list[Message] = []
     added_ids: dict[str, dict[str, Any]] = {}
     for index, message in enumerate(run_input.messages):
-        server = known.get(message.id)
-        if server is not None:
+        held = known.get(message.id)
+        if held is not None:
             # A client sends the whole conversation with every input: the copies the thread has
             # are told apart without building their wire dicts where they can be.
-            if (sent is not None and _same_copy(sent[index], server)) or _said_the_same(message, server):
-                continue
+            if isinstance(held, dict):
+                if (sent is not None and _same_copy(sent[index], held)) or _said_the_same(message, held):
+                    continue
+                server = held
+            else:
+                if _same_message(message, held):
+                    continue
+                server = unstructure(held)
             data = unstructure(message)
             # A copy whose JSON is the thread's, byte for byte, is the same message without the
             # canonical forms. (Not ``==`` on the dicts: to Python, ``true``, ``1`` and ``1.0`` are equal.)

@@ -1014,7 +1014,7 @@ class ThreadMachine:
                 decider=decider,
             )
         self._close_expired(expired)
-        self._adopt(history.added or None, own_json(history.state), sizes, history.wire)
+        self._adopt(history.added or None, own_json(history.state), sizes)
         self._state = next_state(self._state, MachineInput.VOTE)
         return [self._persist(), *self._vote_events(run_input, ballot.waiting, policy)]
 
@@ -1199,7 +1199,7 @@ class ThreadMachine:
         bytes_before = self._transcript.size
         input_messages = history.added or None
         input_state = own_json(history.state)
-        self._adopt(input_messages, input_state, sizes, history.wire)
+        self._adopt(input_messages, input_state, sizes)
         self._run = _Run(
             run_id=run_input.run_id,
             parent_run_id=run_input.parent_run_id,
@@ -1299,12 +1299,11 @@ class ThreadMachine:
         messages: tuple[Message, ...] | None,
         state: JSON,
         sizes: tuple[int, ...] | None = None,
-        wire: tuple[dict[str, Any], ...] | None = None,
     ) -> None:
         """Take what an accepted input adds: new messages appended (``sizes``: theirs, if
-        measured; ``wire``: their wire dicts, if made), and a new state (``None``: keep)."""
+        measured), and a new state (``None``: keep)."""
         if messages:
-            self._transcript.extend(messages, sizes, wire)
+            self._transcript.extend(messages, sizes)
         if state is not None:
             self._transcript.state = state
 

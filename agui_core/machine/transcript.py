@@ -16,13 +16,17 @@ import orjson
 from agui_core.machine.record import Proposal
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import converter
-from agui_core.protocol.types import JSON, Message
+from agui_core.protocol.types import JSON, AssistantMessage, Message
 
-__all__ = ["Transcript", "message_size", "own_json", "tool_message", "wire_size"]
+__all__ = ["Entry", "Transcript", "message_size", "own_json", "tool_message", "wire_size"]
 
 # The codec's hooks for any message, looked up once: cattrs finds a hook by dispatch on every ask.
 _structure_message = converter.get_structure_hook(Message)
 _unstructure_message = converter.get_unstructure_hook(Message)
+
+
+Entry = dict[str, Any] | Message
+"""A message as the transcript holds it: its wire dict, or the wire object it came as (see :class:`Transcript`)."""
 
 
 def message_size(message: Message) -> int:
@@ -62,27 +66,33 @@ def tool_message(event: ev.ToolCallResultEvent) -> dict[str, Any]:
 
 
 class Transcript:
-    """A thread's messages (as wire dicts, structured when read) and its agent state.
+    """A thread's messages and its agent state, as the events of its runs left them.
 
-    Events change the wire dicts; reading :attr:`messages` structures only the messages that
-    changed since the last read (each wire dict's structured form is kept until the dict
-    changes), so an interrupt's ``MESSAGES_SNAPSHOT`` and every saved record cost what the
-    run changed, not the length of the conversation. Whatever changes a wire dict in
-    ``raw`` says so through :meth:`touch` (the methods here do).
+    Each message is held in one form at a time (:attr:`raw`): as the wire object it came as
+    (a record's, a snapshot's, an input's), until something needs its wire dict; then as that
+    dict, which events change. A conversation taken whole (a record loaded, a run rolled back)
+    or extended costs what the list does, not one conversion a message; only the messages an
+    event finds (the one a stream goes into, the one a tool call joins, an activity replaced)
+    become dicts. Reading :attr:`messages` structures only the dicts that changed since the
+    last read (each dict's structured form is kept until it changes), so an interrupt's
+    ``MESSAGES_SNAPSHOT`` and every saved record cost what the run changed, not the length of
+    the conversation. Whatever changes a dict of ``raw`` says so through :meth:`touch` (the
+    methods here do).
 
-    :attr:`size` is kept the same way: each message is measured (:func:`message_size`) once
-    when it joins and again after it changes, never the whole conversation per read; a
-    conversation taken whole with its size known (a record's) is not measured at all.
+    :attr:`size` is kept the same way: a message is measured (:func:`message_size`) once when
+    it joins and again after it changes, never the whole conversation per read; a conversation
+    taken whole with its size known (a record's) is not measured at all.
     """
 
     def __init__(self) -> None:
-        self.raw: list[dict[str, Any]] = []
-        """The messages as wire dicts, the form events are applied to."""
+        self.raw: list[Entry] = []
+        """The messages: wire dicts (the form events are applied to) and wire objects not yet needed as dicts."""
         self.structured: tuple[Message, ...] | None = ()
         """``raw`` as wire objects, built when asked for and dropped (``None``) when they change."""
         self.typed: dict[int, tuple[dict[str, Any], Message]] = {}
         """The structured form of each wire dict of ``raw`` that has not changed since it was
-        built, by the dict's ``id`` (the dict is kept with it, so that id is never reused)."""
+        built (or since it was made from it), by the dict's ``id`` (the dict is kept with it,
+        so that id is never reused)."""
         self.streams: dict[tuple[str, str], tuple[dict[str, Any], str, list[str], dict[str, Any]]] = {}
         """Text streamed into ``raw`` and not yet joined: by (field, id), the dict that holds
         the text, its key, the pieces and the message the dict belongs to. Appending each
@@ -91,18 +101,25 @@ class Transcript:
         self.state: JSON = None
         """The agent state."""
         self.measured: dict[int, tuple[dict[str, Any], int]] = {}
-        """The size of each wire dict of ``raw`` measured since the conversation was taken
-        whole and unchanged since, by the dict's ``id`` (kept with it, as in ``typed``)."""
+        """The size of each wire dict of ``raw`` measured since it was added or changed, by the
+        dict's ``id`` (kept with it, as in ``typed``)."""
         self.unmeasured: dict[int, dict[str, Any]] = {}
         """The wire dicts added or changed since they were last measured, by ``id``."""
+        self.uncounted: list[Message] = []
+        """Wire objects taken (:meth:`replace`, :meth:`extend`) without their sizes, measured
+        into ``counted`` when the size is next asked for (they never change, so it may go
+        below their sum until then: a change to one of them takes its size off at once)."""
         self.counted = 0
-        """The size of every message but the unmeasured ones: the measured ones' and those of
-        the conversation taken whole with its size (:meth:`replace`), not measured one by one."""
+        """The size of every message but the unmeasured and uncounted ones: the measured ones'
+        and those of the wire objects taken with their sizes, not measured one by one."""
 
     @property
     def size(self) -> int:
         """The size of the messages in bytes: the sum of :func:`message_size` over them."""
         self.settle()  # text streamed and not yet joined changes the size of what it joins
+        if self.uncounted:
+            self.counted += sum(map(message_size, self.uncounted))
+            self.uncounted.clear()
         unmeasured = self.unmeasured
         if unmeasured:
             measured = self.measured
@@ -124,22 +141,38 @@ class Transcript:
             typed = self.typed
             structure = _structure_message
             out: list[Message] = []
-            for message in self.raw:
-                known = typed.get(id(message))
+            for entry in self.raw:
+                if entry.__class__ is not dict:
+                    out.append(entry)  # type: ignore[arg-type]
+                    continue
+                known = typed.get(id(entry))
                 if known is None:
-                    known = typed[id(message)] = (message, structure(message, Message))
+                    known = typed[id(entry)] = (entry, structure(entry, Message))
                 out.append(known[1])
             structured = self.structured = tuple(out)
         return structured
+
+    def _wire(self, index: int) -> dict[str, Any]:
+        """The message at ``index`` of ``raw`` as its wire dict, made from its wire object (and
+        kept in its place) the first time it is needed: it counts as it did, and stays its
+        structured form until it changes."""
+        entry = self.raw[index]
+        if entry.__class__ is dict:
+            return entry
+        data: dict[str, Any] = _unstructure_message(entry)
+        self.raw[index] = data
+        self.typed[id(data)] = (data, entry)  # type: ignore[assignment]
+        return data
 
     def touch(self, message: dict[str, Any]) -> None:
         """Note that ``message`` (a wire dict of ``raw``) changed: its structured form and size are stale."""
         key = id(message)
         known = self.typed.pop(key, None)
         if key not in self.unmeasured:
-            # What the message counted for goes: its measured size, or, for a message of a
-            # conversation taken whole with its size, the size of its form before the change
-            # (its structured form is that until now: every change before this one popped it).
+            # What the message counted for goes: its measured size, or, for a message taken
+            # as a wire object (counted in ``counted``, never measured alone), the size of its
+            # form before the change (its structured form is that until now: every change
+            # before this one popped it).
             measured = self.measured.pop(key, None)
             if measured is not None:
                 self.counted -= measured[1]
@@ -155,40 +188,24 @@ class Transcript:
     def replace(self, messages: tuple[Message, ...], size: int | None = None) -> None:
         """Take ``messages`` as the whole conversation (what is streamed and not joined is dropped).
 
-        ``size`` is their :attr:`size` if known (``None``: each is measured when next asked).
+        ``size`` is their :attr:`size` if known (``None``: they are measured when it is next asked for).
         """
         self.streams.clear()
-        unstructure = _unstructure_message
-        self.raw = [unstructure(m) for m in messages]
-        self.typed = {id(d): (d, m) for d, m in zip(self.raw, messages, strict=True)}
+        self.raw = list(messages)
+        self.typed = {}
         self.structured = tuple(messages)
         self.measured = {}
-        if size is None:
-            self.unmeasured = {id(d): d for d in self.raw}
-            self.counted = 0
-        else:
-            self.unmeasured = {}
-            self.counted = size
+        self.unmeasured = {}
+        self.uncounted = [] if size is not None else list(messages)
+        self.counted = 0 if size is None else size
 
-    def extend(
-        self,
-        messages: tuple[Message, ...],
-        sizes: tuple[int, ...] | None = None,
-        wire: tuple[dict[str, Any], ...] | None = None,
-    ) -> None:
-        """Append ``messages`` to the conversation (``sizes``: their :func:`message_size`, if
-        known; ``wire``: their wire dicts, if made, which the transcript then keeps as its own)."""
-        unstructure = _unstructure_message
-        typed = self.typed
-        for index, message in enumerate(messages):
-            data = unstructure(message) if wire is None else wire[index]
-            self.raw.append(data)
-            typed[id(data)] = (data, message)
-            if sizes is None:
-                self.unmeasured[id(data)] = data
-            else:
-                self.measured[id(data)] = (data, sizes[index])
-                self.counted += sizes[index]
+    def extend(self, messages: tuple[Message, ...], sizes: tuple[int, ...] | None = None) -> None:
+        """Append ``messages`` to the conversation (``sizes``: their :func:`message_size`, if known)."""
+        self.raw += messages
+        if sizes is None:
+            self.uncounted += messages
+        else:
+            self.counted += sum(sizes)
         self.structured = None
 
     def proposal(self, tool_call_id: str, parameters: Any) -> Proposal | None:
@@ -206,22 +223,40 @@ class Transcript:
         )
 
     def find_message(self, message_id: str) -> dict[str, Any] | None:
+        """The wire dict of the last message ``message_id``, or ``None``."""
         raw = self.raw
         for index in range(len(raw) - 1, -1, -1):
-            message = raw[index]
-            if message.get("id") == message_id:
-                found: dict[str, Any] = message
-                return found
+            entry = raw[index]
+            if entry.__class__ is dict:
+                if entry.get("id") == message_id:
+                    return entry
+            elif entry.id == message_id:  # type: ignore[union-attr]
+                return self._wire(index)
         return None
 
     def _find_call(self, tool_call_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        """The tool call ``tool_call_id`` and the message that carries it."""
+        """The agent's tool call ``tool_call_id`` and the message that carries it, as wire dicts.
+
+        Only an assistant message's calls are the agent's: a ``toolCalls`` key among another
+        role's unknown keys (kept from a client's message) is not a call, and what is nested
+        there is the client's JSON, which no event may change.
+        """
         raw = self.raw
         for index in range(len(raw) - 1, -1, -1):
-            message = raw[index]
-            for call in message.get("toolCalls") or ():
+            entry = raw[index]
+            if entry.__class__ is dict:
+                if entry.get("role") != "assistant":
+                    continue
+            elif isinstance(entry, AssistantMessage):
+                # Looked at as it is, and made a dict only when it holds the call.
+                if not any(call.id == tool_call_id for call in entry.tool_calls or ()):
+                    continue
+                entry = self._wire(index)
+            else:
+                continue
+            for call in entry.get("toolCalls") or ():
                 if call.get("id") == tool_call_id:
-                    return message, call
+                    return entry, call
         return None
 
     def find_tool_call(self, tool_call_id: str) -> dict[str, Any] | None:

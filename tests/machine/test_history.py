@@ -408,6 +408,12 @@ def test_copies_told_apart_without_wire_dicts_are_told_apart_as_by_their_normal_
         assert same
     plain = (message.content is None or isinstance(message.content, str)) and not message.extra
     assert history._said_the_same(message, thread_copy) == (same and plain)
+    # A thread loaded from its record holds its messages as wire objects: compared as objects.
+    held_plain = (server.content is None or isinstance(server.content, str)) and not server.extra
+    if history._same_message(message, server):
+        assert same
+    if plain and held_plain:
+        assert history._same_message(message, server) == same
 
 
 def test_keys_a_role_does_not_have_are_compared_as_json_too() -> None:
@@ -429,3 +435,52 @@ def test_keys_a_role_does_not_have_are_compared_as_json_too() -> None:
     for n, (copy, named) in enumerate(changed):
         assert_rejected(machine, make_input("t", f"run-x{n}", messages=[copy]), RunErrorCode.HISTORY_CONFLICT, named)
     started(machine, make_input("t", "run-2", messages=[first, second, {"id": "u-3", "role": "user", "content": "on"}]))
+
+
+def test_a_thread_loaded_from_its_record_tells_copies_apart_as_one_that_ran() -> None:
+    # from_record holds the record's messages as the wire objects they are; an input's copies
+    # are compared with those, and must be judged as they are against the dicts of a thread
+    # that ran: unchanged copies taken, any change to what was said a conflict.
+    machine = proposed()
+    record = record_from_dict(orjson.loads(orjson.dumps(record_to_dict(machine.record()))))
+    held = [converter.unstructure(m, Message) for m in record.messages]
+    assert [m["id"] for m in held] == ["u-1", "a-1"]
+    changes = [
+        [{**held[0], "content": "stop"}],
+        [{**held[0], "role": "developer"}],
+        [FORGED_CALL],
+        [{**held[1], "toolCalls": []}],
+    ]
+    for n, messages in enumerate(changes):
+        restored = ThreadMachine.from_record(record)
+        run_input = make_input("t", f"run-x{n}", resume=[yes("int-1")], messages=messages)
+        assert_rejected(restored, run_input, RunErrorCode.HISTORY_CONFLICT)
+    restored = ThreadMachine.from_record(record)
+    note = {"id": "u-2", "role": "user", "content": "go on"}
+    started(restored, make_input("t", "run-2", resume=[yes("int-1")], messages=[*held, note]))
+    assert [m.id for m in restored.messages] == ["u-1", "a-1", "u-2"]
+
+
+@pytest.mark.parametrize("loaded", [False, True], ids=["ran", "loaded from its record"])
+def test_a_client_answers_a_call_left_to_it_once(loaded: bool) -> None:
+    # A frontend tool: the agent's call that no interrupt gates is the client's to answer, once;
+    # found among the thread's messages whether it holds them as dicts or as wire objects.
+    machine = ThreadMachine("t")
+    machine.receive_input(make_input("t", "run-1", messages=[{"id": "u-1", "role": "user", "content": "go"}]), now=NOW)
+    emit(
+        ev.ToolCallStartEvent(tool_call_id="fc-1", tool_call_name="pick", parent_message_id="a-1"),
+        ev.ToolCallArgsEvent(tool_call_id="fc-1", delta="{}"),
+        ev.ToolCallEndEvent(tool_call_id="fc-1"),
+    )(machine)
+    machine.finish()
+    if loaded:
+        machine = ThreadMachine.from_record(
+            record_from_dict(orjson.loads(orjson.dumps(record_to_dict(machine.record()))))
+        )
+    answer = {"id": "r-1", "role": "tool", "toolCallId": "fc-1", "content": "blue"}
+    stray = {"id": "r-9", "role": "tool", "toolCallId": "fc-9", "content": "never asked"}
+    started(machine, make_input("t", "run-2", messages=[answer, stray]))
+    machine.finish()
+    again = {"id": "r-2", "role": "tool", "toolCallId": "fc-1", "content": "red"}
+    started(machine, make_input("t", "run-3", messages=[again]))
+    assert [m.id for m in machine.messages] == ["u-1", "a-1", "r-1"]

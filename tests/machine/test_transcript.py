@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from agui_core.machine.transcript import Transcript, own_json
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agui_core.machine.transcript import Transcript, message_size, own_json
 from agui_core.protocol import events as ev
-from agui_core.protocol.types import UserMessage
+from agui_core.protocol.codec import converter
+from agui_core.protocol.types import ActivityMessage, AssistantMessage, FunctionCall, Message, ToolCall, UserMessage
+from tests.strategies import texts
 
 
 def test_streamed_text_is_joined_when_the_messages_are_read() -> None:
@@ -95,3 +102,84 @@ def test_every_change_to_a_kept_message_reaches_its_structured_form() -> None:
     # A whole conversation replaced: nothing structured before survives.
     transcript.replace((UserMessage(id="a", content="other"),))
     assert [(m.id, m.content) for m in transcript.messages] == [("a", "other")]  # type: ignore[union-attr]
+
+
+_STRAY = {"id": "c2", "type": "function", "function": {"name": "g", "arguments": ""}}
+"""A call among a user message's unknown keys: kept as it came, and never taken for the agent's."""
+
+# A conversation as a record holds it: wire objects, one of each kind an event can reach.
+_HELD = (
+    UserMessage(id="u1", content="hi", extra={"toolCalls": [_STRAY]}),
+    AssistantMessage(
+        id="a1", content="Sure", tool_calls=(ToolCall(id="c1", function=FunctionCall(name="send", arguments="{}")),)
+    ),
+    ActivityMessage(id="act1", activity_type="plan", content={"step": 1}),
+)
+
+
+def test_a_conversation_taken_whole_is_held_as_it_came_until_an_event_needs_a_message() -> None:
+    transcript = Transcript()
+    transcript.replace(_HELD)
+    assert all(mine is held for mine, held in zip(transcript.messages, _HELD, strict=True))
+    transcript.apply_message_event(
+        ev.ToolCallStartEvent(tool_call_id="c9", tool_call_name="look", parent_message_id="a1")
+    )
+    user, assistant, activity = transcript.messages
+    assert user is _HELD[0] and activity is _HELD[2]  # untouched: never made dicts
+    assert [c.id for c in assistant.tool_calls] == ["c1", "c9"]  # type: ignore[union-attr]
+    assert [c.id for c in _HELD[1].tool_calls] == ["c1"]  # type: ignore[union-attr]  # the record's stays
+    # A call held in a wire object is found, and becomes a proposal; one among another role's
+    # unknown keys is the client's JSON, not the agent's call.
+    proposal = transcript.proposal("c1", None)
+    assert proposal is not None and (proposal.name, proposal.arguments) == ("send", "{}")
+    assert transcript.find_tool_call("c2") is None
+    assert transcript.size == sum(map(message_size, transcript.messages))
+
+
+_REACHING = st.one_of(
+    st.builds(ev.TextMessageStartEvent, message_id=st.just("n1"), role=st.just("assistant")),
+    st.builds(ev.TextMessageContentEvent, message_id=st.sampled_from(["u1", "a1", "n1"]), delta=texts(max_size=3)),
+    st.builds(ev.TextMessageEndEvent, message_id=st.sampled_from(["a1", "n1"])),
+    st.builds(
+        ev.ToolCallStartEvent,
+        tool_call_id=st.sampled_from(["c1", "c9"]),
+        tool_call_name=st.just("f"),
+        parent_message_id=st.sampled_from(["a1", "n1", "u1"]),
+    ),
+    st.builds(ev.ToolCallArgsEvent, tool_call_id=st.sampled_from(["c1", "c2", "c9"]), delta=texts(max_size=3)),
+    st.builds(ev.ToolCallEndEvent, tool_call_id=st.sampled_from(["c1", "c9"])),
+    st.builds(ev.ToolCallResultEvent, message_id=st.just("r1"), tool_call_id=st.just("c1"), content=st.just("ok")),
+    st.builds(
+        ev.ActivitySnapshotEvent,
+        message_id=st.sampled_from(["act1", "act2"]),
+        activity_type=st.just("plan"),
+        content=st.fixed_dictionaries({"step": st.integers(0, 3)}),
+        replace=st.sampled_from([None, True, False]),
+    ),
+    st.sampled_from(["read", "size"]),
+)
+
+
+@given(st.lists(_REACHING, max_size=20), st.booleans())
+def test_messages_held_as_they_came_end_as_if_every_one_were_a_dict_from_the_start(
+    steps: list[Any], sized: bool
+) -> None:
+    before = [converter.unstructure(m, Message) for m in _HELD]
+    size = sum(map(message_size, _HELD)) if sized else None
+    held, dicts = Transcript(), Transcript()
+    held.replace(_HELD, size)
+    dicts.replace(_HELD, size)
+    for index in range(len(_HELD)):
+        dicts._wire(index)  # the form every message had before the transcript held wire objects
+    for step in steps:
+        for transcript in (held, dicts):
+            if step == "read":
+                transcript.structured = None
+                _ = transcript.messages
+            elif step == "size":
+                _ = transcript.size
+            else:
+                transcript.apply_message_event(step)
+    assert held.messages == dicts.messages
+    assert held.size == dicts.size == sum(map(message_size, held.messages))
+    assert [converter.unstructure(m, Message) for m in _HELD] == before  # the record's messages never change
