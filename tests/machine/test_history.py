@@ -316,7 +316,14 @@ def test_one_input_may_repeat_a_new_message_but_not_change_it() -> None:
     assert [m.id for m in machine.messages].count("u-2") == 1
 
 
-@given(st.lists(st.one_of(st.text(max_size=300), st.integers(), st.none()), min_size=1, max_size=8))
+_EDGY_IDS = st.one_of(
+    st.text(alphabet=" !a", max_size=4),  # spaces where ids join, and empty ids
+    st.integers(250, 260).map(lambda n: "a" * n),  # about the longest id allowed
+)
+
+
+@settings(max_examples=500)
+@given(st.lists(st.one_of(st.text(max_size=300), _EDGY_IDS, st.integers(), st.none()), min_size=1, max_size=8))
 def test_ids_judged_together_are_judged_as_one_by_one(ids: list[Any]) -> None:
     # check_input_ids judges an input's ids joined, at C speed; the answer must be the one
     # each id gets alone (a string _bad_id takes; anything else goes the long way).
