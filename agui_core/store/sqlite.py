@@ -1042,16 +1042,6 @@ class SqliteThreadStore:
             self._write_messages(connection, record, stored, what)
         self._index(connection, record)
         self._hold_lease(connection, record)
-        self._stamp(connection, record)
-
-    @staticmethod
-    def _stamp(connection: sqlite3.Connection, record: ThreadRecord) -> None:
-        """Keep when the thread was last saved and whose it is beside its record, where a purge
-        and an owner lookup read them without reading the record."""
-        connection.execute(
-            "UPDATE threads SET saved_at = ?, owner = ? WHERE thread_id = ?",
-            (_saved_at(record), record.owner, record.thread_id),
-        )
 
     @staticmethod
     def _stored_digests(connection: sqlite3.Connection, thread_id: str) -> tuple[bytes, ...]:
@@ -1086,16 +1076,23 @@ class SqliteThreadStore:
 
     @staticmethod
     def _compare_and_set(connection: sqlite3.Connection, record: ThreadRecord, expected: int, text: str) -> None:
+        """Write the thread's row if its version is ``expected`` (0: no row yet); else ``VersionConflict``.
+
+        Beside the record go when it was saved and whose the thread is, where a purge and an
+        owner lookup read them without reading the record.
+        """
         thread_id = record.thread_id
         if expected == 0:
             changed = connection.execute(
-                "INSERT OR IGNORE INTO threads (thread_id, version, state, record) VALUES (?, ?, ?, ?)",
-                (thread_id, record.version, record.state.value, text),
+                "INSERT OR IGNORE INTO threads (thread_id, version, state, record, saved_at, owner)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (thread_id, record.version, record.state.value, text, _saved_at(record), record.owner),
             ).rowcount
         else:
             changed = connection.execute(
-                "UPDATE threads SET version = ?, state = ?, record = ? WHERE thread_id = ? AND version = ?",
-                (record.version, record.state.value, text, thread_id, expected),
+                "UPDATE threads SET version = ?, state = ?, record = ?, saved_at = ?, owner = ?"
+                " WHERE thread_id = ? AND version = ?",
+                (record.version, record.state.value, text, _saved_at(record), record.owner, thread_id, expected),
             ).rowcount
         if changed != 1:
             row = connection.execute("SELECT version FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
