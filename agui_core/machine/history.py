@@ -73,7 +73,7 @@ class HistoryUpdate:
     added: tuple[Message, ...] = ()
     state: JSON = None
     wire: tuple[dict[str, Any], ...] = ()
-    """The wire dicts of ``added``, in order (made while comparing them: the thread keeps them)."""
+    """The wire dicts of ``added``, in order (made while comparing them; measured against the thread's size limit)."""
 
 
 def _bad_id(value: object) -> str | None:
@@ -246,6 +246,11 @@ def _said_the_same(message: Message, server: Mapping[str, Any]) -> bool:
     return True
 
 
+_ABSENT: Final = (None, "", ())
+"""A message's content that says nothing, as :func:`_normal` leaves it out (``False``, ``0`` and
+``{}`` are none of them: compared with ``==``, only these three are equal to one of them)."""
+
+
 def _same_message(message: Message, server: Message) -> bool:
     """Whether ``message`` says what ``server`` (the thread's copy, held as a wire object) says:
     what :func:`_said_the_same` asks of a wire dict, asked of the object. Content that is not
@@ -254,7 +259,7 @@ def _same_message(message: Message, server: Message) -> bool:
         return False  # the class is the role
     content, theirs = message.content, server.content
     if content != theirs:
-        if content or theirs:
+        if content not in _ABSENT or theirs not in _ABSENT:
             return False  # other text, or content that is not text
     elif content is not None and content.__class__ is not str:
         return False  # equal to Python, where ``true`` is ``1``

@@ -72,8 +72,8 @@ class Transcript:
     (a record's, a snapshot's, an input's), until something needs its wire dict; then as that
     dict, which events change. A conversation taken whole (a record loaded, a run rolled back)
     or extended costs what the list does, not one conversion a message; only the messages an
-    event finds (the one a stream goes into, the one a tool call joins, an activity replaced)
-    become dicts. Reading :attr:`messages` structures only the dicts that changed since the
+    event or a lookup finds (the one a stream goes into, the one a tool call joins, an activity
+    replaced, a call proposed) become dicts. Reading :attr:`messages` structures only the dicts that changed since the
     last read (each dict's structured form is kept until it changes), so an interrupt's
     ``MESSAGES_SNAPSHOT`` and every saved record cost what the run changed, not the length of
     the conversation. Whatever changes a dict of ``raw`` says so through :meth:`touch` (the

@@ -20,7 +20,7 @@ from agui_core.machine.record import ANONYMOUS, record_from_dict, record_to_dict
 from agui_core.machine.thread import MAX_INTERRUPTS, ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import converter, decode_input
-from agui_core.protocol.types import Message, ResumeEntry
+from agui_core.protocol.types import AssistantMessage, Message, ResumeEntry, UserMessage
 from tests.machine.driver import NOW, emit, make_input, make_interrupt
 from tests.machine.test_thread import approval, assert_rejected, interrupted, resume, yes
 
@@ -491,3 +491,25 @@ def test_a_client_answers_a_call_left_to_it_once(loaded: bool) -> None:
     again = {"id": "r-2", "role": "tool", "toolCallId": "fc-1", "content": "red"}
     started(machine, make_input("t", "run-3", messages=[again]))
     assert [m.id for m in machine.messages] == ["u-1", "a-1", "r-1"]
+
+
+@pytest.mark.parametrize("said", [False, 0, {}, []], ids=["false", "zero", "empty object", "empty list"])
+def test_content_an_agent_gave_that_is_not_absent_is_not_taken_for_absent(said: Any) -> None:
+    # The schema keeps such content from a client, not from an agent's MESSAGES_SNAPSHOT: the
+    # thread then holds the message as that object, and a copy without content is another
+    # message (as JSON ``false`` is not ``null``), while "", null and [] all say nothing.
+    machine = ThreadMachine("t")
+    machine.receive_input(make_input("t", "run-1", messages=[{"id": "u-1", "role": "user", "content": "go"}]), now=NOW)
+    snapshot = ev.MessagesSnapshotEvent(
+        messages=[UserMessage(id="u-1", content="go"), AssistantMessage(id="a-1", content=said)]
+    )
+    emit(snapshot)(machine)
+    machine.finish()
+    copy = {"id": "a-1", "role": "assistant"}
+    held = converter.unstructure(machine.messages[1], Message)
+    if history._normal(held) == history._normal(copy):
+        started(machine, make_input("t", "run-2", messages=[copy]))
+    else:
+        assert_rejected(machine, make_input("t", "run-2", messages=[copy]), RunErrorCode.HISTORY_CONFLICT, "'a-1'")
+    for absent in (None, "", ()):
+        assert history._same_message(AssistantMessage(id="a-1", content=absent), AssistantMessage(id="a-1"))
