@@ -61,7 +61,8 @@ database has one connection for both.) A connection per call measured six to ten
 
 Group commit. The saves that arrive while the worker is busy wait together and go into the
 next transaction as one batch: one commit, so one fsync under ``FULL``, for all of them. Each
-save in a batch is still its own compare-and-set, in a savepoint of its own: a save whose
+save in a batch is still its own compare-and-set, in a savepoint of its own (a save alone in
+its batch has the transaction to itself, and needs none): a save whose
 version lost gets its ``VersionConflict`` (or a save that fails, its ``StoreError``) and is
 rolled back to its savepoint alone; the others commit. If the commit itself fails, none of the
 batch is saved and every save in it raises ``StoreError``; what the file held is unchanged,
@@ -968,7 +969,8 @@ class SqliteThreadStore:
             raise StoreError(f"thread {thread_id!r}: the record cannot be written as JSON: {exc}") from exc
 
     def _save_batch(self, batch: list[_Save]) -> None:
-        """Write every save of ``batch`` in one transaction, each in a savepoint; set each outcome."""
+        """Write every save of ``batch`` in one transaction, each in a savepoint (a save alone:
+        the transaction is its own); set each outcome."""
         written: list[tuple[_Save, _Encoded]] = []
         try:
             encoded: list[tuple[_Save, _Encoded]] = []
@@ -987,20 +989,30 @@ class SqliteThreadStore:
                 return
             try:
                 connection.execute("BEGIN IMMEDIATE")
+                # A save alone in its batch has nothing to be kept apart from: the transaction
+                # is its savepoint (two statements fewer, and a resume makes two saves).
+                alone = len(encoded) == 1
                 try:
                     for save, what in encoded:
-                        connection.execute("SAVEPOINT save")
+                        if not alone:
+                            connection.execute("SAVEPOINT save")
                         try:
                             self._write(connection, save.record, what)
                         except (VersionConflict, sqlite3.Error) as exc:
-                            connection.execute("ROLLBACK TO save")
-                            connection.execute("RELEASE save")
+                            if alone:
+                                if connection.in_transaction:  # some errors end it themselves
+                                    connection.execute("ROLLBACK")
+                            else:
+                                connection.execute("ROLLBACK TO save")
+                                connection.execute("RELEASE save")
                             save.error = exc if isinstance(exc, VersionConflict) else self._failed(save, exc)
                             save.done = True
                         else:
-                            connection.execute("RELEASE save")
+                            if not alone:
+                                connection.execute("RELEASE save")
                             written.append((save, what))
-                    connection.execute("COMMIT")
+                    if connection.in_transaction:  # not a save alone that failed
+                        connection.execute("COMMIT")
                 except BaseException:
                     if connection.in_transaction:
                         connection.execute("ROLLBACK")

@@ -157,6 +157,37 @@ async def test_in_a_batch_a_save_that_fails_is_rolled_back_alone(tmp_path: Path)
     assert versions(path) == {**dict.fromkeys(THREADS, 1), "t0": 2, "t2": 2, "t7": 2}
 
 
+async def test_a_save_alone_is_its_own_transaction_and_fails_whole(tmp_path: Path) -> None:
+    # Alone in its batch, a save needs no savepoint: the transaction is its own. One that fails
+    # after its first statements (the row's compare-and-set, its messages) leaves none of them.
+    path = tmp_path / "threads.db"
+    await saved_at_version_1(path)
+    db = raw(path)
+    db.execute(
+        "CREATE TRIGGER refuse BEFORE INSERT ON interrupts WHEN NEW.thread_id = 't1'"
+        " BEGIN SELECT RAISE(ABORT, 'refused by the operator'); END"
+    )
+    db.close()
+    async with SqliteThreadStore(path) as store:
+        await store.load("t0")  # opens the connection, to watch it
+        statements = Statements(store)
+        await store.save(RECORDS["t0"][1])
+        with pytest.raises(StoreError, match="cannot save thread 't1' version 2: refused by the operator"):
+            await store.save(RECORDS["t1"][1])
+        await store.save(RECORDS["t2"][1])  # the connection goes on
+        assert statements.count("SAVEPOINT save") == 0
+        assert statements.count("BEGIN IMMEDIATE") == 3 and statements.count("COMMIT") == 2
+        assert statements.count("ROLLBACK") == 1
+        assert await store.load("t1") == RECORDS["t1"][0]
+        assert await store.load("t2") == RECORDS["t2"][1]
+    assert versions(path) == {**dict.fromkeys(THREADS, 1), "t0": 2, "t2": 2}
+    db = raw(path)
+    try:
+        assert db.execute("SELECT count(*) FROM messages WHERE thread_id = 't1'").fetchone() == (0,)
+    finally:
+        db.close()
+
+
 class FailingCommit:
     """The store's connection, but its COMMIT fails as a full disk would make it."""
 
