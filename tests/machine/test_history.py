@@ -37,15 +37,21 @@ PARAMETERS = {
 }
 
 
-def proposed(*, schema: dict[str, Any] = EDITS_SCHEMA, parameters: dict[str, Any] | None = PARAMETERS) -> ThreadMachine:
-    """A thread whose run proposed ``send(to=bob)`` as tc-1 and interrupted for its approval."""
+def calling(call_id: str, name: str, arguments: str) -> ThreadMachine:
+    """A thread whose first run (on user message u-1) is running and made the call ``call_id``, in a-1."""
     machine = ThreadMachine("t")
     machine.receive_input(make_input("t", "run-1", messages=[{"id": "u-1", "role": "user", "content": "go"}]), now=NOW)
     emit(
-        ev.ToolCallStartEvent(tool_call_id="tc-1", tool_call_name="send", parent_message_id="a-1"),
-        ev.ToolCallArgsEvent(tool_call_id="tc-1", delta='{"to": "bob@example.com"}'),
-        ev.ToolCallEndEvent(tool_call_id="tc-1"),
+        ev.ToolCallStartEvent(tool_call_id=call_id, tool_call_name=name, parent_message_id="a-1"),
+        ev.ToolCallArgsEvent(tool_call_id=call_id, delta=arguments),
+        ev.ToolCallEndEvent(tool_call_id=call_id),
     )(machine)
+    return machine
+
+
+def proposed(*, schema: dict[str, Any] = EDITS_SCHEMA, parameters: dict[str, Any] | None = PARAMETERS) -> ThreadMachine:
+    """A thread whose run proposed ``send(to=bob)`` as tc-1 and interrupted for its approval."""
+    machine = calling("tc-1", "send", '{"to": "bob@example.com"}')
     interrupt = make_interrupt({"id": "int-1", "reason": "tool_call", "toolCallId": "tc-1", "responseSchema": schema})
     machine.interrupt(
         [interrupt],
@@ -472,13 +478,7 @@ def test_a_thread_loaded_from_its_record_tells_copies_apart_as_one_that_ran() ->
 def test_a_client_answers_a_call_left_to_it_once(loaded: bool) -> None:
     # A frontend tool: the agent's call that no interrupt gates is the client's to answer, once;
     # found among the thread's messages whether it holds them as dicts or as wire objects.
-    machine = ThreadMachine("t")
-    machine.receive_input(make_input("t", "run-1", messages=[{"id": "u-1", "role": "user", "content": "go"}]), now=NOW)
-    emit(
-        ev.ToolCallStartEvent(tool_call_id="fc-1", tool_call_name="pick", parent_message_id="a-1"),
-        ev.ToolCallArgsEvent(tool_call_id="fc-1", delta="{}"),
-        ev.ToolCallEndEvent(tool_call_id="fc-1"),
-    )(machine)
+    machine = calling("fc-1", "pick", "{}")
     machine.finish()
     if loaded:
         machine = ThreadMachine.from_record(

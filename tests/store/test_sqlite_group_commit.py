@@ -133,16 +133,21 @@ async def test_in_a_batch_the_save_whose_version_lost_gets_its_conflict_and_the_
     assert versions(path) == {**dict.fromkeys(THREADS, 1), "t0": 2, "t1": 2, "t2": 2, "t7": 2}
 
 
-async def test_in_a_batch_a_save_that_fails_is_rolled_back_alone(tmp_path: Path) -> None:
-    path = tmp_path / "threads.db"
+async def refusing_t1(path: Path, change: str) -> None:
+    """The file with every thread saved at version 1, and an operator's trigger that refuses
+    ``change`` (``UPDATE ON threads``, say) for t1: its save fails inside the transaction."""
     await saved_at_version_1(path)
     db = raw(path)
-    # An operator's trigger refuses one thread's update: the save fails inside the transaction.
     db.execute(
-        "CREATE TRIGGER refuse BEFORE UPDATE ON threads WHEN NEW.thread_id = 't1'"
+        f"CREATE TRIGGER refuse BEFORE {change} WHEN NEW.thread_id = 't1'"
         " BEGIN SELECT RAISE(ABORT, 'refused by the operator'); END"
     )
     db.close()
+
+
+async def test_in_a_batch_a_save_that_fails_is_rolled_back_alone(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    await refusing_t1(path, "UPDATE ON threads")
     unwritable = attrs.evolve(RECORDS["t3"][1], agent_state={"seen": {1, 2}})  # a set: no JSON form
     async with SqliteThreadStore(path, busy_timeout=30) as store:
         outcomes = await in_one_batch(store, path, [RECORDS["t0"][1], RECORDS["t1"][1], unwritable, RECORDS["t2"][1]])
@@ -161,13 +166,7 @@ async def test_a_save_alone_is_its_own_transaction_and_fails_whole(tmp_path: Pat
     # Alone in its batch, a save needs no savepoint: the transaction is its own. One that fails
     # after its first statements (the row's compare-and-set, its messages) leaves none of them.
     path = tmp_path / "threads.db"
-    await saved_at_version_1(path)
-    db = raw(path)
-    db.execute(
-        "CREATE TRIGGER refuse BEFORE INSERT ON interrupts WHEN NEW.thread_id = 't1'"
-        " BEGIN SELECT RAISE(ABORT, 'refused by the operator'); END"
-    )
-    db.close()
+    await refusing_t1(path, "INSERT ON interrupts")
     async with SqliteThreadStore(path) as store:
         await store.load("t0")  # opens the connection, to watch it
         statements = Statements(store)
