@@ -247,8 +247,8 @@ def _said_the_same(message: Message, server: Mapping[str, Any]) -> bool:
 
 
 _ABSENT: Final = (None, "", ())
-"""A message's content that says nothing, as :func:`_normal` leaves it out (``False``, ``0`` and
-``{}`` are none of them: compared with ``==``, only these three are equal to one of them)."""
+"""The contents that say nothing, which :func:`_normal` leaves out. ``in`` compares with ``==``,
+and nothing else is equal to one of them: ``False``, ``0`` and ``{}`` are content."""
 
 
 def _same_message(message: Message, server: Message) -> bool:
