@@ -29,7 +29,7 @@ from typing import Any
 
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import converter
+from agui_core.protocol.codec import converter, structure_message, unstructure_message
 from agui_core.protocol.types import JSON, Message
 
 __all__ = ["MessageAssembly"]
@@ -48,7 +48,7 @@ class MessageAssembly:
     def messages(self) -> tuple[Message, ...]:
         """The assembled messages, in order, as wire objects."""
         if self._structured is None:
-            structure = converter.get_structure_hook(Message)
+            structure = structure_message
             self._structured = tuple(structure(message, Message) for message in self._raw)
         return self._structured
 
@@ -228,7 +228,7 @@ class MessageAssembly:
         """Take a ``MESSAGES_SNAPSHOT`` (or the messages of an input the client sends): replace
         by id in place, append new, drop the rest (client-only roles the snapshot carries none
         of are kept; ``keep_client_only``: kept whatever it carries)."""
-        unstructure = converter.get_unstructure_hook(Message)
+        unstructure = unstructure_message
         incoming = [unstructure(message) for message in snapshot]
         by_id = {message["id"]: message for message in incoming}
         roles = set() if keep_client_only else {message.get("role") for message in incoming}

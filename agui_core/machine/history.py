@@ -37,11 +37,11 @@ import orjson
 from agui_core.errors import RemoteProtocolError, RunErrorCode, format_path
 from agui_core.protocol.codec import (
     MAX_DEPTH,
-    converter,
     depth_checked,
     input_to_dict,
     overnested_at,
     parsed_messages,
+    unstructure_message,
 )
 from agui_core.protocol.types import JSON, AssistantMessage, Message, RunAgentInput, ToolMessage
 
@@ -61,9 +61,6 @@ MAX_ID_LENGTH: Final = 256
 
 CLIENT_ROLES: Final = frozenset({"user", "system", "developer"})
 """The roles a client may add to a thread that has history (``tool`` too, for frontend tools)."""
-
-_unstructure_message = converter.get_unstructure_hook(Message)
-"""The codec's hook for any message, looked up once (cattrs dispatches on every ask)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -327,7 +324,7 @@ def merge_history(
     calls: set[str] | None = None  # the thread's tool calls and those answered, when first asked
     answered: set[str] = set()
     gated = set(gated_calls)
-    unstructure, dumps = _unstructure_message, orjson.dumps
+    unstructure, dumps = unstructure_message, orjson.dumps
     sent = parsed_messages(run_input)
     added: list[Message] = []
     added_ids: dict[str, dict[str, Any]] = {}

@@ -16,7 +16,7 @@ import orjson
 from agui_core.machine.interrupts import BoundAnswer
 from agui_core.machine.journal import Step, StepJournal
 from agui_core.machine.transitions import ThreadState
-from agui_core.protocol.codec import converter, event_from_dict, event_to_dict
+from agui_core.protocol.codec import converter, event_from_dict, event_to_dict, structure_message, unstructure_message
 from agui_core.protocol.events import Event, ToolCallResultEvent
 from agui_core.protocol.types import JSON, Interrupt, Message, ResumeEntry, RunFinishedOutcome
 
@@ -277,8 +277,6 @@ class ThreadRecord:
 # The codec's hooks, looked up once: ``converter.structure(value, tp)`` finds the hook by
 # dispatch on every call, which cost a loaded record with a long conversation a quarter of
 # its load (three Python calls a message around the one that builds it).
-_structure_message = converter.get_structure_hook(Message)
-_unstructure_message = converter.get_unstructure_hook(Message)
 _structure_interrupt = converter.get_structure_hook(Interrupt)
 _unstructure_interrupt = converter.get_unstructure_hook(Interrupt)
 _structure_entry = converter.get_structure_hook(ResumeEntry)
@@ -288,12 +286,12 @@ _unstructure_outcome = converter.get_unstructure_hook(RunFinishedOutcome)
 
 
 def _messages_to_list(messages: Sequence[Message]) -> list[Any]:
-    unstructure = _unstructure_message
+    unstructure = unstructure_message
     return [unstructure(m) for m in messages]
 
 
 def _messages_from_list(items: Sequence[Any]) -> tuple[Message, ...]:
-    structure = _structure_message
+    structure = structure_message
     return tuple([structure(m, Message) for m in items])
 
 

@@ -15,14 +15,10 @@ import orjson
 
 from agui_core.machine.record import Proposal
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import converter
+from agui_core.protocol.codec import converter, structure_message, unstructure_message
 from agui_core.protocol.types import JSON, AssistantMessage, Message
 
 __all__ = ["Entry", "Transcript", "message_size", "own_json", "tool_message", "wire_size"]
-
-# The codec's hooks for any message, looked up once: cattrs finds a hook by dispatch on every ask.
-_structure_message = converter.get_structure_hook(Message)
-_unstructure_message = converter.get_unstructure_hook(Message)
 
 
 Entry = dict[str, Any] | Message
@@ -31,7 +27,7 @@ Entry = dict[str, Any] | Message
 
 def message_size(message: Message) -> int:
     """The size in bytes of ``message`` as its compact wire JSON: what a store keeps of it."""
-    return len(orjson.dumps(_unstructure_message(message)))
+    return len(orjson.dumps(unstructure_message(message)))
 
 
 def wire_size(data: dict[str, Any]) -> int:
@@ -139,7 +135,7 @@ class Transcript:
         if structured is None:
             self.settle()
             typed = self.typed
-            structure = _structure_message
+            structure = structure_message
             out: list[Message] = []
             for entry in self.raw:
                 if entry.__class__ is not dict:
@@ -157,11 +153,11 @@ class Transcript:
         kept in its place) the first time it is needed: it counts as it did, and stays its
         structured form until it changes."""
         entry = self.raw[index]
-        if entry.__class__ is dict:
+        if isinstance(entry, dict):
             return entry
-        data: dict[str, Any] = _unstructure_message(entry)
+        data = unstructure_message(entry)
         self.raw[index] = data
-        self.typed[id(data)] = (data, entry)  # type: ignore[assignment]
+        self.typed[id(data)] = (data, entry)
         return data
 
     def touch(self, message: dict[str, Any]) -> None:

@@ -69,6 +69,8 @@ __all__ = [
     "input_from_dict",
     "input_to_dict",
     "overnested_at",
+    "structure_message",
+    "unstructure_message",
 ]
 
 converter = cattrs.Converter()
@@ -501,6 +503,14 @@ for _cls in _WIRE_CLASSES:
     _register_class(_cls)
 _register_unions()
 converter.register_unstructure_hook(UnknownEvent, lambda ev: dict(ev.data))
+
+# Looked up once: ``converter.structure(value, tp)`` and ``converter.unstructure(value, tp)``
+# find the hook by dispatch on every call, which costs a long conversation about as much as
+# building its messages.
+structure_message: Final[Callable[[Any, Any], t.Message]] = converter.get_structure_hook(t.Message)
+"""The codec's structure hook for any message: ``structure_message(data, Message)``."""
+unstructure_message: Final[Callable[[t.Message], dict[str, Any]]] = converter.get_unstructure_hook(t.Message)
+"""The codec's unstructure hook for any message: its wire dict."""
 
 _UNSTRUCTURE_EVENT: dict[type[Any], Callable[[Any], dict[str, Any]]] = {
     cls: converter.get_unstructure_hook(cls) for cls in (*EVENT_CLASSES, UnknownEvent)

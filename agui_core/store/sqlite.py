@@ -116,7 +116,7 @@ from agui_core.machine.record import (
     record_to_dict,
     resolved_from_dicts,
 )
-from agui_core.protocol.codec import converter
+from agui_core.protocol.codec import structure_message, unstructure_message
 from agui_core.protocol.types import Message
 from agui_core.store.base import (
     AUDIT_MARGIN,
@@ -249,12 +249,8 @@ def _digest(text: bytes) -> bytes:
     return hashlib.blake2b(text, digest_size=16).digest()
 
 
-_unstructure_message = converter.get_unstructure_hook(Message)
-_structure_message = converter.get_structure_hook(Message)
-
-
 def _message_json(message: Message) -> bytes:
-    return orjson.dumps(_unstructure_message(message))
+    return orjson.dumps(unstructure_message(message))
 
 
 def _message_row(message: Message) -> tuple[bytes, str]:
@@ -835,7 +831,7 @@ class SqliteThreadStore:
                     "SELECT version, record FROM threads WHERE thread_id = ?", (thread_id,)
                 ).fetchone()
                 # One message at a time: its text goes as soon as it is read (see the docstring).
-                structure = _structure_message
+                structure = structure_message
                 for digest, message in connection.execute(
                     "SELECT digest, message FROM messages WHERE thread_id = ? ORDER BY seq", (thread_id,)
                 ):
