@@ -20,7 +20,13 @@ import orjson
 from agui_core.errors import PayloadError, RemoteProtocolError, RunErrorCode
 from agui_core.machine.expiry import read_expires_at
 from agui_core.machine.facts import InterruptHome
-from agui_core.machine.interrupts import BoundAnswer, answer_fault, check_answer_payload, format_ids
+from agui_core.machine.interrupts import (
+    BoundAnswer,
+    answer_fault,
+    check_answer_payload,
+    format_ids,
+    make_bound_answer,
+)
 from agui_core.machine.record import CompletedResume, OpenInterrupt, ResolvedInterrupt, payload_digest
 from agui_core.protocol.codec import MAX_RESUME_ENTRIES
 from agui_core.protocol.payload import PayloadValidators
@@ -223,7 +229,7 @@ def bind_answers(
         if given is None:
             continue  # left to other deciders (``required``)
         _check_payload(item, given, validators)
-        bound.append(BoundAnswer(interrupt=item.interrupt, entry=given, raised_in=item.run_id))
+        bound.append(make_bound_answer(interrupt=item.interrupt, entry=given, raised_in=item.run_id))
     return tuple(bound)
 
 

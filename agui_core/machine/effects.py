@@ -16,6 +16,7 @@ import attrs
 from agui_core.errors import RemoteProtocolError, RunErrorCode
 from agui_core.machine.record import Proposal, ThreadRecord
 from agui_core.protocol.events import Event, RunErrorEvent, ToolCallResultEvent
+from agui_core.protocol.frozen import maker
 from agui_core.protocol.types import JSON, Interrupt, ResumeEntry, RunAgentInput
 
 __all__ = [
@@ -98,6 +99,14 @@ class StartAgent:
 
     run_input: RunAgentInput
     answers: tuple[Answer, ...] = ()
+
+
+# The makers of what a machine hands out at every boundary and for every event (see
+# agui_core.protocol.frozen): built through their classes, they cost several times as much.
+make_answer = maker(Answer)
+make_emit = maker(Emit)
+make_persist = maker(Persist)
+make_start_agent = maker(StartAgent)
 
 
 @attrs.frozen(kw_only=True)

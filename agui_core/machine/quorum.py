@@ -31,7 +31,7 @@ import attrs
 import orjson
 
 from agui_core.errors import RemoteProtocolError, RunErrorCode
-from agui_core.machine.interrupts import BoundAnswer, format_ids
+from agui_core.machine.interrupts import BoundAnswer, format_ids, make_bound_answer
 from agui_core.machine.record import OpenInterrupt, Vote
 from agui_core.protocol.types import JSON, Interrupt, ResumeEntry
 
@@ -175,5 +175,5 @@ def cast(
         entry = ResumeEntry(
             interrupt_id=item.interrupt.id, status=decider.status, payload=decider.payload, metadata=decider.metadata
         )
-        answers.append(BoundAnswer(interrupt=item.interrupt, entry=entry, raised_in=item.run_id))
+        answers.append(make_bound_answer(interrupt=item.interrupt, entry=entry, raised_in=item.run_id))
     return Ballot(open=now_open, answers=tuple(answers))

@@ -13,11 +13,12 @@ from typing import Any, Literal
 import attrs
 import orjson
 
-from agui_core.machine.interrupts import BoundAnswer
+from agui_core.machine.interrupts import BoundAnswer, make_bound_answer
 from agui_core.machine.journal import Step, StepJournal
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol.codec import converter, event_from_dict, event_to_dict, structure_message, unstructure_message
 from agui_core.protocol.events import Event, ToolCallResultEvent
+from agui_core.protocol.frozen import maker
 from agui_core.protocol.types import JSON, Interrupt, Message, ResumeEntry, RunFinishedOutcome
 
 __all__ = [
@@ -274,6 +275,18 @@ class ThreadRecord:
     :class:`~agui_core.machine.thread.ThreadMachine` never does; the host stamps what it saves)."""
 
 
+# The records' makers (see agui_core.protocol.frozen): a machine builds a thread record and
+# the parts of it that changed at each boundary of a run, and a store the whole of one for each
+# thread it loads, where building them through their classes cost several times as much.
+make_proposal = maker(Proposal)
+make_open_interrupt = maker(OpenInterrupt)
+make_resolved_interrupt = maker(ResolvedInterrupt)
+make_tool_journal_entry = maker(ToolJournalEntry)
+make_completed_resume = maker(CompletedResume)
+make_active_run = maker(ActiveRun)
+make_thread_record = maker(ThreadRecord)
+
+
 # The codec's hooks, looked up once: ``converter.structure(value, tp)`` finds the hook by
 # dispatch on every call, which cost a loaded record with a long conversation a quarter of
 # its load (three Python calls a message around the one that builds it).
@@ -315,7 +328,7 @@ def _proposal_to_dict(proposal: Proposal | None) -> dict[str, Any] | None:
 def _proposal_from_dict(data: Mapping[str, Any] | None) -> Proposal | None:
     if data is None:
         return None
-    return Proposal(
+    return make_proposal(
         tool_call_id=data["toolCallId"],
         name=data["name"],
         arguments=data["arguments"],
@@ -544,7 +557,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
         raise ValueError(f"messageBytes is a size in bytes, not {message_bytes!r}")
     if messages is None:
         messages = _messages_from_list(data["messages"])
-    return ThreadRecord(
+    return make_thread_record(
         thread_id=data["threadId"],
         # Records saved before threads had owners belong to the anonymous principal.
         owner=data.get("owner", ANONYMOUS if version else None),
@@ -554,7 +567,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
         message_bytes=message_bytes,
         agent_state=data["agentState"],
         open_interrupts=tuple(
-            OpenInterrupt(
+            make_open_interrupt(
                 interrupt=_structure_interrupt(o["interrupt"], Interrupt),
                 run_id=o["runId"],
                 raised_at=o["raisedAt"],
@@ -566,7 +579,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
             for o in data["open"]
         ),
         resolved=tuple(
-            ResolvedInterrupt(
+            make_resolved_interrupt(
                 interrupt=_structure_interrupt(r["interrupt"], Interrupt),
                 run_id=r["runId"],
                 raised_at=r["raisedAt"],
@@ -586,7 +599,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
             for r in data["resolved"]
         ),
         completed_resumes=tuple(
-            CompletedResume(
+            make_completed_resume(
                 run_id=c["runId"],
                 answers=tuple(_answer_identity(a) for a in c["answers"]),
                 outcome=_structure_outcome(c["outcome"], RunFinishedOutcome),
@@ -596,7 +609,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
             for c in data["completedResumes"]
         ),
         tool_journal=tuple(
-            ToolJournalEntry(
+            make_tool_journal_entry(
                 tool_call_id=j["toolCallId"],
                 run_id=j["runId"],
                 started_at=j["startedAt"],
@@ -611,11 +624,11 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
         acted_on=tuple(_answer_identity(a) for a in data.get("actedOn", ())),
         active_run=None
         if run is None
-        else ActiveRun(
+        else make_active_run(
             run_id=run["runId"],
             parent_run_id=run["parentRunId"],
             answers=tuple(
-                BoundAnswer(
+                make_bound_answer(
                     interrupt=_structure_interrupt(a["interrupt"], Interrupt),
                     entry=_structure_entry(a["entry"], ResumeEntry),
                     raised_in=a["raisedIn"],

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 import attrs
 import orjson
@@ -79,15 +79,17 @@ from agui_core.machine.admission import (
 from agui_core.machine.effects import (
     Answer,
     Effect,
-    Emit,
     LeaveUnrun,
     Persist,
     Reject,
     ReportDenied,
     RunTool,
     SendRecorded,
-    StartAgent,
     ToolDecision,
+    make_answer,
+    make_emit,
+    make_persist,
+    make_start_agent,
 )
 from agui_core.machine.facts import InterruptHome
 from agui_core.machine.history import HistoryUpdate, check_input_depth, check_input_ids, merge_history
@@ -98,6 +100,7 @@ from agui_core.machine.interrupts import (
     check_answer_payload,
     check_interrupt,
     format_ids,
+    make_bound_answer,
 )
 from agui_core.machine.journal import MAX_STEPS, Replay, StepJournal, execution_id
 from agui_core.machine.jsonpatch import JsonPatchError, apply_patch
@@ -108,7 +111,6 @@ from agui_core.machine.policy import DecisionPolicy
 from agui_core.machine.quorum import cast, deciding_vote, repeats_votes
 from agui_core.machine.record import (
     ANONYMOUS,
-    ActiveRun,
     CompletedResume,
     ExpiryDefault,
     OpenInterrupt,
@@ -117,11 +119,18 @@ from agui_core.machine.record import (
     ThreadRecord,
     ToolJournalEntry,
     Vote,
+    make_active_run,
+    make_completed_resume,
+    make_open_interrupt,
+    make_proposal,
+    make_resolved_interrupt,
+    make_thread_record,
 )
 from agui_core.machine.transcript import Transcript, own_json, tool_message, wire_size
 from agui_core.machine.transitions import TRANSITIONS, MachineInput, ThreadState, next_state
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import MAX_DEPTH, event_to_dict, overnested_at
+from agui_core.protocol.frozen import maker
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import (
     JSON,
@@ -246,6 +255,16 @@ _MESSAGE_CONTENT_LEVEL = 4
 _INTERRUPT_FIELD_LEVEL = 5
 """The level of an interrupt's fields in the ``RUN_FINISHED`` that raises it (event, outcome,
 interrupts, interrupt)."""
+
+# The events the machine builds itself at the boundaries of every run, built as their classes
+# build them, faster (see agui_core.protocol.frozen); outcomes without fields are shared.
+_run_started = maker(ev.RunStartedEvent)
+_run_finished = maker(ev.RunFinishedEvent)
+_state_snapshot = maker(ev.StateSnapshotEvent)
+_messages_snapshot = maker(ev.MessagesSnapshotEvent)
+_interrupt_outcome = maker(RunFinishedInterruptOutcome)
+_SUCCESS: Final = RunFinishedSuccessOutcome()
+_CANCELLED: Final = RunFinishedCancelledOutcome()
 
 
 def _plain_result(event: ev.Event) -> bool:
@@ -455,7 +474,7 @@ class ThreadMachine:
     @staticmethod
     def _answer(run: _Run, interrupt: Interrupt, entry: ResumeEntry) -> Answer:
         call_id = interrupt.tool_call_id
-        return Answer(
+        return make_answer(
             interrupt=interrupt,
             entry=entry,
             proposal=run.proposals.get(call_id) if call_id is not None else None,
@@ -661,7 +680,7 @@ class ThreadMachine:
     def record(self) -> ThreadRecord:
         """Everything about the thread, frozen; :meth:`from_record` brings it back."""
         run = self._run
-        return ThreadRecord(
+        return make_thread_record(
             thread_id=self._thread_id,
             version=self._version,
             state=self._state,
@@ -677,7 +696,7 @@ class ThreadMachine:
             acted_on=self._acted_on,
             active_run=None
             if run is None
-            else ActiveRun(
+            else make_active_run(
                 run_id=run.run_id,
                 parent_run_id=run.parent_run_id,
                 answers=run.answers,
@@ -1032,7 +1051,7 @@ class ThreadMachine:
                 payload=decided.payload,
                 metadata=decided.metadata,
             )
-            answers.append(BoundAnswer(interrupt=item.interrupt, entry=entry, raised_in=item.run_id))
+            answers.append(make_bound_answer(interrupt=item.interrupt, entry=entry, raised_in=item.run_id))
         return tuple(answers) or None
 
     def _vote_events(
@@ -1043,23 +1062,23 @@ class ThreadMachine:
         self._transcript.settle()
         verifier = StreamVerifier()
         out: list[ev.Event] = [
-            ev.RunStartedEvent(
+            _run_started(
                 thread_id=self._thread_id,
                 run_id=run_input.run_id,
                 parent_run_id=run_input.parent_run_id,
                 protocol_version=PROTOCOL_VERSION,
             ),
-            ev.StateSnapshotEvent(snapshot=self._transcript.state),
-            ev.MessagesSnapshotEvent(messages=self.messages),
-            ev.RunFinishedEvent(
+            _state_snapshot(snapshot=self._transcript.state),
+            _messages_snapshot(messages=self.messages),
+            _run_finished(
                 thread_id=self._thread_id,
                 run_id=run_input.run_id,
-                outcome=RunFinishedInterruptOutcome(interrupts=tuple(policy.announced(o) for o in waiting)),
+                outcome=_interrupt_outcome(interrupts=tuple(policy.announced(o) for o in waiting)),
             ),
         ]
         for event in out:
             verifier.check(event)
-        return [Emit(event=e) for e in out]
+        return [make_emit(event=e) for e in out]
 
     def _check_acted_on(self, entries: Sequence[ResumeEntry]) -> None:
         """Refuse (``INTERRUPT_ALREADY_RESOLVED``) a resume that answers otherwise what an earlier
@@ -1224,7 +1243,7 @@ class ThreadMachine:
             decided_keys=decider[2] if decider is not None and answers else {},
             votes=votes,
         )
-        started = ev.RunStartedEvent(
+        started = _run_started(
             thread_id=self._thread_id,
             run_id=run_input.run_id,
             parent_run_id=run_input.parent_run_id,
@@ -1234,8 +1253,8 @@ class ThreadMachine:
         persist = self._persist()
         return [
             persist,
-            Emit(event=started),
-            StartAgent(run_input=run_input, answers=self.answers),
+            make_emit(event=started),
+            make_start_agent(run_input=run_input, answers=self.answers),
         ]
 
     def _replay_for(self, run_id: str, resumed: bool) -> Replay:
@@ -1275,7 +1294,7 @@ class ThreadMachine:
         self._state = next_state(self._state, MachineInput.REPLAY)
         verifier = StreamVerifier()
         out: list[ev.Event] = [
-            ev.RunStartedEvent(
+            _run_started(
                 thread_id=self._thread_id,
                 run_id=run_input.run_id,
                 parent_run_id=run_input.parent_run_id,
@@ -1283,7 +1302,7 @@ class ThreadMachine:
             ),
             *completed.tool_results,
             *self._replay_snapshots(completed),
-            ev.RunFinishedEvent(
+            _run_finished(
                 thread_id=self._thread_id,
                 run_id=run_input.run_id,
                 outcome=completed.outcome,
@@ -1292,7 +1311,7 @@ class ThreadMachine:
         ]
         for event in out:
             verifier.check(event)
-        return [Emit(event=e) for e in out]
+        return [make_emit(event=e) for e in out]
 
     def _adopt(
         self,
@@ -1316,8 +1335,8 @@ class ThreadMachine:
         if completed.outcome.type != "interrupt":
             return ()
         return (
-            ev.StateSnapshotEvent(snapshot=self._transcript.state),
-            ev.MessagesSnapshotEvent(messages=self.messages),
+            _state_snapshot(snapshot=self._transcript.state),
+            _messages_snapshot(messages=self.messages),
         )
 
     # -- the agent's side -----------------------------------------------------------------
@@ -1331,7 +1350,7 @@ class ThreadMachine:
         """Let one event of the agent's stream through, or raise ``LocalProtocolError``."""
         cls = event.__class__
         if (cls is ev.TextMessageContentEvent or cls is ev.ToolCallArgsEvent) and self._take_delta(event):
-            return [Emit(event=event)]
+            return [make_emit(event=event)]
         run = self._run if self._state in _EMITTING else self._live_run(MachineInput.EMIT)
         assert run is not None
         if event.__class__ not in _AGENT_EVENTS:
@@ -1369,8 +1388,8 @@ class ThreadMachine:
             journal = self._journal.get(event.tool_call_id)
             if journal is not None and journal.result is None:
                 self._journal[event.tool_call_id] = attrs.evolve(journal, result=event)
-                return [self._persist(), Emit(event=event)]
-        return [Emit(event=event)]
+                return [self._persist(), make_emit(event=event)]
+        return [make_emit(event=event)]
 
     def _take_delta(self, event: ev.Event) -> bool:
         """Apply a ``TEXT_MESSAGE_CONTENT`` or ``TOOL_CALL_ARGS`` exactly as :meth:`emit` does,
@@ -1552,7 +1571,7 @@ class ThreadMachine:
             tool_call_id=step_id,
             run_id=run.run_id,
             started_at=now.isoformat(),
-            ran=Proposal(tool_call_id=step_id, name=name, arguments="{}"),
+            ran=make_proposal(tool_call_id=step_id, name=name, arguments="{}"),
             value=kept,
             execution=None if run.replay is None else run.replay.execution,
         )
@@ -1694,7 +1713,7 @@ class ThreadMachine:
                     outcome=SubagentFinishedSuspendedOutcome(interrupt_ids=tuple(ids) if ids else None),
                 )
             self._track(closing)
-            effects.append(Emit(event=closing))
+            effects.append(make_emit(event=closing))
         return effects
 
     def _check_interrupts(self, run: _Run, interrupts: Sequence[Interrupt]) -> None:
@@ -1745,7 +1764,7 @@ class ThreadMachine:
                 else (run.decided_by, run.decided_roles, run.decided_keys.get(interrupt.id))
             )
             self._resolved.append(
-                ResolvedInterrupt(
+                make_resolved_interrupt(
                     interrupt=interrupt,
                     run_id=answer.raised_in,
                     raised_at=run.raised_at.get(interrupt.id),
@@ -1774,7 +1793,7 @@ class ThreadMachine:
             if v.run_id == run.run_id
         ]
         self._completed.append(
-            CompletedResume(
+            make_completed_resume(
                 run_id=run.run_id,
                 answers=fingerprint(cast_here if run.votes else (a.entry for a in run.answers)),
                 outcome=outcome,
@@ -1797,7 +1816,7 @@ class ThreadMachine:
         self._track(finished)
         self._state = next_state(self._state, target)
         self._run = None
-        return [self._persist(), Emit(event=finished)]
+        return [self._persist(), make_emit(event=finished)]
 
     def interrupt(
         self,
@@ -1837,8 +1856,8 @@ class ThreadMachine:
                 f"{MAX_STEPS} (write a long conversation as one execution per input)",
                 state=self._state,
             )
-        outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
-        finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
+        outcome = _interrupt_outcome(interrupts=interrupts)
+        finished = _run_finished(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
         self._check_interrupt_depth(interrupts, finished)
         if continuation is not None:
             self._check_depth(continuation, 1, finished, "the continuation")
@@ -1855,18 +1874,18 @@ class ThreadMachine:
         effects = self._close_subagents(run, suspended)
         snapshots: list[ev.Event] = []
         if not run.state_fresh:
-            snapshots.append(ev.StateSnapshotEvent(snapshot=self._transcript.state))
+            snapshots.append(_state_snapshot(snapshot=self._transcript.state))
         if not run.messages_fresh:
-            snapshots.append(ev.MessagesSnapshotEvent(messages=self.messages))
+            snapshots.append(_messages_snapshot(messages=self.messages))
         for snapshot in snapshots:
             self._track(snapshot)
-            effects.append(Emit(event=snapshot))
+            effects.append(make_emit(event=snapshot))
         self._commit_answers(run, outcome, None)
         if now.tzinfo is None:
             raise LocalProtocolError("interrupt needs an aware datetime for now", state=self._state)
         raised_at = now.isoformat()
         self._open = tuple(
-            OpenInterrupt(
+            make_open_interrupt(
                 interrupt=i,
                 run_id=run.run_id,
                 raised_at=raised_at,
@@ -1889,8 +1908,8 @@ class ThreadMachine:
         """End the run with success and an optional ``result``."""
         run = self._live_run(MachineInput.FINISH)
         self._check_closable(run, "finish")
-        outcome = RunFinishedSuccessOutcome()
-        finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome, result=result)
+        outcome = _SUCCESS
+        finished = _run_finished(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome, result=result)
         if result is not None:  # the one part of this event the machine does not build itself
             at = overnested_at(result, level=2)
             if at is not None:
@@ -1918,12 +1937,12 @@ class ThreadMachine:
         ]
         for event in closing:
             self._track(event)
-            effects.append(Emit(event=event))
+            effects.append(make_emit(event=event))
         effects += self._close_subagents(run, None)
-        outcome = RunFinishedCancelledOutcome()
+        outcome = _CANCELLED
         self._commit_answers(run, outcome, None)
         self._end_execution(run)
-        finished = ev.RunFinishedEvent(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
+        finished = _run_finished(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome)
         return effects + self._end(run, finished, MachineInput.CANCEL)
 
     def fail(self, message: str, code: RunErrorCode = RunErrorCode.AGENT_ERROR) -> list[Effect]:
@@ -1937,7 +1956,7 @@ class ThreadMachine:
         self._transcript.replace(run.messages_before, run.bytes_before)
         self._transcript.state = run.state_before
         self._open = self._open + tuple(
-            OpenInterrupt(
+            make_open_interrupt(
                 interrupt=a.interrupt,
                 run_id=a.raised_in,
                 raised_at=run.raised_at.get(a.interrupt.id),
@@ -1954,7 +1973,7 @@ class ThreadMachine:
             for a in run.answers
         )
         self._run = None
-        return [self._persist(), Emit(event=error)]
+        return [self._persist(), make_emit(event=error)]
 
     def _close_expired(self, expired: Sequence[OpenInterrupt]) -> None:
         """Close ``expired`` (open interrupts whose ``expiresAt`` has passed) in the audit trail."""
@@ -1962,7 +1981,7 @@ class ThreadMachine:
             return
         for item in expired:
             self._resolved.append(
-                ResolvedInterrupt(
+                make_resolved_interrupt(
                     interrupt=item.interrupt,
                     run_id=item.run_id,
                     raised_at=item.raised_at,
@@ -2069,7 +2088,7 @@ class ThreadMachine:
         )
         answers = (
             *(
-                BoundAnswer(interrupt=o.interrupt, entry=entry, raised_in=o.run_id)
+                make_bound_answer(interrupt=o.interrupt, entry=entry, raised_in=o.run_id)
                 for o, entry in zip(defaulted, entries, strict=True)
             ),
             *settled,
@@ -2109,4 +2128,4 @@ class ThreadMachine:
 
     def _persist(self) -> Persist:
         self._version += 1
-        return Persist(record=self.record())
+        return make_persist(record=self.record())

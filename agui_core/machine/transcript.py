@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from agui_core.machine.record import Proposal
+from agui_core.machine.record import Proposal, make_proposal
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import converter, structure_message, unstructure_message
 from agui_core.protocol.types import JSON, AssistantMessage, Message
@@ -211,7 +211,7 @@ class Transcript:
         if call is None:
             return None
         function = call["function"]
-        return Proposal(
+        return make_proposal(
             tool_call_id=tool_call_id,
             name=function["name"],
             arguments=function["arguments"] or "",

@@ -50,7 +50,8 @@ import orjson
 from agui_core.errors import EncodeError, InvalidEventError, InvalidInputError, RunErrorCode, format_path
 from agui_core.protocol import types as t
 from agui_core.protocol.events import EVENT_CLASS_BY_TYPE, EVENT_CLASSES, Event, UnknownEvent
-from agui_core.protocol.fused import build_input, builder_class, check_slot
+from agui_core.protocol.frozen import builder_class, check_plain, check_slot
+from agui_core.protocol.fused import build_input
 from agui_core.protocol.validation import validate_event, validate_input
 
 __all__ = [
@@ -419,7 +420,7 @@ def _make_structure(cls: type[Any], wire: Mapping[str, str]) -> Callable[..., An
 
     Required keys are there and values have their declared types, so nothing is checked
     twice; keys this version does not know go to ``extra``. The object is built as its
-    class's builder (:func:`~agui_core.protocol.fused.builder_class`), whose slots take plain
+    class's builder (:func:`~agui_core.protocol.frozen.builder_class`), whose slots take plain
     attribute stores, and then turned into ``cls``: no keyword-argument call to attrs'
     ``__init__``, and no C call through a slot's descriptor per field, which cost about a
     third of building a message.
@@ -457,26 +458,8 @@ def _make_structure(cls: type[Any], wire: Mapping[str, str]) -> Callable[..., An
     return _compile(f"structure_{cls.__name__}", lines, namespace)  # type: ignore[no-any-return]
 
 
-def _check_plain(cls: type[Any]) -> None:
-    """Refuse a class the generated structure function would build wrongly.
-
-    That function fills the slots of an object made with ``object.__new__`` and never calls
-    ``__init__``: an attrs validator, converter or ``__attrs_post_init__`` on a wire class
-    would be skipped without a word. Such a class needs a structure function of its own.
-    """
-    for field in attrs.fields(cls):
-        if field.validator is not None or field.converter is not None:
-            raise TypeError(
-                f"{cls.__name__}.{field.name} has an attrs validator or converter, which the generated "
-                "decoder (object.__new__, no __init__) would skip"
-            )
-    for hook in ("__attrs_pre_init__", "__attrs_post_init__"):
-        if hasattr(cls, hook):
-            raise TypeError(f"{cls.__name__} defines {hook}, which the generated decoder would skip")
-
-
 def _register_class(cls: type[Any]) -> None:
-    _check_plain(cls)
+    check_plain(cls)
     wire = _wire_names(cls)
     unstructure = _BY_CLASS[cls] = _make_unstructure(cls, wire)
     structure = _STRUCTURE_BY_CLASS[cls] = _make_structure(cls, wire)

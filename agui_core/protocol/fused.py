@@ -37,9 +37,10 @@ from typing import Any, Final, Union, get_args, get_origin, get_type_hints
 import attrs
 
 from agui_core.protocol import types as t
+from agui_core.protocol.frozen import builder_class, check_plain, check_slot
 from agui_core.protocol.validation import _inline, _lookup
 
-__all__ = ["build_input", "builder_class", "check_slot"]
+__all__ = ["build_input"]
 
 _FILE: Final = "<agui_core fused input walk>"
 """The file name the generated functions run under, so that a crash in them is recognised."""
@@ -422,65 +423,13 @@ def _indent(lines: list[str]) -> list[str]:
     return ["    " + line for line in lines]
 
 
-def check_slot(cls: type[Any], name: str) -> None:
-    """Refuse (at import) an attribute of ``cls`` its :func:`builder_class` could not fill with a plain store."""
-    if not isinstance(cls.__dict__.get(name), types.MemberDescriptorType):
-        raise RuntimeError(f"{cls.__name__}.{name} is not a plain slot")
-
-
-_BUILDERS: dict[type[Any], type[Any]] = {}
-
-
-def builder_class(cls: type[Any]) -> type[Any]:
-    """The class a ``cls`` object is built as, then turned into ``cls`` (one per class: the
-    walk here and the codec's structure functions share it).
-
-    A frozen attrs class refuses attribute stores, so its slots could only be written through
-    their descriptors, one C call each, most of the cost of building a message. Its builder
-    adds no slot and takes back ``object``'s ``__setattr__``, ``__delattr__`` and ``__init__``,
-    so the generated code writes the slots with plain attribute stores, which CPython
-    specialises, and, once they are filled, assigns ``__class__ = cls``: CPython allows it
-    between classes of the same layout. What leaves the walk is a plain ``cls`` object; no
-    builder object ever does.
-    """
-    known = _BUILDERS.get(cls)
-    if known is not None:
-        return known
-    builder: type[Any] = type(
-        f"{cls.__name__}Builder",
-        (cls,),
-        {
-            "__slots__": (),
-            "__setattr__": object.__setattr__,
-            "__delattr__": object.__delattr__,
-            "__init__": object.__init__,
-            "__module__": __name__,
-        },
-    )
-    probe = builder()
-    probe.__class__ = cls  # raises TypeError here, at import, should the layouts ever differ
-    _BUILDERS[cls] = builder
-    return builder
-
-
-def _check_plain(cls: type[Any]) -> None:
-    """Refuse a class whose objects the walk would build wrongly: it fills slots and never
-    calls ``__init__``, so a validator, converter or init hook would be skipped."""
-    for field in attrs.fields(cls):
-        if field.validator is not None or field.converter is not None:
-            raise RuntimeError(f"{cls.__name__}.{field.name} has an attrs validator or converter")
-    for hook in ("__attrs_pre_init__", "__attrs_post_init__"):
-        if hasattr(cls, hook):
-            raise RuntimeError(f"{cls.__name__} defines {hook}")
-
-
 def _generate() -> tuple[Any, frozenset[type[Any]]]:
     generator = _Generator()
     file, node = _lookup("input.json#/definitions/RunAgentInput")
     name = generator.function(t.RunAgentInput, _inline(node, file), 1, None)
     classes = frozenset(cls for cls, _level, _tag in generator.functions)
     for cls in classes:
-        _check_plain(cls)
+        check_plain(cls)
     return generator.compile()[name], classes
 
 

@@ -34,6 +34,7 @@ from agui_core.protocol import codec, validation
 from agui_core.protocol import events as ev
 from agui_core.protocol import types as t
 from agui_core.protocol.codec import decode_input
+from agui_core.protocol.frozen import check_plain
 from tests.interop.corpus import CASES
 
 GENERATED_FOR: dict[str, str] = {
@@ -156,7 +157,7 @@ def test_the_lean_and_the_generated_validators_agree_on_the_corpus() -> None:
 
 def test_every_wire_class_is_plain_for_the_generated_decoder() -> None:
     for cls in codec._WIRE_CLASSES:
-        codec._check_plain(cls)
+        check_plain(cls)
 
 
 @pytest.mark.parametrize("kind", ["validator", "converter", "post_init"])
