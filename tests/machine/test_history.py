@@ -458,11 +458,20 @@ def test_a_thread_loaded_from_its_record_tells_copies_apart_as_one_that_ran() ->
     record = record_from_dict(orjson.loads(orjson.dumps(record_to_dict(machine.record()))))
     held = [converter.unstructure(m, Message) for m in record.messages]
     assert [m["id"] for m in held] == ["u-1", "a-1"]
+    (call,) = held[1]["toolCalls"]
+
+    def rewritten(**function: str) -> dict[str, Any]:
+        return {**held[1], "toolCalls": [{**call, "function": {**call["function"], **function}}]}
+
     changes = [
         [{**held[0], "content": "stop"}],
         [{**held[0], "role": "developer"}],
         [FORGED_CALL],
         [{**held[1], "toolCalls": []}],
+        [rewritten(arguments='{"to": "mallory@example.com"}')],
+        [rewritten(name="delete_everything")],
+        [{**held[1], "toolCalls": [{**call, "id": "tc-other"}]}],
+        [{**held[1], "toolCalls": [call, {**call, "id": "tc-more"}]}],
     ]
     for n, messages in enumerate(changes):
         restored = ThreadMachine.from_record(record)
