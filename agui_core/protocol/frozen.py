@@ -15,7 +15,8 @@ that into a function that takes exactly the keywords of ``cls(...)`` and gives a
 object; the decoders inline the stores in their generated code.
 
 What is skipped is ``__init__``, so only a class with nothing in it but stores may be built so:
-:func:`check_plain` refuses one with a validator, a converter, an init hook or a cached hash.
+:func:`check_plain` refuses one with a validator, a converter, an init hook or a cached hash,
+and :func:`maker` one whose ``__init__`` is not attrs' own or that has a ``__new__``.
 """
 
 from __future__ import annotations
@@ -99,13 +100,21 @@ def maker(cls: Callable[P, T]) -> Callable[P, T]:
     if known is not None:
         return known
     check_plain(klass)
+    init = getattr(klass.__init__, "__code__", None)
+    if init is None or not init.co_filename.startswith("<attrs generated") or "__new__" in vars(klass):
+        raise TypeError(
+            f"{klass.__name__} builds itself with an __init__ or __new__ of its own, which a maker would skip"
+        )
     if not all(field.kw_only for field in attrs.fields(klass)):
         raise TypeError(f"{klass.__name__}: a maker takes keywords only, as the class must")
-    namespace: dict[str, Any] = {"_new": object.__new__, "_Builder": builder_class(klass), "_cls": klass}
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": klass}
     parameters: list[str] = []
     body: list[str] = []
     for field in attrs.fields(klass):
         check_slot(klass, field.name)
+        if field.alias.startswith("_"):
+            # The generated function's own names start with "_"; a parameter must never be one.
+            raise TypeError(f"{klass.__name__}.{field.name}: a keyword starting with '_' is not supported")
         default = field.default
         if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
             if default.takes_self:
@@ -128,14 +137,15 @@ def maker(cls: Callable[P, T]) -> Callable[P, T]:
                 namespace[f"_default_{field.name}"] = default
                 parameters.append(f"{field.alias}=_default_{field.name}")
             value = field.alias
-        body.append(f"    o.{field.name} = {value}")
+        body.append(f"    _o.{field.name} = {value}")
+    namespace["_Builder"] = builder_class(klass)  # once the class is known to be one a maker builds
     name = f"make_{klass.__name__}"
     source = [
         f"def {name}(*, {', '.join(parameters)}):" if parameters else f"def {name}():",
-        "    o = _new(_Builder)",
+        "    _o = _new(_Builder)",
         *body,
-        "    o.__class__ = _cls",
-        "    return o",
+        "    _o.__class__ = _cls",
+        "    return _o",
     ]
     exec(compile("\n".join(source), f"<agui_core {name}>", "exec"), namespace)
     made: Callable[P, T] = namespace[name]

@@ -483,6 +483,35 @@ def test_a_thread_loaded_from_its_record_tells_copies_apart_as_one_that_ran() ->
     assert [m.id for m in restored.messages] == ["u-1", "a-1", "u-2"]
 
 
+def test_a_thread_loaded_from_its_record_sees_calls_dropped_from_or_added_to_a_message() -> None:
+    # The agent's message a-1 made two calls and a-2 none; a copy with one call fewer, or with
+    # calls where the thread's has none, rewrites what the agent said.
+    machine = calling("tc-1", "send", '{"to": "bob@example.com"}')
+    emit(
+        ev.ToolCallStartEvent(tool_call_id="tc-2", tool_call_name="send", parent_message_id="a-1"),
+        ev.ToolCallArgsEvent(tool_call_id="tc-2", delta='{"to": "carol@example.com"}'),
+        ev.ToolCallEndEvent(tool_call_id="tc-2"),
+        ev.TextMessageStartEvent(message_id="a-2", role="assistant"),
+        ev.TextMessageContentEvent(message_id="a-2", delta="Sent both."),
+        ev.TextMessageEndEvent(message_id="a-2"),
+    )(machine)
+    machine.finish()
+    record = record_from_dict(orjson.loads(orjson.dumps(record_to_dict(machine.record()))))
+    held = {m["id"]: m for m in (converter.unstructure(m, Message) for m in record.messages)}
+    assert [c["id"] for c in held["a-1"]["toolCalls"]] == ["tc-1", "tc-2"] and "toolCalls" not in held["a-2"]
+    changes = [
+        {**held["a-1"], "toolCalls": held["a-1"]["toolCalls"][:1]},
+        {**held["a-2"], "toolCalls": held["a-1"]["toolCalls"][1:]},
+        {**held["a-2"], "toolCalls": held["a-1"]["toolCalls"]},
+    ]
+    for n, copy in enumerate(changes):
+        run_input = make_input("t", f"run-x{n}", messages=[copy])
+        assert_rejected(ThreadMachine.from_record(record), run_input, RunErrorCode.HISTORY_CONFLICT, repr(copy["id"]))
+    restored = ThreadMachine.from_record(record)
+    started(restored, make_input("t", "run-2", messages=list(held.values())))
+    assert [m.id for m in restored.messages] == ["u-1", "a-1", "a-2"]
+
+
 @pytest.mark.parametrize("loaded", [False, True], ids=["ran", "loaded from its record"])
 def test_a_client_answers_a_call_left_to_it_once(loaded: bool) -> None:
     # A frontend tool: the agent's call that no interrupt gates is the client's to answer, once;

@@ -45,7 +45,7 @@ def test_a_maker_takes_what_its_class_takes_and_builds_the_same_object(cls: type
         made(**_keywords(cls, every=True), not_a_field=1)
 
 
-def test_a_maker_is_made_once_per_class_and_checked_by_the_type_checker_as_the_class() -> None:
+def test_a_maker_is_made_once_per_class_and_its_objects_are_the_classs() -> None:
     assert maker(Emit) is make_emit
     record = make_thread_record(thread_id="t-1", messages=(), owner="alice")
     assert record == ThreadRecord(thread_id="t-1", messages=(), owner="alice")
@@ -61,11 +61,26 @@ def test_a_factory_default_gives_each_object_its_own_value() -> None:
         hidden: int = attrs.field(default=7, init=False)
 
     make_tally = maker(Tally)
-    first, second = make_tally(name="a"), make_tally(name="b")
-    assert first.seen == [] and first.seen is not second.seen and first.hidden == 7
-    given: list[str] = ["x"]
-    assert make_tally(name="c", seen=given).seen is given
-    assert make_tally(name="c") == Tally(name="c")
+    try:
+        first, second = make_tally(name="a"), make_tally(name="b")
+        assert first.seen == [] and first.seen is not second.seen and first.hidden == 7
+        given: list[str] = ["x"]
+        assert make_tally(name="c", seen=given).seen is given
+        assert make_tally(name="c") == Tally(name="c")
+    finally:
+        del MAKERS[Tally]
+
+
+def test_a_field_may_be_named_as_the_generated_function_names_its_object() -> None:
+    @attrs.frozen(kw_only=True)
+    class Point:
+        o: int
+        _cls: int = 0
+
+    try:
+        assert maker(Point)(o=5, cls=6) == Point(o=5, cls=6)
+    finally:
+        del MAKERS[Point]
 
 
 def test_the_builder_class_never_leaves_a_maker() -> None:
@@ -76,7 +91,19 @@ def test_the_builder_class_never_leaves_a_maker() -> None:
 
 @pytest.mark.parametrize(
     "kind",
-    ["validator", "converter", "pre_init", "post_init", "cached hash", "self factory", "positional", "no default"],
+    [
+        "validator",
+        "converter",
+        "pre_init",
+        "post_init",
+        "cached hash",
+        "self factory",
+        "positional",
+        "no default",
+        "own init",
+        "own new",
+        "underscore keyword",
+    ],
 )
 def test_a_class_that_needs_its_init_is_refused(kind: str) -> None:
     if kind == "validator":
@@ -128,12 +155,38 @@ def test_a_class_that_needs_its_init_is_refused(kind: str) -> None:
         class Odd:  # type: ignore[no-redef]
             name: str
 
-    else:
+    elif kind == "no default":
 
         @attrs.frozen(kw_only=True)
         class Odd:  # type: ignore[no-redef]
             name: str
             later: str = attrs.field(init=False)
+
+    elif kind == "own init":
+
+        @attrs.frozen(kw_only=True, init=False)
+        class Odd:  # type: ignore[no-redef]
+            cents: int
+
+            def __init__(self, *, cents: int) -> None:
+                if cents < 0:
+                    raise ValueError("no negative money")
+                self.__attrs_init__(cents=cents)
+
+    elif kind == "own new":
+
+        @attrs.frozen(kw_only=True)
+        class Odd:  # type: ignore[no-redef]
+            name: str
+
+            def __new__(cls, **kwargs: Any) -> Any:
+                return super().__new__(cls)
+
+    else:
+
+        @attrs.frozen(kw_only=True)
+        class Odd:  # type: ignore[no-redef]
+            name: str = attrs.field(alias="_name")
 
     with pytest.raises(TypeError, match="Odd"):
         maker(Odd)
