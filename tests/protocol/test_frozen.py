@@ -89,23 +89,24 @@ def test_the_builder_class_never_leaves_a_maker() -> None:
     assert builder is not Emit and issubclass(builder, Emit)
 
 
-@pytest.mark.parametrize(
-    "kind",
-    [
-        "validator",
-        "converter",
-        "pre_init",
-        "post_init",
-        "cached hash",
-        "self factory",
-        "positional",
-        "no default",
-        "own init",
-        "own new",
-        "underscore keyword",
-    ],
+NEEDS_ITS_INIT = (
+    "validator",
+    "converter",
+    "pre_init",
+    "post_init",
+    "cached hash",
+    "self factory",
+    "positional",
+    "no default",
+    "own init",
+    "own new",
+    "underscore keyword",
 )
-def test_a_class_that_needs_its_init_is_refused(kind: str) -> None:
+"""The kinds of attrs class a builder that skips ``__init__`` would build wrongly."""
+
+
+def needs_its_init(kind: str) -> type[Any]:
+    """A frozen attrs class named ``Odd`` of one of :data:`NEEDS_ITS_INIT`."""
     if kind == "validator":
 
         @attrs.frozen(kw_only=True)
@@ -188,6 +189,12 @@ def test_a_class_that_needs_its_init_is_refused(kind: str) -> None:
         class Odd:  # type: ignore[no-redef]
             name: str = attrs.field(alias="_name")
 
+    return Odd
+
+
+@pytest.mark.parametrize("kind", NEEDS_ITS_INIT)
+def test_a_class_that_needs_its_init_is_refused(kind: str) -> None:
+    odd = needs_its_init(kind)
     with pytest.raises(TypeError, match="Odd"):
-        maker(Odd)
-    assert Odd not in MAKERS
+        maker(odd)
+    assert odd not in MAKERS

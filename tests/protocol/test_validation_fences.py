@@ -36,6 +36,7 @@ from agui_core.protocol import types as t
 from agui_core.protocol.codec import decode_input
 from agui_core.protocol.frozen import check_plain
 from tests.interop.corpus import CASES
+from tests.protocol.test_frozen import needs_its_init
 
 GENERATED_FOR: dict[str, str] = {
     "2.22.3": "c52c78f6762f56ca58f2e234b20b2ae6a6ca05d09f0b9260df28b00e01bd0c18",
@@ -162,29 +163,8 @@ def test_every_wire_class_is_plain_for_the_generated_decoder() -> None:
 
 @pytest.mark.parametrize("kind", ["validator", "converter", "post_init"])
 def test_a_wire_class_with_init_logic_is_refused_at_codegen(kind: str) -> None:
-    if kind == "validator":
-
-        @attrs.frozen(kw_only=True)
-        class Odd:
-            name: str = attrs.field(validator=attrs.validators.instance_of(str))
-
-    elif kind == "converter":
-
-        @attrs.frozen(kw_only=True)
-        class Odd:  # type: ignore[no-redef]
-            name: str = attrs.field(converter=str)
-
-    else:
-
-        @attrs.frozen(kw_only=True)
-        class Odd:  # type: ignore[no-redef]
-            name: str
-
-            def __attrs_post_init__(self) -> None:
-                pass
-
     with pytest.raises(TypeError, match="Odd"):
-        codec._register_class(Odd)
+        codec._register_class(needs_its_init(kind))
 
 
 def _crashing_check(monkeypatch: pytest.MonkeyPatch, ref: str) -> validation.Check:
