@@ -176,7 +176,7 @@ class _Run:
         self.cancelled: set[str] = set()
         self.reported: set[str] = set()
         """The journaled calls whose result this run has sent."""
-        self.acting = anyio.Lock()
+        self.acting = anyio.Lock(fast_acquire=True)  # as the Strands adapter's: no loop trip per event
         """The SDK runs tools concurrently with the stream being read: they take turns with the context."""
 
     async def run(self) -> JSON:

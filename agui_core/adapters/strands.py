@@ -278,7 +278,10 @@ class _Run:
         """The journaled calls whose result this run has sent."""
         self.replayed: dict[str, ToolJournalEntry] = {}
         """The calls an earlier attempt already ran: not run again, their recorded result given back."""
-        self.acting = anyio.Lock()
+        # Taken around every event of the stream: uncontended, it must not also yield to the
+        # event loop as anyio's default lock does (a loop trip an event); a release still
+        # hands the lock to the oldest waiter, so a tool's hook waits at most one event.
+        self.acting = anyio.Lock(fast_acquire=True)
         """Tools run at once (Strands' concurrent executor): their hooks take turns with the context."""
 
     async def run(self) -> JSON:
