@@ -279,8 +279,10 @@ class _Run:
         self.replayed: dict[str, ToolJournalEntry] = {}
         """The calls an earlier attempt already ran: not run again, their recorded result given back."""
         # Taken around every event of the stream: uncontended, it must not also yield to the
-        # event loop as anyio's default lock does (a loop trip an event); a release still
-        # hands the lock to the oldest waiter, so a tool's hook waits at most one event.
+        # event loop as anyio's default lock does (a loop trip an event). A release still
+        # hands the lock to the oldest waiter: a tool's hook that waits for it gets it after
+        # the event in progress (a hook whose task has not run yet starts when the stream
+        # next waits for Strands).
         self.acting = anyio.Lock(fast_acquire=True)
         """Tools run at once (Strands' concurrent executor): their hooks take turns with the context."""
 
