@@ -9,7 +9,7 @@ the transcript only keeps the result. No I/O.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -23,6 +23,9 @@ __all__ = ["Entry", "Transcript", "message_size", "own_json", "tool_message", "w
 
 Entry = dict[str, Any] | Message
 """A message as the transcript holds it: its wire dict, or the wire object it came as (see :class:`Transcript`)."""
+
+_NO_TAIL: Final[tuple[str | None, list[str]]] = (None, [])
+""":attr:`Transcript.text_tail` when no content stream is the last one added to (its list is never appended to)."""
 
 
 def message_size(message: Message) -> int:
@@ -94,6 +97,11 @@ class Transcript:
         the text, its key, the pieces and the message the dict belongs to. Appending each
         delta to a string would copy the whole text every time (quadratic in its length); the
         pieces are joined once, when the messages are read (:meth:`settle`)."""
+        self.text_tail: tuple[str | None, list[str]] = _NO_TAIL
+        """The message id and the pieces of the content stream :meth:`stream_text` last added
+        to, while that stream is in ``streams`` (``_NO_TAIL`` otherwise): a message streamed a
+        delta at a time finds its pieces here, not by a key built and hashed per delta.
+        Whatever removes a stream from ``streams`` resets it."""
         self.state: JSON = None
         """The agent state."""
         self.measured: dict[int, tuple[dict[str, Any], int]] = {}
@@ -187,6 +195,7 @@ class Transcript:
         ``size`` is their :attr:`size` if known (``None``: they are measured when it is next asked for).
         """
         self.streams.clear()
+        self.text_tail = _NO_TAIL
         self.raw = list(messages)
         self.typed = {}
         self.structured = tuple(messages)
@@ -278,12 +287,15 @@ class Transcript:
     def stream_text(self, message_id: str, delta: str) -> None:
         """What a ``TEXT_MESSAGE_CONTENT`` of ``message_id`` does to the transcript, without the event."""
         self.structured = None
+        tail = self.text_tail
+        if tail[0] == message_id:
+            tail[1].append(delta)
+            return
         key = ("content", message_id)
+        self.stream(key, delta)
         stream = self.streams.get(key)
-        if stream is None:
-            self.stream(key, delta)
-        else:
-            stream[2].append(delta)
+        if stream is not None:  # None: no such message, nothing to stream into
+            self.text_tail = (message_id, stream[2])
 
     def stream_delta(self, key: tuple[str, str], delta: str) -> None:
         """What a ``TEXT_MESSAGE_CONTENT`` or ``TOOL_CALL_ARGS`` does to the transcript: ``delta``
@@ -297,11 +309,14 @@ class Transcript:
             holder[field] = "".join(pieces)
             self.touch(owner)
         self.streams.clear()
+        self.text_tail = _NO_TAIL
 
     def end_stream(self, key: tuple[str, str]) -> None:
         """Join one stream: a new message or call with the same id must not receive its deltas."""
         stream = self.streams.pop(key, None)
         if stream is not None:
+            if key[0] == "content" and self.text_tail[0] == key[1]:
+                self.text_tail = _NO_TAIL
             holder, field, pieces, owner = stream
             holder[field] = "".join(pieces)
             self.touch(owner)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -183,3 +184,69 @@ def test_messages_held_as_they_came_end_as_if_every_one_were_a_dict_from_the_sta
     assert held.messages == dicts.messages
     assert held.size == dicts.size == sum(map(message_size, held.messages))
     assert [converter.unstructure(m, Message) for m in _HELD] == before  # the record's messages never change
+
+
+_STREAM_STEPS = st.lists(
+    st.tuples(
+        # Deltas most of all: each other step matters only between two deltas of one message.
+        st.sampled_from(["delta"] * 4 + ["start", "reasoning start", "reasoning delta", "read", "size", "replace"]),
+        st.sampled_from(["m", "n"]),
+        texts(min_size=1, max_size=3),
+    ),
+    max_size=30,
+)
+
+
+def _stream_both(steps: list[tuple[str, str, str]]) -> tuple[Transcript, Transcript]:
+    """``steps`` applied to two transcripts: deltas through ``stream_text`` to the first, as
+    events to the second; every other step as the same call to both."""
+    fast, slow = Transcript(), Transcript()
+    for kind, message_id, text in steps:
+        for transcript in (fast, slow):
+            if kind == "delta" and transcript is fast:
+                transcript.stream_text(message_id, text)
+            elif kind == "delta":
+                transcript.apply_message_event(ev.TextMessageContentEvent(message_id=message_id, delta=text))
+            elif kind == "start":
+                transcript.apply_message_event(ev.TextMessageStartEvent(message_id=message_id, role="assistant"))
+            elif kind == "reasoning start":
+                transcript.apply_message_event(ev.ReasoningMessageStartEvent(message_id=message_id))
+            elif kind == "reasoning delta":
+                transcript.apply_message_event(ev.ReasoningMessageContentEvent(message_id=message_id, delta=text))
+            elif kind == "read":
+                transcript.settle()
+            elif kind == "size":
+                assert transcript.size >= 0  # measuring joins what is streamed
+            else:
+                transcript.replace((AssistantMessage(id=message_id, content=text),))
+    return fast, slow
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        [("read", "m", "")],
+        [("size", "m", "")],
+        [("start", "m", "")],
+        [("replace", "m", "was")],
+        [("start", "n", ""), ("delta", "n", "x")],
+        [("reasoning start", "m", ""), ("reasoning delta", "m", "r")],
+    ],
+    ids=["read", "measured", "started again", "replaced", "another message", "reasoning under the id"],
+)
+def test_a_delta_after_its_stream_was_joined_or_dropped_lands_where_its_event_would(
+    between: list[tuple[str, str, str]],
+) -> None:
+    # stream_text finds the stream it last added to without looking it up: whatever joins,
+    # ends or drops that stream in between must not leave a later delta in text already joined.
+    steps = [("start", "m", ""), ("delta", "m", "a"), *between, ("delta", "m", "b")]
+    fast, slow = _stream_both(steps)
+    assert fast.messages == slow.messages
+    assert "b" in [m.content for m in fast.messages if m.id == "m"][-1]  # type: ignore[union-attr]
+
+
+@given(_STREAM_STEPS)
+def test_text_streamed_without_its_event_ends_as_the_events_leave_it(steps: list[tuple[str, str, str]]) -> None:
+    fast, slow = _stream_both(steps)
+    assert fast.messages == slow.messages
+    assert fast.size == slow.size
