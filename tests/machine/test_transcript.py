@@ -245,6 +245,20 @@ def test_a_delta_after_its_stream_was_joined_or_dropped_lands_where_its_event_wo
     assert "b" in [m.content for m in fast.messages if m.id == "m"][-1]  # type: ignore[union-attr]
 
 
+def test_a_message_streamed_a_delta_at_a_time_keeps_its_pieces_at_hand() -> None:
+    # The short cut itself: after the first delta, the next ones find the stream's own pieces
+    # without a lookup (a tail never set would leave every test above passing, and slower).
+    transcript = Transcript()
+    transcript.apply_message_event(ev.TextMessageStartEvent(message_id="m", role="assistant"))
+    transcript.stream_text("m", "a")
+    message_id, pieces = transcript.text_tail
+    assert message_id == "m" and pieces is transcript.streams[("content", "m")][2]
+    transcript.stream_text("m", "b")
+    assert pieces[-1] == "b"
+    transcript.stream_text("nobody", "x")  # no such message: nothing to stream into
+    assert transcript.text_tail == ("m", pieces)
+
+
 @given(_STREAM_STEPS)
 def test_text_streamed_without_its_event_ends_as_the_events_leave_it(steps: list[tuple[str, str, str]]) -> None:
     fast, slow = _stream_both(steps)
