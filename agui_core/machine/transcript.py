@@ -315,8 +315,7 @@ class Transcript:
         """Join one stream: a new message or call with the same id must not receive its deltas."""
         stream = self.streams.pop(key, None)
         if stream is not None:
-            if key[0] == "content" and self.text_tail[0] == key[1]:
-                self.text_tail = _NO_TAIL
+            self.text_tail = _NO_TAIL
             holder, field, pieces, owner = stream
             holder[field] = "".join(pieces)
             self.touch(owner)

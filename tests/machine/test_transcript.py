@@ -216,7 +216,7 @@ def _stream_both(steps: list[tuple[str, str, str]]) -> tuple[Transcript, Transcr
             elif kind == "read":
                 transcript.settle()
             elif kind == "size":
-                assert transcript.size >= 0  # measuring joins what is streamed
+                _ = transcript.size  # measuring joins what is streamed
             else:
                 transcript.replace((AssistantMessage(id=message_id, content=text),))
     return fast, slow
