@@ -221,6 +221,32 @@ def test_an_interrupt_of_another_thread_is_thread_mismatch_without_naming_it() -
             {"threadId": "t", "runId": "r", "resume": [{"interruptId": "i" * 300, "status": "cancelled"}]},
             "$.resume[0].interruptId",
         ),
+        (
+            {
+                "threadId": "t",
+                "runId": "r",
+                "messages": [{"id": "t-1", "role": "tool", "toolCallId": "tc 1", "content": "done"}],
+            },
+            "$.messages[0].toolCallId",
+        ),
+        (
+            {
+                "threadId": "t",
+                "runId": "r",
+                "messages": [
+                    {"id": "u-1", "role": "user", "content": "x"},
+                    {
+                        "id": "a-1",
+                        "role": "assistant",
+                        "toolCalls": [
+                            {"id": "tc-1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+                            {"id": "", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+                        ],
+                    },
+                ],
+            },
+            "$.messages[1].toolCalls[1].id",
+        ),
     ],
 )
 def test_ids_have_a_length_and_character_limit(doc: dict[str, Any], where: str) -> None:
