@@ -203,6 +203,9 @@ class ThreadLimits:
     max_bytes: int | None = attrs.field(default=DEFAULT_MAX_THREAD_BYTES, validator=_at_least_one)
 
 
+_DEFAULT_LIMITS: Final = ThreadLimits()
+"""The limits of a machine given none (frozen, so one for all: a host makes a machine a run)."""
+
 _RETRIES_KEPT = 4
 """How many ended runs that answered nothing are kept for clients retrying them by run id."""
 
@@ -419,7 +422,7 @@ class ThreadMachine:
     ) -> None:
         self._thread_id = thread_id
         self._validators = payload_validators if payload_validators is not None else PayloadValidators()
-        self._limits = limits if limits is not None else ThreadLimits()
+        self._limits = limits if limits is not None else _DEFAULT_LIMITS
         self._version = 0
         self._state = ThreadState.IDLE
         self._transcript = Transcript()
