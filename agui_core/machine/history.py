@@ -52,9 +52,11 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_ID_LENGTH",
     "HistoryUpdate",
+    "bad_id",
     "check_input_depth",
     "check_input_ids",
     "merge_history",
+    "message_id_fault",
 ]
 
 MAX_ID_LENGTH: Final = 256
@@ -75,7 +77,15 @@ class HistoryUpdate:
     """The wire dicts of ``added``, in order (made while comparing them; measured against the thread's size limit)."""
 
 
-def _bad_id(value: object) -> str | None:
+def bad_id(value: object) -> str | None:
+    """Why ``value`` is no id an input may carry (empty, too long, not printable ASCII, or
+    holding a space), or ``None``: an id that is one, or no string at all (the wire schema's to
+    refuse, and not this rule's).
+
+    The thread machine asks it of the ids an agent gives the thread too: a client sends a
+    thread's message, tool call and interrupt ids back in its later inputs, so an id the rule
+    refuses there would leave the thread unable to take another input.
+    """
     if not isinstance(value, str):
         return None
     if not value:
@@ -88,7 +98,7 @@ def _bad_id(value: object) -> str | None:
 
 
 _GOOD_IDS: Final = re.compile(rf"[!-~]{{1,{MAX_ID_LENGTH}}}+(?: [!-~]{{1,{MAX_ID_LENGTH}}}+)*+")
-"""Ids :func:`_bad_id` takes, joined by single spaces: printable ASCII but the space, 1 to
+"""Ids :func:`bad_id` takes, joined by single spaces: printable ASCII but the space, 1 to
 :data:`MAX_ID_LENGTH` characters each.
 
 Possessive (``+`` after each repeat): an id ends only at a space, so nothing matched is ever
@@ -98,7 +108,7 @@ thousands of long ids with a bad one last."""
 
 
 def _all_fine(ids: list[Any]) -> bool:
-    """Whether every one of ``ids`` (not empty) is a string :func:`_bad_id` takes (the question
+    """Whether every one of ``ids`` (not empty) is a string :func:`bad_id` takes (the question
     without its answer): judged on them joined by spaces, in one pass of a compiled pattern,
     rather than one Python call an id (an input that sends a conversation again carries an id
     for each message and tool call). No good id holds a space, so the joined text holds exactly
@@ -114,6 +124,18 @@ def _all_fine(ids: list[Any]) -> bool:
 _ID: Final = attrgetter("id")
 
 
+def _gather_ids(messages: Sequence[Message], ids: list[Any]) -> None:
+    """Add to ``ids`` every id of ``messages``: each message's, each tool result's
+    ``toolCallId`` and each tool call's."""
+    ids += map(_ID, messages)
+    for message in messages:
+        # By class, not getattr with a default: a slotted class without the field raises inside.
+        if isinstance(message, ToolMessage):
+            ids.append(message.tool_call_id)
+        elif isinstance(message, AssistantMessage) and message.tool_calls:
+            ids += map(_ID, message.tool_calls)
+
+
 def check_input_ids(run_input: RunAgentInput) -> None:
     """Refuse (``INVALID_INPUT``, with the path) an id that is empty, too long or not printable ASCII."""
     # Every input goes through here: the ids are judged in one pass first, and the paths are
@@ -122,14 +144,7 @@ def check_input_ids(run_input: RunAgentInput) -> None:
     if run_input.parent_run_id is not None:
         ids.append(run_input.parent_run_id)
     ids += [entry.interrupt_id for entry in run_input.resume or ()]
-    messages = run_input.messages
-    ids += map(_ID, messages)
-    for message in messages:
-        # By class, not getattr with a default: a slotted class without the field raises inside.
-        if isinstance(message, ToolMessage):
-            ids.append(message.tool_call_id)
-        elif isinstance(message, AssistantMessage) and message.tool_calls:
-            ids += map(_ID, message.tool_calls)
+    _gather_ids(run_input.messages, ids)
     if _all_fine(ids):
         return
     for name, value in (("threadId", run_input.thread_id), ("runId", run_input.run_id)):
@@ -138,17 +153,42 @@ def check_input_ids(run_input: RunAgentInput) -> None:
         _check_id(run_input.parent_run_id, "parentRunId")
     for index, entry in enumerate(run_input.resume or ()):
         _check_id(entry.interrupt_id, "resume", index, "interruptId")
-    for index, message in enumerate(run_input.messages):
-        _check_id(message.id, "messages", index, "id")
+    fault = message_id_fault(run_input.messages, judged=True)
+    if fault is not None:
+        path, why = fault
+        raise RemoteProtocolError(
+            RunErrorCode.INVALID_INPUT, f"invalid RunAgentInput at {format_path(('messages', *path))}: {why}"
+        )
+
+
+def message_id_fault(messages: Sequence[Message], *, judged: bool = False) -> tuple[tuple[str | int, ...], str] | None:
+    """The first id of ``messages`` :func:`bad_id` refuses (a message's, a tool result's
+    ``toolCallId``, a tool call's), as its path within them and why; ``None``: none.
+
+    The ids are judged joined first, in one pass, as :func:`check_input_ids` does; with
+    ``judged`` (they failed that already), or once they fail it, an id at a time, to name the one.
+    """
+    if not judged:
+        ids: list[Any] = []
+        _gather_ids(messages, ids)
+        if not ids or _all_fine(ids):
+            return None
+    for index, message in enumerate(messages):
+        named: list[tuple[tuple[str | int, ...], object]] = [((index, "id"), message.id)]
         call_id = getattr(message, "tool_call_id", None)
         if call_id is not None:
-            _check_id(call_id, "messages", index, "toolCallId")
+            named.append(((index, "toolCallId"), call_id))
         for number, call in enumerate(getattr(message, "tool_calls", None) or ()):
-            _check_id(call.id, "messages", index, "toolCalls", number, "id")
+            named.append(((index, "toolCalls", number, "id"), call.id))
+        for path, value in named:
+            why = bad_id(value)
+            if why is not None:
+                return path, why
+    return None
 
 
 def _check_id(value: object, *path: str | int) -> None:
-    why = _bad_id(value)
+    why = bad_id(value)
     if why is not None:
         raise RemoteProtocolError(RunErrorCode.INVALID_INPUT, f"invalid RunAgentInput at {format_path(path)}: {why}")
 

@@ -92,7 +92,14 @@ from agui_core.machine.effects import (
     make_start_agent,
 )
 from agui_core.machine.facts import InterruptHome
-from agui_core.machine.history import HistoryUpdate, check_input_depth, check_input_ids, merge_history
+from agui_core.machine.history import (
+    HistoryUpdate,
+    bad_id,
+    check_input_depth,
+    check_input_ids,
+    merge_history,
+    message_id_fault,
+)
 from agui_core.machine.interrupts import (
     CORE_REASONS,
     BoundAnswer,
@@ -232,8 +239,21 @@ _CHANGE_THE_TRANSCRIPT = frozenset(
     {ev.StateSnapshotEvent, ev.StateDeltaEvent, ev.MessagesSnapshotEvent, ev.ActivityDeltaEvent}
 )
 """Events besides ``_MESSAGE_EVENTS`` that change the thread's messages or state."""
-_CHECKED_BEFORE_APPLIED = frozenset({ev.StateDeltaEvent, ev.ActivityDeltaEvent, ev.ActivitySnapshotEvent})
-"""Events whose result (a patched value, a nested activity) is checked before the ordering rules."""
+_SENT_BACK_IDS: Final[Mapping[type[Any], tuple[tuple[str, str], ...]]] = {
+    ev.TextMessageStartEvent: (("message_id", "messageId"),),
+    ev.ReasoningMessageStartEvent: (("message_id", "messageId"),),
+    ev.ToolCallStartEvent: (("tool_call_id", "toolCallId"), ("parent_message_id", "parentMessageId")),
+    ev.ToolCallResultEvent: (("message_id", "messageId"), ("tool_call_id", "toolCallId")),
+    ev.ActivitySnapshotEvent: (("message_id", "messageId"),),
+}
+"""The events that give the thread's messages an id (attribute, wire name): a message's, a
+tool call's, the call a result answers. Clients send those back with every later input, whose
+ids :func:`~agui_core.machine.history.check_input_ids` judges, so the agent's are judged by the
+same rule as they come (``MESSAGES_SNAPSHOT``: every id of its messages)."""
+_CHECKED_BEFORE_APPLIED = frozenset(
+    {ev.StateDeltaEvent, ev.ActivityDeltaEvent, ev.ActivitySnapshotEvent, ev.MessagesSnapshotEvent, *_SENT_BACK_IDS}
+)
+"""Events whose ids or result (a patched value, a nested activity) are checked before the ordering rules."""
 _FREE_JSON_EVENTS = frozenset(
     {
         ev.ToolCallResultEvent,
@@ -268,6 +288,16 @@ _messages_snapshot = maker(ev.MessagesSnapshotEvent)
 _interrupt_outcome = maker(RunFinishedInterruptOutcome)
 _SUCCESS: Final = RunFinishedSuccessOutcome()
 _CANCELLED: Final = RunFinishedCancelledOutcome()
+
+
+def _shown_id(value: str) -> str:
+    """``value`` quoted for an error message, cut short when long (an id may be any length)."""
+    return repr(value) if len(value) <= 64 else f"{value[:48]!r}... ({len(value):,} characters)"
+
+
+def _unsendable(why: str) -> str:
+    """Why an agent's id is refused: the rule it breaks, and what breaking it would do."""
+    return f"{why} (clients send a thread's ids back with their later inputs, which could not carry this one)"
 
 
 def _plain_result(event: ev.Event) -> bool:
@@ -1631,6 +1661,20 @@ class ThreadMachine:
         new_state = self._transcript.state
         if cls not in _CHECKED_BEFORE_APPLIED:
             pass  # the common case: nothing to check but the ordering rules
+        elif cls in _SENT_BACK_IDS:
+            for name, wire in _SENT_BACK_IDS[cls]:
+                value = getattr(event, name)
+                why = bad_id(value)
+                if why is not None:
+                    raise self._refuse(event, f"{wire} {_shown_id(value)}: {_unsendable(why)}")
+            if isinstance(event, ev.ActivitySnapshotEvent):
+                self._check_depth(event.content, _MESSAGE_CONTENT_LEVEL, event, "the activity (in MESSAGES_SNAPSHOT)")
+        elif isinstance(event, ev.MessagesSnapshotEvent):
+            if event.messages is not self._transcript.structured:  # the machine's own holds ids judged already
+                fault = message_id_fault(event.messages)
+                if fault is not None:
+                    path, why = fault
+                    raise self._refuse(event, f"{format_path(('messages', *path))[2:]}: {_unsendable(why)}")
         elif isinstance(event, ev.StateDeltaEvent):
             try:
                 new_state = apply_patch(self._transcript.state, event.delta)
@@ -1646,8 +1690,6 @@ class ThreadMachine:
             except JsonPatchError as exc:
                 raise self._refuse(event, f"the JSON Patch does not apply to the activity: {exc}") from None
             self._check_depth(patched, _MESSAGE_CONTENT_LEVEL, event, "the patched activity (in MESSAGES_SNAPSHOT)")
-        elif isinstance(event, ev.ActivitySnapshotEvent):
-            self._check_depth(event.content, _MESSAGE_CONTENT_LEVEL, event, "the activity (in MESSAGES_SNAPSHOT)")
         try:
             run.verifier.check(event)
         except OrderingError as ordering_error:
@@ -1742,6 +1784,11 @@ class ThreadMachine:
                 if fault.schema_error is not None:
                     raise fault.schema_error  # the agent declared a schema that does not compile
                 raise bad(fault.why)
+            why = bad_id(iid)
+            if why is not None:  # a client answers it by this id
+                raise LocalProtocolError(
+                    f"interrupt {_shown_id(iid)}: {_unsendable(why)}", state=self._state, event=interrupt
+                )
             if interrupt.tool_call_id is not None and interrupt.tool_call_id not in closed_calls:
                 raise bad(
                     f"toolCallId {interrupt.tool_call_id!r} is not a closed tool call of run "

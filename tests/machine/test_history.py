@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agui_core.errors import RunErrorCode
+from agui_core.errors import LocalProtocolError, RunErrorCode
 from agui_core.machine import history
 from agui_core.machine.effects import Reject, StartAgent
 from agui_core.machine.facts import InterruptHome
@@ -20,7 +20,15 @@ from agui_core.machine.record import ANONYMOUS, record_from_dict, record_to_dict
 from agui_core.machine.thread import MAX_INTERRUPTS, ThreadMachine
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import converter, decode_input
-from agui_core.protocol.types import AssistantMessage, Message, ResumeEntry, UserMessage
+from agui_core.protocol.types import (
+    AssistantMessage,
+    FunctionCall,
+    Message,
+    ResumeEntry,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from tests.machine.driver import NOW, emit, make_input, make_interrupt
 from tests.machine.test_thread import approval, assert_rejected, interrupted, resume, yes
 
@@ -358,8 +366,8 @@ _EDGY_IDS = st.one_of(
 @given(st.lists(st.one_of(st.text(max_size=300), _EDGY_IDS, st.integers(), st.none()), min_size=1, max_size=8))
 def test_ids_judged_together_are_judged_as_one_by_one(ids: list[Any]) -> None:
     # check_input_ids judges an input's ids joined, at C speed; the answer must be the one
-    # each id gets alone (a string _bad_id takes; anything else goes the long way).
-    one_by_one = all(isinstance(i, str) and history._bad_id(i) is None for i in ids)
+    # each id gets alone (a string bad_id takes; anything else goes the long way).
+    one_by_one = all(isinstance(i, str) and history.bad_id(i) is None for i in ids)
     assert history._all_fine(ids) == one_by_one
 
 
@@ -577,3 +585,58 @@ def test_content_an_agent_gave_that_is_not_absent_is_not_taken_for_absent(said: 
         assert_rejected(machine, make_input("t", "run-2", messages=[copy]), RunErrorCode.HISTORY_CONFLICT, "'a-1'")
     for absent in (None, "", ()):
         assert history._same_message(AssistantMessage(id="a-1", content=absent), AssistantMessage(id="a-1"))
+
+
+@pytest.mark.parametrize(
+    ("messages", "path"),
+    [
+        ([UserMessage(id="u-1", content="a"), UserMessage(id="u 2", content="b")], (1, "id")),
+        ([ToolMessage(id="r-1", tool_call_id="tc\t1", content="ok")], (0, "toolCallId")),
+        (
+            [
+                AssistantMessage(
+                    id="a-1",
+                    tool_calls=(
+                        ToolCall(id="tc-1", function=FunctionCall(name="f", arguments="{}")),
+                        ToolCall(id="t" * (MAX_ID_LENGTH + 1), function=FunctionCall(name="f", arguments="{}")),
+                    ),
+                )
+            ],
+            (0, "toolCalls", 1, "id"),
+        ),
+        ([UserMessage(id="u-1", content="a"), ToolMessage(id="r-1", tool_call_id="tc-1", content="ok")], None),
+        ([], None),
+    ],
+)
+def test_message_id_fault_names_the_first_id_no_input_could_carry(messages: list[Message], path: Any) -> None:
+    fault = history.message_id_fault(messages)
+    assert (fault and fault[0]) == path
+    # Judged one by one from the start (an input whose ids failed together), the answer is the same.
+    assert history.message_id_fault(messages, judged=True) == fault
+
+
+def test_an_agents_snapshot_with_an_id_no_input_could_carry_is_refused_naming_it() -> None:
+    machine = ThreadMachine("t")
+    machine.receive_input(make_input("t", "run-1", messages=[{"id": "u-1", "role": "user", "content": "hi"}]), now=NOW)
+    before = machine.record()
+    result = ToolMessage(id="r-1", tool_call_id="call 1", content="found")
+    with pytest.raises(LocalProtocolError, match=r"MESSAGES_SNAPSHOT: messages\[1\]\.toolCallId: an id is printable"):
+        machine.emit(ev.MessagesSnapshotEvent(messages=(*machine.messages, result)))
+    assert machine.record() == before
+    fine = ToolMessage(id="r-1", tool_call_id="call-1", content="found")
+    machine.emit(ev.MessagesSnapshotEvent(messages=(*machine.messages, fine)))
+    assert [m.id for m in machine.messages] == ["u-1", "r-1"]
+
+
+def test_the_machines_own_snapshot_does_not_judge_ids_the_thread_already_holds() -> None:
+    # A thread saved before agents' ids were judged may hold one no input could carry: its
+    # next interrupt still announces its messages (only what an agent gives now is judged).
+    machine = ThreadMachine("t")
+    machine.receive_input(make_input("t", "run-1", messages=[{"id": "u-1", "role": "user", "content": "hi"}]), now=NOW)
+    machine.finish()
+    old = attrs.evolve(machine.record(), messages=(*machine.messages, AssistantMessage(id="said so", content="x")))
+    machine = ThreadMachine.from_record(old)
+    machine.receive_input(make_input("t", "run-2"), now=NOW)
+    effects = machine.interrupt([make_interrupt({"id": "int-1", "reason": "confirmation"})], now=NOW)
+    (snapshot,) = [e.event for e in effects if isinstance(getattr(e, "event", None), ev.MessagesSnapshotEvent)]
+    assert [m.id for m in snapshot.messages] == ["u-1", "said so"]
