@@ -41,7 +41,7 @@ from agui_core.protocol.codec import (
     MAX_DEPTH,
     depth_checked,
     input_to_dict,
-    overnested_at,
+    json_fault,
     parsed_messages,
     unstructure_message,
 )
@@ -203,12 +203,10 @@ def check_input_depth(run_input: RunAgentInput) -> None:
     """
     if depth_checked(run_input):
         return
-    at = overnested_at(input_to_dict(run_input))
-    if at is not None:
-        raise RemoteProtocolError(
-            RunErrorCode.INVALID_INPUT,
-            f"invalid RunAgentInput at {format_path(at)}: JSON nested at most {MAX_DEPTH} levels deep",
-        )
+    fault = json_fault(input_to_dict(run_input))
+    if fault is not None:
+        at, why = fault
+        raise RemoteProtocolError(RunErrorCode.INVALID_INPUT, f"invalid RunAgentInput at {format_path(at)}: {why}")
 
 
 def _canonical(value: JSON) -> bytes:

@@ -51,12 +51,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 import attrs
 import orjson
 
 from agui_core.errors import (
+    EncodeError,
     LocalProtocolError,
     OrderingError,
     PayloadError,
@@ -136,12 +137,13 @@ from agui_core.machine.record import (
 from agui_core.machine.transcript import Transcript, own_json, tool_message, wire_size
 from agui_core.machine.transitions import TRANSITIONS, MachineInput, ThreadState, next_state
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import MAX_DEPTH, event_to_dict, overnested_at
+from agui_core.protocol.codec import event_to_dict, json_fault
 from agui_core.protocol.frozen import maker
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import (
     JSON,
     PROTOCOL_VERSION,
+    InputContent,
     Interrupt,
     Message,
     ResumeEntry,
@@ -239,21 +241,57 @@ _CHANGE_THE_TRANSCRIPT = frozenset(
     {ev.StateSnapshotEvent, ev.StateDeltaEvent, ev.MessagesSnapshotEvent, ev.ActivityDeltaEvent}
 )
 """Events besides ``_MESSAGE_EVENTS`` that change the thread's messages or state."""
-_SENT_BACK_IDS: Final[Mapping[type[Any], tuple[tuple[str, str], ...]]] = {
-    ev.TextMessageStartEvent: (("message_id", "messageId"),),
-    ev.ReasoningMessageStartEvent: (("message_id", "messageId"),),
-    ev.ToolCallStartEvent: (("tool_call_id", "toolCallId"), ("parent_message_id", "parentMessageId")),
-    ev.ToolCallResultEvent: (("message_id", "messageId"), ("tool_call_id", "toolCallId")),
-    ev.ActivitySnapshotEvent: (("message_id", "messageId"),),
+_ID: Final = "id"
+_OPTIONAL_ID: Final = "optional id"
+_TEXT: Final = "text"
+_OPTIONAL_TEXT: Final = "optional text"
+_OBJECT: Final = "object"
+_RESULT: Final = "result"
+_KEPT: Final[Mapping[type[Any], tuple[tuple[str, str, str], ...]]] = {
+    ev.TextMessageStartEvent: (("message_id", "messageId", _ID),),
+    ev.TextMessageContentEvent: (("delta", "delta", _TEXT),),
+    ev.ReasoningMessageStartEvent: (("message_id", "messageId", _ID),),
+    ev.ReasoningMessageContentEvent: (("delta", "delta", _TEXT),),
+    ev.ToolCallStartEvent: (
+        ("tool_call_id", "toolCallId", _ID),
+        ("tool_call_name", "toolCallName", _TEXT),
+        ("parent_message_id", "parentMessageId", _OPTIONAL_ID),
+    ),
+    ev.ToolCallArgsEvent: (("delta", "delta", _TEXT),),
+    ev.ToolCallResultEvent: (
+        ("message_id", "messageId", _ID),
+        ("tool_call_id", "toolCallId", _ID),
+        ("content", "content", _RESULT),
+    ),
+    ev.ActivitySnapshotEvent: (
+        ("message_id", "messageId", _ID),
+        ("activity_type", "activityType", _TEXT),
+        ("content", "content", _OBJECT),
+    ),
 }
-"""The events that give the thread's messages an id (attribute, wire name): a message's, a
-tool call's, the call a result answers. Clients send those back with every later input, whose
-ids :func:`~agui_core.machine.history.check_input_ids` judges, so the agent's are judged by the
-same rule as they come (``MESSAGES_SNAPSHOT``: every id of its messages)."""
-_CHECKED_BEFORE_APPLIED = frozenset(
-    {ev.StateDeltaEvent, ev.ActivityDeltaEvent, ev.ActivitySnapshotEvent, ev.MessagesSnapshotEvent, *_SENT_BACK_IDS}
+"""What the events that write the thread's messages put in them, as (attribute, wire name,
+kind), judged before anything is applied: clients send the thread's messages back with their
+later inputs, so a message must be one an input can carry. An id (:data:`_ID`) is a string the
+input rule takes (:func:`~agui_core.machine.history.bad_id`), :data:`_OPTIONAL_ID` one or
+``None``; :data:`_TEXT` a string (a name, a delta, which the messages join); :data:`_OBJECT` a
+JSON object; :data:`_RESULT` a tool result's content, text or content parts. An agent's
+``MESSAGES_SNAPSHOT`` is held to its wire schema and the id rule whole."""
+_INTERRUPT_TEXT: Final = (
+    ("id", "id", _TEXT),
+    ("reason", "reason", _TEXT),
+    ("message", "message", _OPTIONAL_TEXT),
+    ("subagent_run_id", "subagentRunId", _OPTIONAL_TEXT),
 )
-"""Events whose ids or result (a patched value, a nested activity) are checked before the ordering rules."""
+"""An interrupt's fields that are strings on the wire, as :data:`_KEPT` has them (the id's
+rule is judged after the interrupt's own checks, which name an empty one as they always did;
+``toolCallId`` must be one of the run's closed calls, and ``expiresAt`` a date-time)."""
+_TEXT_OR_NONE: Final = (str, type(None))
+"""The classes of an optional string, exactly (a subclass of ``str`` goes the long way)."""
+_CHECKED_BEFORE_APPLIED = frozenset(
+    {ev.StateDeltaEvent, ev.ActivityDeltaEvent, ev.ActivitySnapshotEvent, ev.MessagesSnapshotEvent}
+)
+"""Events whose result (a patched value, a nested activity) or messages (an agent's snapshot)
+are checked before the ordering rules."""
 _FREE_JSON_EVENTS = frozenset(
     {
         ev.ToolCallResultEvent,
@@ -298,6 +336,29 @@ def _shown_id(value: str) -> str:
 def _unsendable(why: str) -> str:
     """Why an agent's id is refused: the rule it breaks, and what breaking it would do."""
     return f"{why} (clients send a thread's ids back with their later inputs, which could not carry this one)"
+
+
+_PARTS: Final = get_args(InputContent)
+"""The classes of a tool result's content parts."""
+
+
+def _kept_fault(kind: str, wire: str, value: object) -> str | None:
+    """Why ``value``, given for the field ``wire`` of the :data:`_KEPT` kind ``kind``, cannot go
+    into the thread (its messages, an interrupt); ``None``: it can."""
+    if value is None and (kind is _OPTIONAL_ID or kind is _OPTIONAL_TEXT):
+        return None
+    if kind is _OBJECT:
+        return None if isinstance(value, Mapping) else f"{wire} must be a JSON object, not {type(value).__name__}"
+    if kind is _RESULT:
+        if isinstance(value, str) or (isinstance(value, tuple | list) and all(isinstance(p, _PARTS) for p in value)):
+            return None
+        return f"{wire} must be a string or content parts, not {type(value).__name__}"
+    if not isinstance(value, str):
+        return f"{wire} must be a string, not {type(value).__name__}"
+    if kind is not _ID and kind is not _OPTIONAL_ID:
+        return None  # text
+    why = bad_id(value)
+    return None if why is None else f"{wire} {_shown_id(value)}: {_unsendable(why)}"
 
 
 def _plain_result(event: ev.Event) -> bool:
@@ -1409,6 +1470,18 @@ class ThreadMachine:
                     event,
                     f"interrupt {interrupt.id!r} was cancelled, so tool call {tool_call_id!r} is not executed",
                 )
+        kept = _KEPT.get(cls)
+        if kept is not None:
+            for name, wire, kind in kept:
+                value = getattr(event, name)
+                if value.__class__ is str:  # the common cases, without a call
+                    if kind is _TEXT or kind is _RESULT:
+                        continue
+                    if kind is not _OBJECT and bad_id(value) is None:
+                        continue
+                fault = _kept_fault(kind, wire, value)
+                if fault is not None:
+                    raise self._refuse(event, fault)
         if (
             (event.__class__ in _FREE_JSON_EVENTS and not _plain_result(event))
             or event.raw_event is not None
@@ -1436,15 +1509,24 @@ class ThreadMachine:
         # Free JSON (raw_event, metadata, unknown fields) is checked for depth by the general path.
         if run is None or self._state not in _EMITTING or event.raw_event is not None or event.metadata or event.extra:
             return False
+        # A delta that is no string goes the general way too, which names what it is.
         if isinstance(event, ev.TextMessageContentEvent):
-            if event.subagent_run_id is not None or not run.verifier.take_text_delta(event.message_id):
+            if (
+                event.subagent_run_id is not None
+                or event.delta.__class__ is not str
+                or not run.verifier.take_text_delta(event.message_id)
+            ):
                 return False
             key = ("content", event.message_id)
         elif isinstance(event, ev.ToolCallArgsEvent):
             call_id = event.tool_call_id
             # A call answered by an interrupt is never open here (emit refuses its TOOL_CALL_START
             # in the resumed run), so its arguments go the general way, which refuses them.
-            if event.subagent_run_id is not None or not run.verifier.take_args_delta(call_id):
+            if (
+                event.subagent_run_id is not None
+                or event.delta.__class__ is not str
+                or not run.verifier.take_args_delta(call_id)
+            ):
                 return False
             key = ("arguments", call_id)
         else:
@@ -1465,7 +1547,12 @@ class ThreadMachine:
         cost more than the rules. The record built while the run goes on holds the events.
         """
         run = self._run
-        if run is None or self._state not in _EMITTING or not run.verifier.take_text_delta(message_id):
+        if (
+            run is None
+            or self._state not in _EMITTING
+            or delta.__class__ is not str  # emit() names what else it is
+            or not run.verifier.take_text_delta(message_id)
+        ):
             return False
         spans = run.text_spans
         at = len(run.events)
@@ -1630,24 +1717,26 @@ class ThreadMachine:
         ]
         # One walk for them all (each a member of an array in the interrupt's place); only a
         # refusal looks again, one by one, for the path to name.
-        if overnested_at([value for _, _, value in fields], level=_INTERRUPT_FIELD_LEVEL - 1) is None:
+        if json_fault([value for _, _, value in fields], level=_INTERRUPT_FIELD_LEVEL - 1) is None:
             return
         for index, name, value in fields:
-            at = overnested_at(value, level=_INTERRUPT_FIELD_LEVEL)
-            if at is not None:
-                where = format_path(("outcome", "interrupts", index, name, *at))
-                raise self._refuse(finished, f"at {where}: JSON nested at most {MAX_DEPTH} levels deep")
+            fault = json_fault(value, level=_INTERRUPT_FIELD_LEVEL)
+            if fault is not None:
+                at, why = fault
+                raise self._refuse(finished, f"at {format_path(('outcome', 'interrupts', index, name, *at))}: {why}")
 
     def _check_depth(self, value: JSON, level: int, event: object, what: str = "") -> None:
-        """Refuse ``value`` if, at ``level`` of the document that carries it, it nests too deep.
+        """Refuse ``value`` if, at ``level`` of the document that carries it, it nests too deep
+        or holds what JSON cannot (a set, an object key that is not a string, ...).
 
-        What the machine keeps it must be able to save and announce: an agent's value past
-        the limit is refused here, before anything is kept, rather than fail when saved or sent.
+        What the machine keeps it must be able to save and announce: an agent's value that
+        could not be is refused here, before anything is kept, rather than fail when saved or sent.
         """
-        at = overnested_at(value, level=level)
-        if at is not None:
+        fault = json_fault(value, level=level)
+        if fault is not None:
+            at, why = fault
             where = f"{what} at {format_path(at)}" if what else f"at {format_path(at)}"
-            raise self._refuse(event, f"{where}: JSON nested at most {MAX_DEPTH} levels deep")
+            raise self._refuse(event, f"{where}: {why}")
 
     def _refuse(self, event: object, why: str) -> LocalProtocolError:
         name = getattr(event, "type", type(event).__name__)
@@ -1661,16 +1750,12 @@ class ThreadMachine:
         new_state = self._transcript.state
         if cls not in _CHECKED_BEFORE_APPLIED:
             pass  # the common case: nothing to check but the ordering rules
-        elif cls in _SENT_BACK_IDS:
-            for name, wire in _SENT_BACK_IDS[cls]:
-                value = getattr(event, name)
-                why = bad_id(value)
-                if why is not None:
-                    raise self._refuse(event, f"{wire} {_shown_id(value)}: {_unsendable(why)}")
-            if isinstance(event, ev.ActivitySnapshotEvent):
-                self._check_depth(event.content, _MESSAGE_CONTENT_LEVEL, event, "the activity (in MESSAGES_SNAPSHOT)")
         elif isinstance(event, ev.MessagesSnapshotEvent):
-            if event.messages is not self._transcript.structured:  # the machine's own holds ids judged already
+            if event.messages is not self._transcript.structured:  # the machine's own was judged as it grew
+                try:
+                    event_to_dict(event, validate=True)
+                except EncodeError as invalid:
+                    raise self._refuse(event, invalid.message) from None
                 fault = message_id_fault(event.messages)
                 if fault is not None:
                     path, why = fault
@@ -1690,6 +1775,8 @@ class ThreadMachine:
             except JsonPatchError as exc:
                 raise self._refuse(event, f"the JSON Patch does not apply to the activity: {exc}") from None
             self._check_depth(patched, _MESSAGE_CONTENT_LEVEL, event, "the patched activity (in MESSAGES_SNAPSHOT)")
+        elif isinstance(event, ev.ActivitySnapshotEvent):
+            self._check_depth(event.content, _MESSAGE_CONTENT_LEVEL, event, "the activity (in MESSAGES_SNAPSHOT)")
         try:
             run.verifier.check(event)
         except OrderingError as ordering_error:
@@ -1771,6 +1858,16 @@ class ThreadMachine:
         for interrupt in interrupts:
             if not isinstance(interrupt, Interrupt):
                 raise LocalProtocolError(f"not an Interrupt: {interrupt!r}", state=self._state)
+            if not (
+                interrupt.id.__class__ is str
+                and interrupt.reason.__class__ is str
+                and interrupt.message.__class__ in _TEXT_OR_NONE
+                and interrupt.subagent_run_id.__class__ in _TEXT_OR_NONE
+            ):  # the common case at a glance; the loop names the field
+                for name, wire, kind in _INTERRUPT_TEXT:
+                    fault = _kept_fault(kind, wire, getattr(interrupt, name))
+                    if fault is not None:
+                        raise LocalProtocolError(f"an interrupt's {fault}", state=self._state, event=interrupt)
             iid = interrupt.id
 
             def bad(why: str, interrupt: Interrupt = interrupt) -> LocalProtocolError:
@@ -1779,11 +1876,11 @@ class ThreadMachine:
             if iid and (iid in seen or iid in taken):
                 raise bad("the id is already used on this thread; interrupt ids are unique per thread")
             seen.add(iid)
-            fault = check_interrupt(interrupt, self._validators)
-            if fault is not None:
-                if fault.schema_error is not None:
-                    raise fault.schema_error  # the agent declared a schema that does not compile
-                raise bad(fault.why)
+            malformed = check_interrupt(interrupt, self._validators)
+            if malformed is not None:
+                if malformed.schema_error is not None:
+                    raise malformed.schema_error  # the agent declared a schema that does not compile
+                raise bad(malformed.why)
             why = bad_id(iid)
             if why is not None:  # a client answers it by this id
                 raise LocalProtocolError(
@@ -1961,10 +2058,10 @@ class ThreadMachine:
         outcome = _SUCCESS
         finished = _run_finished(thread_id=self._thread_id, run_id=run.run_id, outcome=outcome, result=result)
         if result is not None:  # the one part of this event the machine does not build itself
-            at = overnested_at(result, level=2)
-            if at is not None:
-                why = f"at {format_path(('result', *at))}: JSON nested at most {MAX_DEPTH} levels deep"
-                raise self._refuse(finished, why)
+            fault = json_fault(result, level=2)
+            if fault is not None:
+                at, why = fault
+                raise self._refuse(finished, f"at {format_path(('result', *at))}: {why}")
         effects = self._close_subagents(run, None)
         self._commit_answers(run, outcome, result)
         self._end_execution(run)

@@ -69,6 +69,7 @@ __all__ = [
     "event_to_dict",
     "input_from_dict",
     "input_to_dict",
+    "json_fault",
     "overnested_at",
     "structure_message",
     "unstructure_message",
@@ -159,6 +160,57 @@ def overnested_at(value: Any, *, level: int = 1) -> Path | None:
         # exactly when it is not too deep. Only a refusal pays for the walk, to find the path.
         return None
     return _walk(value, MAX_DEPTH - level + 1)
+
+
+def json_fault(value: Any, *, level: int = 1) -> tuple[Path, str] | None:
+    """Why ``value``, placed at ``level`` of a document, cannot be written as that document's
+    JSON, and where inside ``value`` (its path, cut as :func:`overnested_at` cuts it); ``None``
+    when it can.
+
+    :func:`overnested_at`'s question, and the one it leaves to encoding: a value ``orjson``
+    cannot write (a set, an ``object()``, a dict with a key that is not a string, an integer
+    past 64 bits). Asked of what a thread keeps of an agent's (its state, an event's free
+    JSON, a run's result), so that such a value is refused when it is given, not when the
+    thread is saved or the event sent. A writable value costs the one ``orjson`` pass of
+    :func:`overnested_at`; the walks are for refusals.
+    """
+    writable_depth = _WRITABLE_DEPTH
+    if writable_depth is not None and _writable_in_shell(value, writable_depth - MAX_DEPTH + level - 1):
+        return None
+    at = _walk(value, MAX_DEPTH - level + 1)
+    if at is not None:
+        return at, _too_deep()
+    return _unwritable_at(value)
+
+
+def _unwritable_at(value: Any) -> tuple[Path, str] | None:
+    """The path of the first part of ``value`` (not too deep) that ``orjson`` cannot write, and why."""
+    try:
+        orjson.dumps(value)
+    except TypeError:
+        pass
+    else:
+        return None
+    stack: list[tuple[Any, Path]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str):
+                    return path, f"not JSON: an object key that is not a string ({type(key).__name__} {key!r:.40})"
+            children: list[tuple[str | int, Any]] = list(item.items())
+        elif isinstance(item, list | tuple):
+            children = list(enumerate(item))
+        else:
+            try:
+                orjson.dumps(item)
+            except TypeError as exc:
+                return path, f"not JSON ({exc})"
+            continue
+        children.reverse()  # so the first in document order is found first
+        for key, child in children:
+            stack.append((child, (*path, key) if len(path) < _PATH_SHOWN else path))
+    return (), "not JSON"  # orjson refused the whole, and no part alone: not seen, but never silent
 
 
 _SHELLS: dict[int, list[tuple[list[Any], list[Any]]]] = {}

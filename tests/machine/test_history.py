@@ -567,16 +567,16 @@ def test_a_client_answers_a_call_left_to_it_once(loaded: bool) -> None:
 
 @pytest.mark.parametrize("said", [False, 0, {}, []], ids=["false", "zero", "empty object", "empty list"])
 def test_content_an_agent_gave_that_is_not_absent_is_not_taken_for_absent(said: Any) -> None:
-    # The schema keeps such content from a client, not from an agent's MESSAGES_SNAPSHOT: the
-    # thread then holds the message as that object, and a copy without content is another
-    # message (as JSON ``false`` is not ``null``), while "", null and [] all say nothing.
+    # The schema keeps such content from a client, and now from an agent's MESSAGES_SNAPSHOT;
+    # a thread saved before may hold it still, as that object. A copy without content is then
+    # another message (as JSON ``false`` is not ``null``), while "", null and [] all say nothing.
     machine = ThreadMachine("t")
     machine.receive_input(make_input("t", "run-1", messages=[{"id": "u-1", "role": "user", "content": "go"}]), now=NOW)
-    snapshot = ev.MessagesSnapshotEvent(
-        messages=[UserMessage(id="u-1", content="go"), AssistantMessage(id="a-1", content=said)]
-    )
-    emit(snapshot)(machine)
+    messages = (UserMessage(id="u-1", content="go"), AssistantMessage(id="a-1", content=said))
+    with pytest.raises(LocalProtocolError, match=r"MESSAGES_SNAPSHOT: .*\$\.messages\[1\]\.content"):
+        emit(ev.MessagesSnapshotEvent(messages=messages))(machine)
     machine.finish()
+    machine = ThreadMachine.from_record(attrs.evolve(machine.record(), messages=messages))
     copy = {"id": "a-1", "role": "assistant"}
     held = converter.unstructure(machine.messages[1], Message)
     if history._normal(held) == history._normal(copy):

@@ -34,6 +34,13 @@ def lists(depth: int) -> Any:
     return value
 
 
+def wrapped(value: Any, depth: int) -> Any:
+    """``value`` inside ``depth`` arrays."""
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 def objects(depth: int) -> Any:
     """``depth`` objects, one inside the other, under the key ``k``."""
     value: Any = 1
@@ -202,3 +209,30 @@ def test_only_an_input_decoded_from_its_bytes_carries_its_messages_as_parsed() -
         decode_input(orjson.dumps({**document, "runId": f"r{n}"}))
     gc.collect()
     assert len(codec._DECODED) == before
+
+
+@pytest.mark.parametrize(
+    ("value", "level", "fault"),
+    [
+        ({"a": [1, "two", None, 3.5, True]}, 1, None),
+        ((1, (2,)), 1, None),  # tuples are written as arrays
+        ({"a": [1, {2, 3}]}, 1, (("a", 1), "not JSON (Type is not JSON serializable: set)")),
+        ({"a": {"b": object()}}, 3, (("a", "b"), "not JSON (Type is not JSON serializable: object)")),
+        ({"ok": 1, "counts": {7: "seven"}}, 1, (("counts",), "not JSON: an object key that is not a string (int 7)")),
+        ([0, 2**64], 1, ((1,), "not JSON (Integer exceeds 64-bit range)")),
+        (wrapped({1}, 12), 1, ((0,) * 8, "not JSON (Type is not JSON serializable: set)")),  # the path cut as depth's
+        (lists(MAX_DEPTH + 1), 1, ((0,) * 8, f"JSON nested at most {MAX_DEPTH} levels deep")),
+        ([lists(MAX_DEPTH), {1}], 1, ((0,) * 8, f"JSON nested at most {MAX_DEPTH} levels deep")),  # depth first
+        (lists(MAX_DEPTH - 1), 2, None),
+        (lists(MAX_DEPTH), 2, ((0,) * 8, f"JSON nested at most {MAX_DEPTH} levels deep")),
+    ],
+)
+def test_json_fault_names_where_a_value_cannot_be_written_and_why(value: Any, level: int, fault: Any) -> None:
+    assert codec.json_fault(value, level=level) == fault
+    # It refuses exactly what orjson cannot write (or writes past the limit); depth as overnested_at sees it.
+    writable = True
+    try:
+        orjson.dumps(value)
+    except TypeError:
+        writable = False
+    assert (fault is None) == (writable and overnested_at(value, level=level) is None)

@@ -1,0 +1,161 @@
+"""What an agent gives a thread must be what its clients can be sent and send back, over the real
+WebSocket transport.
+
+A thread's state, an event's free JSON and a run's result are saved and announced as JSON, and
+the messages the agent's events write are sent back by clients with their later inputs. A value
+JSON cannot hold (a set, an ``object()``, a dict with a key that is not a string), or a field of
+the wrong type (a name that is ``None``, a delta or an id that is a number, a tool result or an
+activity of the wrong shape), used to be taken, and failed later: as a store failure when the
+thread was saved, as an invalid event on the wire, or as a thread whose history no client could
+send back. Now the agent's call fails at once (``LocalProtocolError``): the run ends with
+``RUN_ERROR AGENT_ERROR`` naming the field, nothing of it is saved, and the thread goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import orjson
+import pytest
+from agui_transports.websocket import WebSocketServer
+from websockets.asyncio.client import ClientConnection, connect
+
+from agui_core.machine.record import record_to_dict
+from agui_core.machine.transitions import ThreadState
+from agui_core.protocol import events as ev
+from agui_core.protocol.types import Interrupt
+from agui_core.runtime import Host, RunContext
+from agui_core.store import SqliteThreadStore, ThreadStore
+from tests.e2e.test_attacks import exchange
+
+pytestmark = pytest.mark.anyio
+
+LIMIT = 15.0
+
+Act = Callable[[RunContext], Awaitable[Any]]
+
+
+async def _tool(ctx: RunContext, *, name: Any = "lookup", delta: Any = "{}", content: Any = "found") -> None:
+    await ctx.emit(ev.ToolCallStartEvent(tool_call_id="tc-1", tool_call_name=name, parent_message_id="a-1"))
+    await ctx.emit(ev.ToolCallArgsEvent(tool_call_id="tc-1", delta=delta))
+    await ctx.emit(ev.ToolCallEndEvent(tool_call_id="tc-1"))
+    await ctx.emit(ev.ToolCallResultEvent(message_id="r-1", tool_call_id="tc-1", content=content))
+
+
+async def _text(ctx: RunContext, *, message_id: Any = "m-1", delta: Any = "Hello.") -> None:
+    await ctx.emit(ev.TextMessageStartEvent(message_id=message_id))
+    await ctx.emit(ev.TextMessageContentEvent(message_id=message_id, delta=delta))
+    await ctx.emit(ev.TextMessageEndEvent(message_id=message_id))
+
+
+async def _finish(ctx: RunContext, result: Any) -> Any:
+    await _text(ctx)
+    return result
+
+
+CASES: dict[str, tuple[Act, str]] = {
+    "a set in the state": (
+        lambda ctx: ctx.set_state({"draft": {"tags": {"a", "b"}}}),
+        "STATE_SNAPSHOT: at $.snapshot.draft.tags: not JSON (Type is not JSON serializable: set)",
+    ),
+    "a key that is no string": (
+        lambda ctx: ctx.set_state({"counts": {1: "one"}}),
+        "STATE_SNAPSHOT: at $.snapshot.counts: not JSON: an object key that is not a string (int 1)",
+    ),
+    "an integer past 64 bits": (
+        lambda ctx: ctx.emit(ev.CustomEvent(name="tally", value=[1, 2**70])),
+        "CUSTOM: at $.value[1]: not JSON (Integer exceeds 64-bit range)",
+    ),
+    "an object in the result": (
+        lambda ctx: _finish(ctx, {"when": object()}),
+        "RUN_FINISHED: at $.result.when: not JSON (Type is not JSON serializable: object)",
+    ),
+    "a set in an interrupt's metadata": (
+        lambda ctx: ctx.interrupt(Interrupt(id="i-1", reason="confirmation", metadata={"seen": {1}})),
+        "RUN_FINISHED: at $.outcome.interrupts[0].metadata.seen: not JSON (Type is not JSON serializable: set)",
+    ),
+    "an interrupt id that is a number": (
+        lambda ctx: ctx.interrupt(Interrupt(id=7, reason="confirmation")),  # type: ignore[arg-type]
+        "an interrupt's id must be a string, not int",
+    ),
+    "an interrupt reason that is a number": (
+        lambda ctx: ctx.interrupt(Interrupt(id="i-1", reason=7)),  # type: ignore[arg-type]
+        "an interrupt's reason must be a string, not int",
+    ),
+    "a tool without a name": (
+        lambda ctx: _tool(ctx, name=None),
+        "TOOL_CALL_START: toolCallName must be a string, not NoneType",
+    ),
+    "arguments that are a number": (lambda ctx: _tool(ctx, delta=7), "TOOL_CALL_ARGS: delta must be a string, not int"),
+    "a result that is a dict": (
+        lambda ctx: _tool(ctx, content={"found": True}),
+        "TOOL_CALL_RESULT: content must be a string or content parts, not dict",
+    ),
+    "a text delta that is a number": (
+        lambda ctx: _text(ctx, delta=3),
+        "TEXT_MESSAGE_CONTENT: delta must be a string, not int",
+    ),
+    "a message id that is a number": (
+        lambda ctx: _text(ctx, message_id=42),
+        "TEXT_MESSAGE_START: messageId must be a string, not int",
+    ),
+    "an activity that is a list": (
+        lambda ctx: ctx.emit(ev.ActivitySnapshotEvent(message_id="act-1", activity_type="plan", content=[1])),  # type: ignore[arg-type]
+        "ACTIVITY_SNAPSHOT: content must be a JSON object, not list",
+    ),
+}
+
+
+async def value_agent(ctx: RunContext) -> Any:
+    """Plays ``forwardedProps.case`` on the first run of its thread, and says hello on the others."""
+    props = ctx.input.forwarded_props
+    assert isinstance(props, dict)
+    if props.get("case") is None:
+        await _text(ctx, message_id=ctx.new_id("m"))
+        return "fine"
+    act, _ = CASES[props["case"]]
+    return await act(ctx)
+
+
+def frame(run: str, messages: list[dict[str, Any]], props: dict[str, Any]) -> dict[str, Any]:
+    base = {"threadId": "t", "runId": run, "state": {}, "tools": [], "context": [], "forwardedProps": props}
+    return {**base, "messages": messages}
+
+
+@asynccontextmanager
+async def serving(tmp_path: Any) -> AsyncIterator[tuple[ClientConnection, ThreadStore]]:
+    # SQLite: a value JSON cannot hold used to fail here, as "the thread store failed".
+    store = SqliteThreadStore(tmp_path / "threads.db")
+    async with Host(value_agent, store=store) as host, WebSocketServer(host, port=0) as server:
+        async with connect(server.url) as ws:
+            yield ws, store
+    await store.aclose()
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_a_value_no_client_could_be_sent_fails_the_run_at_once_and_the_thread_goes_on(
+    case: str, tmp_path: Any
+) -> None:
+    user = {"id": "u-1", "role": "user", "content": "Hi."}
+    with anyio.fail_after(LIMIT):
+        async with serving(tmp_path) as (ws, store):
+            frames = await exchange(ws, frame("run-1", [user], {"case": case}))
+            error = frames[-1]
+            assert (error["type"], error["code"]) == ("RUN_ERROR", "AGENT_ERROR"), error
+            assert CASES[case][1] in error["message"], error["message"]
+            # Every frame before it was a valid event: what was refused was never sent.
+            assert all(f["type"] not in ("STATE_SNAPSHOT", "CUSTOM", "ACTIVITY_SNAPSHOT") for f in frames), frames
+            # The failed run went back to where the thread stood before it: nothing.
+            record = await store.load("t")
+            assert record is None or (record.state is ThreadState.IDLE and record.messages == ())
+
+            more = {"id": "u-2", "role": "user", "content": "Again."}
+            again = await exchange(ws, frame("run-2", [user, more], {}))
+            assert again[-1]["type"] == "RUN_FINISHED", again[-1]
+            assert again[-1]["result"] == "fine"
+            saved = await store.load("t")
+            assert saved is not None
+            assert orjson.loads(orjson.dumps(record_to_dict(saved)))["messages"][:2] == [user, more]
