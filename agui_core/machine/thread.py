@@ -247,8 +247,15 @@ _TEXT: Final = "text"
 _OPTIONAL_TEXT: Final = "optional text"
 _OBJECT: Final = "object"
 _RESULT: Final = "result"
+_ROLE: Final = "role"
+_TEXT_ROLES: Final = ("developer", "system", "assistant", "user")
+"""The roles a ``TEXT_MESSAGE_START`` may give its message (none: ``assistant``)."""
 _KEPT: Final[Mapping[type[Any], tuple[tuple[str, str, str], ...]]] = {
-    ev.TextMessageStartEvent: (("message_id", "messageId", _ID),),
+    ev.TextMessageStartEvent: (
+        ("message_id", "messageId", _ID),
+        ("role", "role", _ROLE),
+        ("name", "name", _OPTIONAL_TEXT),
+    ),
     ev.TextMessageContentEvent: (("delta", "delta", _TEXT),),
     ev.ReasoningMessageStartEvent: (("message_id", "messageId", _ID),),
     ev.ReasoningMessageContentEvent: (("delta", "delta", _TEXT),),
@@ -274,7 +281,8 @@ kind), judged before anything is applied: clients send the thread's messages bac
 later inputs, so a message must be one an input can carry. An id (:data:`_ID`) is a string the
 input rule takes (:func:`~agui_core.machine.history.bad_id`), :data:`_OPTIONAL_ID` one or
 ``None``; :data:`_TEXT` a string (a name, a delta, which the messages join); :data:`_OBJECT` a
-JSON object; :data:`_RESULT` a tool result's content, text or content parts. An agent's
+JSON object; :data:`_RESULT` a tool result's content, text or content parts; :data:`_ROLE`
+one of :data:`_TEXT_ROLES` or ``None``. An agent's
 ``MESSAGES_SNAPSHOT`` is held to its wire schema and the id rule whole."""
 _INTERRUPT_TEXT: Final = (
     ("id", "id", _TEXT),
@@ -353,6 +361,10 @@ def _kept_fault(kind: str, wire: str, value: object) -> str | None:
         if isinstance(value, str) or (isinstance(value, tuple | list) and all(isinstance(p, _PARTS) for p in value)):
             return None
         return f"{wire} must be a string or content parts, not {type(value).__name__}"
+    if kind is _ROLE:
+        if value is None or value in _TEXT_ROLES:
+            return None
+        return f"{wire} must be one of {', '.join(map(repr, _TEXT_ROLES))}, not {value!r:.40}"
     if not isinstance(value, str):
         return f"{wire} must be a string, not {type(value).__name__}"
     if kind is not _ID and kind is not _OPTIONAL_ID:
@@ -1475,10 +1487,12 @@ class ThreadMachine:
             for name, wire, kind in kept:
                 value = getattr(event, name)
                 if value.__class__ is str:  # the common cases, without a call
-                    if kind is _TEXT or kind is _RESULT:
+                    if kind is _TEXT or kind is _OPTIONAL_TEXT or kind is _RESULT:
                         continue
-                    if kind is not _OBJECT and bad_id(value) is None:
+                    if (kind is _ID or kind is _OPTIONAL_ID) and bad_id(value) is None:
                         continue
+                elif value is None and (kind is _OPTIONAL_ID or kind is _OPTIONAL_TEXT or kind is _ROLE):
+                    continue
                 fault = _kept_fault(kind, wire, value)
                 if fault is not None:
                     raise self._refuse(event, fault)
@@ -1774,6 +1788,8 @@ class ThreadMachine:
                 patched = apply_patch(target.get("content"), event.patch)
             except JsonPatchError as exc:
                 raise self._refuse(event, f"the JSON Patch does not apply to the activity: {exc}") from None
+            if not isinstance(patched, Mapping):
+                raise self._refuse(event, f"the patched activity must be a JSON object, not {type(patched).__name__}")
             self._check_depth(patched, _MESSAGE_CONTENT_LEVEL, event, "the patched activity (in MESSAGES_SNAPSHOT)")
         elif isinstance(event, ev.ActivitySnapshotEvent):
             self._check_depth(event.content, _MESSAGE_CONTENT_LEVEL, event, "the activity (in MESSAGES_SNAPSHOT)")

@@ -51,6 +51,11 @@ async def _text(ctx: RunContext, *, message_id: Any = "m-1", delta: Any = "Hello
     await ctx.emit(ev.TextMessageEndEvent(message_id=message_id))
 
 
+async def _activity_patched(ctx: RunContext, patch: list[dict[str, Any]]) -> None:
+    await ctx.emit(ev.ActivitySnapshotEvent(message_id="act-1", activity_type="plan", content={"step": 1}))
+    await ctx.emit(ev.ActivityDeltaEvent(message_id="act-1", activity_type="plan", patch=tuple(patch)))
+
+
 async def _finish(ctx: RunContext, result: Any) -> Any:
     await _text(ctx)
     return result
@@ -102,6 +107,18 @@ CASES: dict[str, tuple[Act, str]] = {
         lambda ctx: _text(ctx, message_id=42),
         "TEXT_MESSAGE_START: messageId must be a string, not int",
     ),
+    "a message role no client may send": (
+        lambda ctx: ctx.emit(ev.TextMessageStartEvent(message_id="m-1", role="tool")),  # type: ignore[arg-type]
+        "TEXT_MESSAGE_START: role must be one of 'developer', 'system', 'assistant', 'user', not 'tool'",
+    ),
+    "a message name that is a number": (
+        lambda ctx: ctx.emit(ev.TextMessageStartEvent(message_id="m-1", name=5)),  # type: ignore[arg-type]
+        "TEXT_MESSAGE_START: name must be a string, not int",
+    ),
+    "an activity patched into a list": (
+        lambda ctx: _activity_patched(ctx, [{"op": "replace", "path": "", "value": [1]}]),
+        "ACTIVITY_DELTA: the patched activity must be a JSON object, not list",
+    ),
     "an activity that is a list": (
         lambda ctx: ctx.emit(ev.ActivitySnapshotEvent(message_id="act-1", activity_type="plan", content=[1])),  # type: ignore[arg-type]
         "ACTIVITY_SNAPSHOT: content must be a JSON object, not list",
@@ -147,7 +164,7 @@ async def test_a_value_no_client_could_be_sent_fails_the_run_at_once_and_the_thr
             assert (error["type"], error["code"]) == ("RUN_ERROR", "AGENT_ERROR"), error
             assert CASES[case][1] in error["message"], error["message"]
             # Every frame before it was a valid event: what was refused was never sent.
-            assert all(f["type"] not in ("STATE_SNAPSHOT", "CUSTOM", "ACTIVITY_SNAPSHOT") for f in frames), frames
+            assert all(f["type"] not in ("STATE_SNAPSHOT", "CUSTOM", "ACTIVITY_DELTA") for f in frames), frames
             # The failed run went back to where the thread stood before it: nothing.
             record = await store.load("t")
             assert record is None or (record.state is ThreadState.IDLE and record.messages == ())
