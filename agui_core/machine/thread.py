@@ -358,9 +358,15 @@ def _kept_fault(kind: str, wire: str, value: object) -> str | None:
     if kind is _OBJECT:
         return None if isinstance(value, Mapping) else f"{wire} must be a JSON object, not {type(value).__name__}"
     if kind is _RESULT:
-        if isinstance(value, str) or (isinstance(value, tuple | list) and all(isinstance(p, _PARTS) for p in value)):
+        if isinstance(value, str):
             return None
-        return f"{wire} must be a string or content parts, not {type(value).__name__}"
+        if not isinstance(value, tuple | list):
+            return f"{wire} must be a string or content parts, not {type(value).__name__}"
+        for part in value:
+            if not isinstance(part, _PARTS):
+                kind_of = f"a {type(value).__name__} holding {type(part).__name__}"
+                return f"{wire} must be a string or content parts, not {kind_of}"
+        return None
     if kind is _ROLE:
         if value is None or value in _TEXT_ROLES:
             return None

@@ -95,6 +95,10 @@ CASES: dict[str, tuple[Act, str]] = {
         "TOOL_CALL_START: toolCallName must be a string, not NoneType",
     ),
     "arguments that are a number": (lambda ctx: _tool(ctx, delta=7), "TOOL_CALL_ARGS: delta must be a string, not int"),
+    "a result of plain dicts": (
+        lambda ctx: _tool(ctx, content=[{"type": "text", "text": "found"}]),
+        "TOOL_CALL_RESULT: content must be a string or content parts, not a list holding dict",
+    ),
     "a result that is a dict": (
         lambda ctx: _tool(ctx, content={"found": True}),
         "TOOL_CALL_RESULT: content must be a string or content parts, not dict",
