@@ -93,7 +93,11 @@ async def test_a_run_is_answered_with_its_events_as_server_sent_events() -> None
 async def test_an_event_that_cannot_be_encoded_cuts_the_stream_after_the_events_before_it() -> None:
     async def unencodable(ctx: Any) -> Any:
         await ctx.text("before")
-        await ctx.emit(ev.CustomEvent(name="bad", value={"not json": {1, 2}}))  # a set: no JSON for it
+        # The machine refuses a value JSON cannot hold when it is emitted; one the agent edits
+        # after (a set where the event's value was JSON) reaches the transport unencodable.
+        value: dict[str, Any] = {"fine": True}
+        await ctx.emit(ev.CustomEvent(name="bad", value=value))
+        value["not json"] = {1, 2}
         return "never"
 
     async with serving(unencodable) as client:
