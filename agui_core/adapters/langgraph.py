@@ -66,6 +66,7 @@ import orjson
 from agui_core.errors import AguiError, PayloadError, RemoteProtocolError, RunErrorCode
 from agui_core.machine.effects import Answer
 from agui_core.machine.expiry import read_expires_at
+from agui_core.machine.history import fitted_id
 from agui_core.protocol import events as ev
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import JSON, Interrupt, Message, ResumeEntry, RunAgentInput
@@ -316,7 +317,7 @@ class LangGraphAgent:
         reason = fields.pop("reason", None)
         if not reason:
             reason = "input_required" if "response_schema" in fields else DEFAULT_REASON
-        return Interrupt(id=f"{raised.id}.{ctx.run_id}", reason=reason, metadata=metadata, **fields)
+        return Interrupt(id=fitted_id(f"{raised.id}.{ctx.run_id}"), reason=reason, metadata=metadata, **fields)
 
 
 def langgraph_agent(graph: Any, *, config: Mapping[str, Any] | None = None, thread_prefix: str = "") -> LangGraphAgent:

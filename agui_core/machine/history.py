@@ -28,8 +28,9 @@ Also here: the limits on the ids an input carries (:func:`check_input_ids`).
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import attrgetter
 from typing import Any, Final
 
@@ -55,6 +56,7 @@ __all__ = [
     "bad_id",
     "check_input_depth",
     "check_input_ids",
+    "fitted_id",
     "merge_history",
     "message_id_fault",
 ]
@@ -95,6 +97,28 @@ def bad_id(value: object) -> str | None:
     if not (value.isascii() and value.isprintable()) or " " in value:
         return "an id is printable ASCII without spaces"
     return None
+
+
+_KEPT_OF_ID: Final = 200
+"""How much of an id :func:`fitted_id` shortens it keeps, before its digest."""
+
+_NOT_IN_AN_ID: Final = re.compile(r"[^!-~]")
+"""A character :func:`bad_id` refuses in an id."""
+
+
+def fitted_id(value: str) -> str:
+    """``value`` if it is an id :func:`bad_id` takes; otherwise one it takes, made from it.
+
+    For the ids the host and the adapters derive from others (a tool result's from its call's,
+    an interrupt's from a framework's and the run's): the derived one must be an id too, since
+    clients send it back. The same ``value`` always gives the same id (a replay retraces the
+    ids the first run made): what ``value`` holds of the rule's characters, cut to
+    :data:`_KEPT_OF_ID`, then ``~`` and a digest of the whole of it.
+    """
+    if bad_id(value) is None:
+        return value
+    kept = _NOT_IN_AN_ID.sub("", value)[:_KEPT_OF_ID]
+    return f"{kept}~{hashlib.blake2b(value.encode('utf-8', 'surrogatepass'), digest_size=16).hexdigest()}"
 
 
 _GOOD_IDS: Final = re.compile(rf"[!-~]{{1,{MAX_ID_LENGTH}}}+(?: [!-~]{{1,{MAX_ID_LENGTH}}}+)*+")
@@ -161,9 +185,13 @@ def check_input_ids(run_input: RunAgentInput) -> None:
         )
 
 
-def message_id_fault(messages: Sequence[Message], *, judged: bool = False) -> tuple[tuple[str | int, ...], str] | None:
+def message_id_fault(
+    messages: Sequence[Message], *, judged: bool = False, held: Callable[[str], bool] | None = None
+) -> tuple[tuple[str | int, ...], str] | None:
     """The first id of ``messages`` :func:`bad_id` refuses (a message's, a tool result's
-    ``toolCallId``, a tool call's), as its path within them and why; ``None``: none.
+    ``toolCallId``, a tool call's), as its path within them and why; ``None``: none. With
+    ``held``, an id it says the thread holds already is not judged (a thread saved before
+    agents' ids were judged may hold one the rule refuses).
 
     The ids are judged joined first, in one pass, as :func:`check_input_ids` does; with
     ``judged`` (they failed that already), or once they fail it, an id at a time, to name the one.
@@ -182,7 +210,7 @@ def message_id_fault(messages: Sequence[Message], *, judged: bool = False) -> tu
             named.append(((index, "toolCalls", number, "id"), call.id))
         for path, value in named:
             why = bad_id(value)
-            if why is not None:
+            if why is not None and not (held is not None and isinstance(value, str) and held(value)):
                 return path, why
     return None
 

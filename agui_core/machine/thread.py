@@ -58,6 +58,7 @@ import orjson
 
 from agui_core.errors import (
     EncodeError,
+    InvalidEventError,
     LocalProtocolError,
     OrderingError,
     PayloadError,
@@ -137,7 +138,7 @@ from agui_core.machine.record import (
 from agui_core.machine.transcript import Transcript, own_json, tool_message, wire_size
 from agui_core.machine.transitions import TRANSITIONS, MachineInput, ThreadState, next_state
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import event_to_dict, json_fault
+from agui_core.protocol.codec import event_to_dict, json_fault, wire_keys
 from agui_core.protocol.frozen import maker
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import (
@@ -154,6 +155,7 @@ from agui_core.protocol.types import (
     RunFinishedSuccessOutcome,
     SubagentFinishedSuspendedOutcome,
 )
+from agui_core.protocol.validation import validate_event
 
 __all__ = [
     "CORE_REASONS",
@@ -243,11 +245,15 @@ _CHANGE_THE_TRANSCRIPT = frozenset(
 """Events besides ``_MESSAGE_EVENTS`` that change the thread's messages or state."""
 _ID: Final = "id"
 _OPTIONAL_ID: Final = "optional id"
+_HELD_ID: Final = "held id"
+_OPTIONAL_HELD_ID: Final = "optional held id"
 _TEXT: Final = "text"
 _OPTIONAL_TEXT: Final = "optional text"
 _OBJECT: Final = "object"
 _RESULT: Final = "result"
 _ROLE: Final = "role"
+_MAY_BE_NONE: Final = frozenset({_OPTIONAL_ID, _OPTIONAL_HELD_ID, _OPTIONAL_TEXT, _ROLE})
+"""The kinds that take ``None`` (for a role: ``assistant``)."""
 _TEXT_ROLES: Final = ("developer", "system", "assistant", "user")
 """The roles a ``TEXT_MESSAGE_START`` may give its message (none: ``assistant``)."""
 _KEPT: Final[Mapping[type[Any], tuple[tuple[str, str, str], ...]]] = {
@@ -262,12 +268,12 @@ _KEPT: Final[Mapping[type[Any], tuple[tuple[str, str, str], ...]]] = {
     ev.ToolCallStartEvent: (
         ("tool_call_id", "toolCallId", _ID),
         ("tool_call_name", "toolCallName", _TEXT),
-        ("parent_message_id", "parentMessageId", _OPTIONAL_ID),
+        ("parent_message_id", "parentMessageId", _OPTIONAL_HELD_ID),
     ),
     ev.ToolCallArgsEvent: (("delta", "delta", _TEXT),),
     ev.ToolCallResultEvent: (
         ("message_id", "messageId", _ID),
-        ("tool_call_id", "toolCallId", _ID),
+        ("tool_call_id", "toolCallId", _HELD_ID),
         ("content", "content", _RESULT),
     ),
     ev.ActivitySnapshotEvent: (
@@ -276,23 +282,26 @@ _KEPT: Final[Mapping[type[Any], tuple[tuple[str, str, str], ...]]] = {
         ("content", "content", _OBJECT),
     ),
 }
-"""What the events that write the thread's messages put in them, as (attribute, wire name,
-kind), judged before anything is applied: clients send the thread's messages back with their
-later inputs, so a message must be one an input can carry. An id (:data:`_ID`) is a string the
-input rule takes (:func:`~agui_core.machine.history.bad_id`), :data:`_OPTIONAL_ID` one or
-``None``; :data:`_TEXT` a string (a name, a delta, which the messages join); :data:`_OBJECT` a
-JSON object; :data:`_RESULT` a tool result's content, text or content parts; :data:`_ROLE`
-one of :data:`_TEXT_ROLES` or ``None``. An agent's
-``MESSAGES_SNAPSHOT`` is held to its wire schema and the id rule whole."""
+"""What the events that write the thread's messages put in them, as (attribute, wire name, kind),
+judged before anything is applied: clients send the thread's messages back with their later
+inputs, so a message must be one an input can carry. An id (:data:`_ID`) is a string the input
+rule takes (:func:`~agui_core.machine.history.bad_id`), :data:`_OPTIONAL_ID` one or ``None``;
+:data:`_HELD_ID` (:data:`_OPTIONAL_HELD_ID`) one that names what the thread may hold already,
+which it takes too (a thread saved before agents' ids were judged may hold others);
+:data:`_TEXT` a string (a name, a delta, which the messages join); :data:`_OBJECT` a JSON
+object; :data:`_RESULT` a tool result's content, text or content parts; :data:`_ROLE` one of
+:data:`_TEXT_ROLES` or ``None``. An agent's ``MESSAGES_SNAPSHOT`` is held to its wire schema
+and the id rule whole."""
 _INTERRUPT_TEXT: Final = (
     ("id", "id", _TEXT),
     ("reason", "reason", _TEXT),
     ("message", "message", _OPTIONAL_TEXT),
+    ("tool_call_id", "toolCallId", _OPTIONAL_TEXT),
     ("subagent_run_id", "subagentRunId", _OPTIONAL_TEXT),
 )
 """An interrupt's fields that are strings on the wire, as :data:`_KEPT` has them (the id's
-rule is judged after the interrupt's own checks, which name an empty one as they always did;
-``toolCallId`` must be one of the run's closed calls, and ``expiresAt`` a date-time)."""
+rule is judged next, but for an empty id, which the interrupt's own checks name as they always
+did; ``toolCallId`` must also be one of the run's closed calls, and ``expiresAt`` a date-time)."""
 _TEXT_OR_NONE: Final = (str, type(None))
 """The classes of an optional string, exactly (a subclass of ``str`` goes the long way)."""
 _CHECKED_BEFORE_APPLIED = frozenset(
@@ -353,7 +362,7 @@ _PARTS: Final = get_args(InputContent)
 def _kept_fault(kind: str, wire: str, value: object) -> str | None:
     """Why ``value``, given for the field ``wire`` of the :data:`_KEPT` kind ``kind``, cannot go
     into the thread (its messages, an interrupt); ``None``: it can."""
-    if value is None and (kind is _OPTIONAL_ID or kind is _OPTIONAL_TEXT):
+    if value is None and (kind is _OPTIONAL_ID or kind is _OPTIONAL_HELD_ID or kind is _OPTIONAL_TEXT):
         return None
     if kind is _OBJECT:
         return None if isinstance(value, Mapping) else f"{wire} must be a JSON object, not {type(value).__name__}"
@@ -373,10 +382,26 @@ def _kept_fault(kind: str, wire: str, value: object) -> str | None:
         return f"{wire} must be one of {', '.join(map(repr, _TEXT_ROLES))}, not {value!r:.40}"
     if not isinstance(value, str):
         return f"{wire} must be a string, not {type(value).__name__}"
-    if kind is not _ID and kind is not _OPTIONAL_ID:
-        return None  # text
+    if kind is _TEXT or kind is _OPTIONAL_TEXT:
+        return None
     why = bad_id(value)
     return None if why is None else f"{wire} {_shown_id(value)}: {_unsendable(why)}"
+
+
+def _extra_clash(messages: Sequence[Message]) -> str | None:
+    """Where a message of ``messages`` (or a tool call of one) holds one of its own fields in
+    ``extra``, which would overwrite that field on the wire; ``None``: none does. The wire
+    schema judges the written form, and the thread keeps the objects: the two must agree."""
+    for index, message in enumerate(messages):
+        owners: list[tuple[tuple[str | int, ...], Any]] = [((index,), message)]
+        for number, call in enumerate(getattr(message, "tool_calls", None) or ()):
+            owners += [((index, "toolCalls", number), call), ((index, "toolCalls", number, "function"), call.function)]
+        for path, owner in owners:
+            if owner.extra and not wire_keys(type(owner)).isdisjoint(owner.extra):
+                taken = sorted(wire_keys(type(owner)).intersection(owner.extra))
+                where = format_path(("messages", *path))[2:]
+                return f"{where}: extra holds {format_ids(taken)}, its own fields: set those instead"
+    return None
 
 
 def _plain_result(event: ev.Event) -> bool:
@@ -1495,9 +1520,11 @@ class ThreadMachine:
                 if value.__class__ is str:  # the common cases, without a call
                     if kind is _TEXT or kind is _OPTIONAL_TEXT or kind is _RESULT:
                         continue
-                    if (kind is _ID or kind is _OPTIONAL_ID) and bad_id(value) is None:
+                    if kind is not _OBJECT and kind is not _ROLE and bad_id(value) is None:
                         continue
-                elif value is None and (kind is _OPTIONAL_ID or kind is _OPTIONAL_TEXT or kind is _ROLE):
+                    if (kind is _HELD_ID or kind is _OPTIONAL_HELD_ID) and self.holds_id(value):
+                        continue
+                elif value is None and kind in _MAY_BE_NONE:
                     continue
                 fault = _kept_fault(kind, wire, value)
                 if fault is not None:
@@ -1508,7 +1535,16 @@ class ThreadMachine:
             or event.metadata
             or event.extra
         ):
-            self._check_depth(event_to_dict(event), 1, event)
+            if event.extra and not wire_keys(cls).isdisjoint(event.extra):
+                taken = sorted(wire_keys(cls).intersection(event.extra))
+                raise self._refuse(event, f"extra holds {format_ids(taken)}, the event's own fields: set those instead")
+            data = event_to_dict(event)
+            self._check_depth(data, 1, event)
+            if cls is ev.ToolCallResultEvent and not _plain_result(event):
+                try:  # content parts: each part's fields, which the thread's tool message keeps
+                    validate_event(data)
+                except InvalidEventError as invalid:
+                    raise self._refuse(event, invalid.message) from None
         self._track(event)
         if isinstance(event, ev.ToolCallResultEvent):
             journal = self._journal.get(event.tool_call_id)
@@ -1725,6 +1761,13 @@ class ThreadMachine:
         interrupt (its schema, metadata and unknown fields, at level 5 of the event: in
         ``outcome.interrupts[i]``) can nest, so only they are walked.
         """
+        for index, interrupt in enumerate(interrupts):
+            for key in interrupt.extra:  # only their values are walked below
+                if not isinstance(key, str):
+                    where = format_path(("outcome", "interrupts", index))
+                    raise self._refuse(
+                        finished, f"at {where}: not JSON: an object key that is not a string ({type(key).__name__})"
+                    )
         fields = [
             (index, name, value)
             for index, interrupt in enumerate(interrupts)
@@ -1776,7 +1819,10 @@ class ThreadMachine:
                     event_to_dict(event, validate=True)
                 except EncodeError as invalid:
                     raise self._refuse(event, invalid.message) from None
-                fault = message_id_fault(event.messages)
+                clash = _extra_clash(event.messages)
+                if clash is not None:
+                    raise self._refuse(event, clash)
+                fault = message_id_fault(event.messages, held=self.holds_id)
                 if fault is not None:
                     path, why = fault
                     raise self._refuse(event, f"{format_path(('messages', *path))[2:]}: {_unsendable(why)}")
@@ -1884,6 +1930,7 @@ class ThreadMachine:
                 interrupt.id.__class__ is str
                 and interrupt.reason.__class__ is str
                 and interrupt.message.__class__ in _TEXT_OR_NONE
+                and interrupt.tool_call_id.__class__ in _TEXT_OR_NONE
                 and interrupt.subagent_run_id.__class__ in _TEXT_OR_NONE
             ):  # the common case at a glance; the loop names the field
                 for name, wire, kind in _INTERRUPT_TEXT:
@@ -1893,24 +1940,25 @@ class ThreadMachine:
             iid = interrupt.id
 
             def bad(why: str, interrupt: Interrupt = interrupt) -> LocalProtocolError:
-                return LocalProtocolError(f"interrupt {interrupt.id!r}: {why}", state=self._state, event=interrupt)
+                return LocalProtocolError(
+                    f"interrupt {_shown_id(interrupt.id)}: {why}", state=self._state, event=interrupt
+                )
 
             if iid and (iid in seen or iid in taken):
                 raise bad("the id is already used on this thread; interrupt ids are unique per thread")
             seen.add(iid)
+            # A client answers it by this id. (An empty one is named by the interrupt's own checks.)
+            why = bad_id(iid) if iid else None
+            if why is not None:
+                raise bad(_unsendable(why))
             malformed = check_interrupt(interrupt, self._validators)
             if malformed is not None:
                 if malformed.schema_error is not None:
                     raise malformed.schema_error  # the agent declared a schema that does not compile
                 raise bad(malformed.why)
-            why = bad_id(iid)
-            if why is not None:  # a client answers it by this id
-                raise LocalProtocolError(
-                    f"interrupt {_shown_id(iid)}: {_unsendable(why)}", state=self._state, event=interrupt
-                )
             if interrupt.tool_call_id is not None and interrupt.tool_call_id not in closed_calls:
                 raise bad(
-                    f"toolCallId {interrupt.tool_call_id!r} is not a closed tool call of run "
+                    f"toolCallId {_shown_id(interrupt.tool_call_id)} is not a closed tool call of run "
                     f"{run.run_id!r} (send TOOL_CALL_END before interrupting)"
                 )
 
@@ -2011,6 +2059,8 @@ class ThreadMachine:
         resolved one a payload its schema accepts.
         """
         run = self._live_run(MachineInput.INTERRUPT)
+        if now.tzinfo is None:  # before anything changes, as every refusal here is
+            raise LocalProtocolError("interrupt needs an aware datetime for now", state=self._state)
         interrupts = tuple(interrupts)
         if len(interrupts) > MAX_INTERRUPTS:
             raise LocalProtocolError(
@@ -2050,8 +2100,6 @@ class ThreadMachine:
             self._track(snapshot)
             effects.append(make_emit(event=snapshot))
         self._commit_answers(run, outcome, None)
-        if now.tzinfo is None:
-            raise LocalProtocolError("interrupt needs an aware datetime for now", state=self._state)
         raised_at = now.isoformat()
         self._open = tuple(
             make_open_interrupt(

@@ -73,6 +73,7 @@ __all__ = [
     "overnested_at",
     "structure_message",
     "unstructure_message",
+    "wire_keys",
 ]
 
 converter = cattrs.Converter()
@@ -391,6 +392,18 @@ def _unstructure_code(tp: Any, src: str, depth: int) -> tuple[list[str], str]:
 def _wire_names(cls: type[Any]) -> dict[str, str]:
     """Each attribute of ``cls`` and its key on the wire (``extra`` is no key)."""
     return {f.name: _camel(f.name) for f in attrs.fields(cls) if f.name != "extra"}
+
+
+_WIRE_KEYS: dict[type[Any], frozenset[str]] = {}
+
+
+def wire_keys(cls: type[Any]) -> frozenset[str]:
+    """The keys a ``cls`` object's own fields take on the wire: what its ``extra`` (the unknown
+    fields, written after them) must not hold, or it would overwrite them."""
+    keys = _WIRE_KEYS.get(cls)
+    if keys is None:
+        keys = _WIRE_KEYS[cls] = frozenset(_wire_names(cls).values())
+    return keys
 
 
 def _compile(name: str, lines: list[str], namespace: dict[str, Any]) -> Any:

@@ -62,6 +62,7 @@ import orjson
 from agui_core.errors import LocalProtocolError, RunErrorCode
 from agui_core.machine.admission import EXPIRED_MARK
 from agui_core.machine.effects import Answer, Effect, Emit, ToolDecision
+from agui_core.machine.history import fitted_id
 from agui_core.machine.journal import Replay, Step, step_key
 from agui_core.machine.record import ExpiryDefault, Proposal, ResolvedInterrupt, ToolJournalEntry
 from agui_core.machine.replies import Reply as ClientReply
@@ -454,7 +455,7 @@ class RunContext:
         The same on every run of the execution for the same call, as its steps' ids are (a
         replay retraces the ids the first run made), and never one the thread already holds.
         """
-        ident = f"{prefix}-{self._replay.execution}-x{next(self._made)}"
+        ident = fitted_id(f"{prefix}-{self._replay.execution}-x{next(self._made)}")
         return ident if self._quiet else self._free(ident)
 
     # -- steps -------------------------------------------------------------------------
@@ -488,11 +489,12 @@ class RunContext:
         return index, step, recorded
 
     def _free(self, ident: str) -> str:
-        """``ident``, or the first of ``ident-2``, ``ident-3``, ... the thread does not hold."""
-        n, found = 1, ident
+        """``ident``, or the first of ``ident-2``, ``ident-3``, ... the thread does not hold
+        (each an id a client may send back: see :func:`~agui_core.machine.history.fitted_id`)."""
+        n, found = 1, fitted_id(ident)
         while self._machine.holds_id(found):
             n += 1
-            found = f"{ident}-{n}"
+            found = fitted_id(f"{ident}-{n}")
         return found
 
     def _step_id(self, prefix: str, index: int) -> str:
@@ -680,7 +682,9 @@ class RunContext:
             outcome = self._kept_outcome(kept, name, args)
             await self.emit(
                 kept.result
-                or ev.ToolCallResultEvent(message_id=f"result-{call_id}", tool_call_id=call_id, content=NOT_RUN_AGAIN)
+                or ev.ToolCallResultEvent(
+                    message_id=fitted_id(f"result-{call_id}"), tool_call_id=call_id, content=NOT_RUN_AGAIN
+                )
             )
         else:
             await self._tool_started(call_id, name, args)

@@ -26,7 +26,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from agui_core.machine.record import record_to_dict
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
-from agui_core.protocol.types import Interrupt
+from agui_core.protocol.codec import decode_event
+from agui_core.protocol.types import Interrupt, TextInputContent
 from agui_core.runtime import Host, RunContext
 from agui_core.store import SqliteThreadStore, ThreadStore
 from tests.e2e.test_attacks import exchange
@@ -89,6 +90,18 @@ CASES: dict[str, tuple[Act, str]] = {
     "an interrupt reason that is a number": (
         lambda ctx: ctx.interrupt(Interrupt(id="i-1", reason=7)),  # type: ignore[arg-type]
         "an interrupt's reason must be a string, not int",
+    ),
+    "a result part whose text is a number": (
+        lambda ctx: _tool(ctx, content=(TextInputContent(text=5),)),  # type: ignore[arg-type]
+        "TOOL_CALL_RESULT: invalid event at $.content[0].text: a string, not a number",
+    ),
+    "an event whose extra holds its own field": (
+        lambda ctx: ctx.emit(ev.TextMessageStartEvent(message_id="m-1", extra={"messageId": "m 2"})),
+        "TEXT_MESSAGE_START: extra holds 'messageId', the event's own fields: set those instead",
+    ),
+    "an interrupt whose extra has a key that is no string": (
+        lambda ctx: ctx.interrupt(Interrupt(id="i-1", reason="confirmation", extra={1: "one"})),  # type: ignore[dict-item]
+        "RUN_FINISHED: at $.outcome.interrupts[0]: not JSON: an object key that is not a string (int)",
     ),
     "a tool without a name": (
         lambda ctx: _tool(ctx, name=None),
@@ -167,7 +180,10 @@ async def test_a_value_no_client_could_be_sent_fails_the_run_at_once_and_the_thr
             error = frames[-1]
             assert (error["type"], error["code"]) == ("RUN_ERROR", "AGENT_ERROR"), error
             assert CASES[case][1] in error["message"], error["message"]
-            # Every frame before it was a valid event: what was refused was never sent.
+            # Every frame before it is a valid event (decoding checks each against its schema),
+            # and none carries what was refused.
+            for sent in frames[:-1]:
+                decode_event(orjson.dumps(sent))
             assert all(f["type"] not in ("STATE_SNAPSHOT", "CUSTOM", "ACTIVITY_DELTA") for f in frames), frames
             # The failed run went back to where the thread stood before it: nothing.
             record = await store.load("t")

@@ -640,3 +640,36 @@ def test_the_machines_own_snapshot_does_not_judge_ids_the_thread_already_holds()
     effects = machine.interrupt([make_interrupt({"id": "int-1", "reason": "confirmation"})], now=NOW)
     (snapshot,) = [e.event for e in effects if isinstance(getattr(e, "event", None), ev.MessagesSnapshotEvent)]
     assert [m.id for m in snapshot.messages] == ["u-1", "said so"]
+
+
+def test_ids_a_thread_saved_before_holds_are_still_named_by_results_parents_and_snapshots() -> None:
+    # A thread saved before agents' ids were judged may hold a tool call "call 1": a result for
+    # it, a call under its message and a snapshot holding it are taken; a new id like it is not.
+    machine = ThreadMachine("t")
+    machine.receive_input(make_input("t", "run-1", messages=[{"id": "u-1", "role": "user", "content": "hi"}]), now=NOW)
+    machine.finish()
+    old_call = ToolCall(id="call 1", function=FunctionCall(name="lookup", arguments="{}"))
+    held = (*machine.messages, AssistantMessage(id="a 1", tool_calls=(old_call,)))
+    machine = ThreadMachine.from_record(attrs.evolve(machine.record(), messages=held))
+    machine.receive_input(make_input("t", "run-2"), now=NOW)
+    machine.emit(ev.ToolCallResultEvent(message_id="r-1", tool_call_id="call 1", content="found"))
+    machine.emit(ev.ToolCallStartEvent(tool_call_id="call-2", tool_call_name="lookup", parent_message_id="a 1"))
+    machine.emit(ev.ToolCallEndEvent(tool_call_id="call-2"))
+    machine.emit(ev.MessagesSnapshotEvent(messages=machine.messages))
+    with pytest.raises(LocalProtocolError, match=r"toolCallId 'call 3': an id is printable ASCII without spaces"):
+        machine.emit(ev.ToolCallStartEvent(tool_call_id="call 3", tool_call_name="lookup", parent_message_id="a 1"))
+    with pytest.raises(LocalProtocolError, match=r"parentMessageId 'a 2': an id is printable ASCII"):
+        machine.emit(ev.ToolCallStartEvent(tool_call_id="call-4", tool_call_name="lookup", parent_message_id="a 2"))
+    with pytest.raises(LocalProtocolError, match=r"MESSAGES_SNAPSHOT: messages\[3\]\.id: an id is printable ASCII"):
+        machine.emit(ev.MessagesSnapshotEvent(messages=(*machine.messages, UserMessage(id="u 2", content="new"))))
+    machine.finish()
+    assert [m.id for m in machine.messages] == ["u-1", "a 1", "r-1"]
+
+
+def test_fitted_id_keeps_an_id_and_makes_one_of_anything_else() -> None:
+    assert history.fitted_id("result-call_1") == "result-call_1"
+    assert history.fitted_id("r" * MAX_ID_LENGTH) == "r" * MAX_ID_LENGTH
+    made = {history.fitted_id(value) for value in ("a b", "a\tb", "ab", "r" * (MAX_ID_LENGTH + 1), "é", "")}
+    assert len(made) == 6 and all(history.bad_id(ident) is None for ident in made)
+    assert history.fitted_id("a b") == history.fitted_id("a b")  # a replay makes the same id
+    assert history.fitted_id("a b").startswith("ab~")
