@@ -404,21 +404,6 @@ def _extra_clash(messages: Sequence[Message]) -> str | None:
     return None
 
 
-_NEW_MESSAGES: Final = frozenset({ev.TextMessageStartEvent, ev.ReasoningMessageStartEvent, ev.ToolCallResultEvent})
-"""The events that add a message of their own, by their ``message_id``."""
-
-
-def _second_id(messages: Sequence[Message]) -> str | None:
-    """Where ``messages`` hold a second message with one id (``None``: they do not): a client
-    tells a thread's messages apart by their ids."""
-    seen: set[object] = set()
-    for index, message in enumerate(messages):
-        if message.id in seen:
-            return f"messages[{index}]: a second message {_shown_id(message.id)} (a message's id is its own)"
-        seen.add(message.id)
-    return None
-
-
 def _plain_result(event: ev.Event) -> bool:
     """A ``TOOL_CALL_RESULT`` whose content is text: no free JSON of its own to nest too deep."""
     return event.__class__ is ev.ToolCallResultEvent and isinstance(event.content, str)
@@ -1544,9 +1529,6 @@ class ThreadMachine:
                 fault = _kept_fault(kind, wire, value)
                 if fault is not None:
                     raise self._refuse(event, fault)
-            clash = self._message_clash(event)
-            if clash is not None:
-                raise self._refuse(event, clash)
         if (
             (event.__class__ in _FREE_JSON_EVENTS and not _plain_result(event))
             or event.raw_event is not None
@@ -1819,49 +1801,6 @@ class ThreadMachine:
             where = f"{what} at {format_path(at)}" if what else f"at {format_path(at)}"
             raise self._refuse(event, f"{where}: {why}")
 
-    def _message_clash(self, event: ev.Event) -> str | None:
-        """Why ``event`` would give the thread a second message with an id it holds (or make a
-        message of another role into an activity or an assistant's), or ``None``.
-
-        A client tells a thread's messages apart by their ids: two with one id, and every later
-        input that sends the conversation back would be refused (``HISTORY_CONFLICT``).
-        """
-        transcript = self._transcript
-        new_id: str
-        if event.__class__ in _NEW_MESSAGES:
-            new_id = event.message_id  # type: ignore[union-attr,assignment]
-        elif isinstance(event, ev.ToolCallStartEvent):
-            call_id = event.tool_call_id
-            if transcript.find_tool_call(call_id) is not None and not self._still_open(call_id):
-                return f"the thread holds a tool call {_shown_id(call_id)} already (a tool call's id is its own)"
-            if event.parent_message_id is None:
-                new_id = call_id  # the call gets a message of its own, by its id
-            else:
-                role = transcript.role_of(event.parent_message_id)
-                if role is None or role == "assistant":
-                    return None  # a new assistant message, or the one the call joins
-                return f"parentMessageId {_shown_id(event.parent_message_id)} is a {role} message"
-        elif isinstance(event, ev.ActivitySnapshotEvent):
-            role = transcript.role_of(event.message_id)
-            if role is None or role == "activity":
-                return None  # a new activity, or the one it replaces
-            return f"messageId {_shown_id(event.message_id)} is a {role} message, not an activity"
-        else:
-            return None
-        if transcript.role_of(new_id) is None or self._still_open(new_id):
-            return None
-        return f"the thread holds a message {_shown_id(new_id)} already (a message's id is its own)"
-
-    def _still_open(self, ident: str) -> bool:
-        """Whether ``ident`` is a message or a tool call the run has open (the ordering rules
-        name a second start of one)."""
-        verifier = self._run.verifier if self._run is not None else None
-        return verifier is not None and (
-            ident in verifier.open_text_messages
-            or ident in verifier.open_reasoning_messages
-            or ident in verifier.open_tool_calls
-        )
-
     def _refuse(self, event: object, why: str) -> LocalProtocolError:
         name = getattr(event, "type", type(event).__name__)
         return LocalProtocolError(f"in state {self._state.name}, {name}: {why}", state=self._state, event=event)
@@ -1880,7 +1819,7 @@ class ThreadMachine:
                     event_to_dict(event, validate=True)
                 except EncodeError as invalid:
                     raise self._refuse(event, invalid.message) from None
-                clash = _extra_clash(event.messages) or _second_id(event.messages)
+                clash = _extra_clash(event.messages)
                 if clash is not None:
                     raise self._refuse(event, clash)
                 fault = message_id_fault(event.messages, held=self.holds_id)

@@ -239,19 +239,6 @@ class Transcript:
                 return self._wire(index)
         return None
 
-    def role_of(self, message_id: str) -> str | None:
-        """The role of the last message ``message_id``, or ``None`` when there is none. A
-        question only: unlike :meth:`find_message`, it makes no message a dict."""
-        raw = self.raw
-        for index in range(len(raw) - 1, -1, -1):
-            entry = raw[index]
-            if entry.__class__ is dict:
-                if entry.get("id") == message_id:
-                    return str(entry.get("role"))
-            elif entry.id == message_id:  # type: ignore[union-attr]
-                return entry.role  # type: ignore[union-attr]
-        return None
-
     def _find_call(self, tool_call_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """The agent's tool call ``tool_call_id`` and the message that carries it, as wire dicts.
 

@@ -52,12 +52,6 @@ async def _text(ctx: RunContext, *, message_id: Any = "m-1", delta: Any = "Hello
     await ctx.emit(ev.TextMessageEndEvent(message_id=message_id))
 
 
-async def _two_calls_one_id(ctx: RunContext) -> None:
-    for message_id in ("a-1", "a-2"):
-        await ctx.emit(ev.ToolCallStartEvent(tool_call_id="tc-1", tool_call_name="f", parent_message_id=message_id))
-        await ctx.emit(ev.ToolCallEndEvent(tool_call_id="tc-1"))
-
-
 async def _activity_patched(ctx: RunContext, patch: list[dict[str, Any]]) -> None:
     await ctx.emit(ev.ActivitySnapshotEvent(message_id="act-1", activity_type="plan", content={"step": 1}))
     await ctx.emit(ev.ActivityDeltaEvent(message_id="act-1", activity_type="plan", patch=tuple(patch)))
@@ -108,22 +102,6 @@ CASES: dict[str, tuple[Act, str]] = {
     "an interrupt whose extra has a key that is no string": (
         lambda ctx: ctx.interrupt(Interrupt(id="i-1", reason="confirmation", extra={1: "one"})),  # type: ignore[dict-item]
         "RUN_FINISHED: at $.outcome.interrupts[0]: not JSON: an object key that is not a string (int)",
-    ),
-    "a second message with the user's id": (
-        lambda ctx: ctx.emit(ev.TextMessageStartEvent(message_id="u-1")),
-        "TEXT_MESSAGE_START: the thread holds a message 'u-1' already",
-    ),
-    "a tool call under the user's message": (
-        lambda ctx: ctx.emit(ev.ToolCallStartEvent(tool_call_id="tc-1", tool_call_name="f", parent_message_id="u-1")),
-        "TOOL_CALL_START: parentMessageId 'u-1' is a user message",
-    ),
-    "an activity over the user's message": (
-        lambda ctx: ctx.emit(ev.ActivitySnapshotEvent(message_id="u-1", activity_type="plan", content={})),
-        "ACTIVITY_SNAPSHOT: messageId 'u-1' is a user message, not an activity",
-    ),
-    "a second tool call with the first one's id": (
-        _two_calls_one_id,
-        "TOOL_CALL_START: the thread holds a tool call 'tc-1' already",
     ),
     "a tool without a name": (
         lambda ctx: _tool(ctx, name=None),

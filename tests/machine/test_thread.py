@@ -1640,12 +1640,13 @@ def test_interleaved_streams_each_get_their_own_text() -> None:
     assert machine.proposed_tool_call("tc-1") == ("f", {"a": 1})
     machine.emit(ev.TextMessageContentEvent(message_id="a-1", delta="!"))
     machine.emit(ev.TextMessageEndEvent(message_id="a-1"))
-    # A second message with the same id is refused: clients tell messages apart by their ids.
-    with pytest.raises(LocalProtocolError, match="the thread holds a message 'a-1' already"):
-        machine.emit(ev.TextMessageStartEvent(message_id="a-1", role="assistant"))
+    # A second message with the same id gets its own text, not the first one's.
+    machine.emit(ev.TextMessageStartEvent(message_id="a-1", role="assistant"))
+    machine.emit(ev.TextMessageContentEvent(message_id="a-1", delta="again"))
+    machine.emit(ev.TextMessageEndEvent(message_id="a-1"))
     machine.finish()
     contents = [(m.id, m.content) for m in machine.record().messages]
-    assert contents == [("u-1", "go"), ("a-1", "one two!"), ("r-1", "hmm")]
+    assert contents == [("u-1", "go"), ("a-1", "one two!"), ("r-1", "hmm"), ("a-1", "again")]
     assert machine.record().messages[1].tool_calls[0].function.arguments == '{"a":1}'
 
 
