@@ -356,6 +356,11 @@ def _differs(client: Mapping[str, Any], server: Mapping[str, Any]) -> str:
     return next(key for key in _COMPARED if _normal({key: client.get(key)}) != _normal({key: server.get(key)}))
 
 
+def _calls_any(message: Mapping[str, Any], calls: set[str]) -> bool:
+    """Whether the wire dict of an agent's ``message`` holds a tool call of ``calls``."""
+    return any(isinstance(call, Mapping) and call.get("id") in calls for call in message.get("toolCalls") or ())
+
+
 def _calls_and_results(messages: Sequence[dict[str, Any] | Message]) -> tuple[set[str], set[str]]:
     """The tool calls ``messages`` (wire dicts and objects) hold, and those of them a ``tool`` message answers."""
     calls: set[str] = set()
@@ -439,7 +444,12 @@ def merge_history(
                     RunErrorCode.HISTORY_CONFLICT, f"{where}: two different messages with the same id"
                 )
             continue
-        if not fresh:
+        if fresh:
+            if gated and data.get("role") == "assistant" and _calls_any(data, gated):
+                # The host's own call, from this thread's run that failed (its journal keeps
+                # the call): the run retried proposes it again, and finds what the tool did.
+                continue
+        else:
             role = data.get("role")
             if role != "assistant" and data.get("toolCalls"):
                 raise RemoteProtocolError(
