@@ -15,7 +15,8 @@ continuation), but the server is the authority for everything it emitted (SPEC s
   result is the host's to give once the resume answers the interrupt): the client may hold it
   from a run that failed (whose output the thread dropped) or have made it up. It is left out: the
   agent's words come only from the agent. A thread with no history yet takes any messages (a
-  conversation moved from elsewhere).
+  conversation moved from elsewhere), but for the agent's messages holding a call its tool
+  journal keeps: those are its own failed run's, which a retry of that run proposes again.
 - ``state``: absent or ``null`` keeps the thread's state, and so does ``{}`` (what a fresh
   client sends) on a thread that has a state; any other state replaces it, on a resume too
   (AG-UI's shared state is the client's to write). So an agent never routes by state: a
