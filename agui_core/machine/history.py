@@ -60,6 +60,7 @@ __all__ = [
     "fitted_id",
     "merge_history",
     "message_id_fault",
+    "tool_result_id",
 ]
 
 MAX_ID_LENGTH: Final = 256
@@ -120,6 +121,12 @@ def fitted_id(value: str) -> str:
         return value
     kept = _NOT_IN_AN_ID.sub("", value)[:_KEPT_OF_ID]
     return f"{kept}~{hashlib.blake2b(value.encode('utf-8', 'surrogatepass'), digest_size=16).hexdigest()}"
+
+
+def tool_result_id(tool_call_id: str) -> str:
+    """The id the host gives the ``tool`` message of the result of ``tool_call_id``: predictable,
+    so a retried run names it as the first attempt did, and always an id (:func:`fitted_id`)."""
+    return fitted_id(f"result-{tool_call_id}")
 
 
 _GOOD_IDS: Final = re.compile(rf"[!-~]{{1,{MAX_ID_LENGTH}}}+(?: [!-~]{{1,{MAX_ID_LENGTH}}}+)*+")

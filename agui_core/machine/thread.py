@@ -362,7 +362,7 @@ _PARTS: Final = get_args(InputContent)
 def _kept_fault(kind: str, wire: str, value: object) -> str | None:
     """Why ``value``, given for the field ``wire`` of the :data:`_KEPT` kind ``kind``, cannot go
     into the thread (its messages, an interrupt); ``None``: it can."""
-    if value is None and (kind is _OPTIONAL_ID or kind is _OPTIONAL_HELD_ID or kind is _OPTIONAL_TEXT):
+    if value is None and kind in _MAY_BE_NONE:
         return None
     if kind is _OBJECT:
         return None if isinstance(value, Mapping) else f"{wire} must be a JSON object, not {type(value).__name__}"
@@ -377,7 +377,7 @@ def _kept_fault(kind: str, wire: str, value: object) -> str | None:
                 return f"{wire} must be a string or content parts, not {kind_of}"
         return None
     if kind is _ROLE:
-        if value is None or value in _TEXT_ROLES:
+        if value in _TEXT_ROLES:
             return None
         return f"{wire} must be one of {', '.join(map(repr, _TEXT_ROLES))}, not {value!r:.40}"
     if not isinstance(value, str):
@@ -397,11 +397,21 @@ def _extra_clash(messages: Sequence[Message]) -> str | None:
         for number, call in enumerate(getattr(message, "tool_calls", None) or ()):
             owners += [((index, "toolCalls", number), call), ((index, "toolCalls", number, "function"), call.function)]
         for path, owner in owners:
-            if owner.extra and not wire_keys(type(owner)).isdisjoint(owner.extra):
-                taken = sorted(wire_keys(type(owner)).intersection(owner.extra))
-                where = format_path(("messages", *path))[2:]
-                return f"{where}: extra holds {format_ids(taken)}, its own fields: set those instead"
+            clash = _extra_clash_of(owner)
+            if clash is not None:
+                return f"{format_path(('messages', *path))[2:]}: {clash}"
     return None
+
+
+def _extra_clash_of(owner: Any, whose: str = "its") -> str | None:
+    """Why ``owner`` (a wire object) cannot be written as it is: its ``extra`` holds one of its
+    own fields' keys, which would overwrite that field on the wire; ``None``: it does not."""
+    if not owner.extra:
+        return None
+    own = wire_keys(type(owner))
+    if own.isdisjoint(owner.extra):
+        return None
+    return f"extra holds {format_ids(sorted(own.intersection(owner.extra)))}, {whose} own fields: set those instead"
 
 
 def _plain_result(event: ev.Event) -> bool:
@@ -1535,9 +1545,9 @@ class ThreadMachine:
             or event.metadata
             or event.extra
         ):
-            if event.extra and not wire_keys(cls).isdisjoint(event.extra):
-                taken = sorted(wire_keys(cls).intersection(event.extra))
-                raise self._refuse(event, f"extra holds {format_ids(taken)}, the event's own fields: set those instead")
+            clash = _extra_clash_of(event, "the event's")
+            if clash is not None:
+                raise self._refuse(event, clash)
             data = event_to_dict(event)
             self._check_depth(data, 1, event)
             if cls is ev.ToolCallResultEvent and not _plain_result(event):

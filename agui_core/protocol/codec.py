@@ -154,13 +154,8 @@ def overnested_at(value: Any, *, level: int = 1) -> Path | None:
     cut to its first few steps. Values that are not JSON are not judged here (encoding
     refuses them).
     """
-    # Narrowed as a local: mypyc emits C that does not compile for a narrowed ``Final[int | None]``.
-    writable_depth = _WRITABLE_DEPTH
-    if writable_depth is not None and _writable_in_shell(value, writable_depth - MAX_DEPTH + level - 1):
-        # The common case at C speed: wrapped in that many arrays, ``value`` is writable
-        # exactly when it is not too deep. Only a refusal pays for the walk, to find the path.
-        return None
-    return _walk(value, MAX_DEPTH - level + 1)
+    fault = json_fault(value, level=level)
+    return fault[0] if fault is not None and fault[1] == _too_deep() else None
 
 
 def json_fault(value: Any, *, level: int = 1) -> tuple[Path, str] | None:
@@ -175,8 +170,11 @@ def json_fault(value: Any, *, level: int = 1) -> tuple[Path, str] | None:
     thread is saved or the event sent. A writable value costs the one ``orjson`` pass of
     :func:`overnested_at`; the walks are for refusals.
     """
+    # Narrowed as a local: mypyc emits C that does not compile for a narrowed ``Final[int | None]``.
     writable_depth = _WRITABLE_DEPTH
     if writable_depth is not None and _writable_in_shell(value, writable_depth - MAX_DEPTH + level - 1):
+        # The common case at C speed: wrapped in that many arrays, ``value`` is writable
+        # exactly when it is not too deep. Only a refusal pays for the walks, to find the path.
         return None
     at = _walk(value, MAX_DEPTH - level + 1)
     if at is not None:

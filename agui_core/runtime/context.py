@@ -62,7 +62,7 @@ import orjson
 from agui_core.errors import LocalProtocolError, RunErrorCode
 from agui_core.machine.admission import EXPIRED_MARK
 from agui_core.machine.effects import Answer, Effect, Emit, ToolDecision
-from agui_core.machine.history import fitted_id
+from agui_core.machine.history import fitted_id, tool_result_id
 from agui_core.machine.journal import Replay, Step, step_key
 from agui_core.machine.record import ExpiryDefault, Proposal, ResolvedInterrupt, ToolJournalEntry
 from agui_core.machine.replies import Reply as ClientReply
@@ -683,7 +683,7 @@ class RunContext:
             await self.emit(
                 kept.result
                 or ev.ToolCallResultEvent(
-                    message_id=fitted_id(f"result-{call_id}"), tool_call_id=call_id, content=NOT_RUN_AGAIN
+                    message_id=tool_result_id(call_id), tool_call_id=call_id, content=NOT_RUN_AGAIN
                 )
             )
         else:
@@ -702,7 +702,7 @@ class RunContext:
                 self._machine.tool_value(call_id, value)
                 outcome = ToolOutcome(tool_call_id=call_id, name=name, status="executed", args=args, result=value)
                 content = value if isinstance(value, str) else orjson.dumps(value).decode()
-            result_id = self._free(f"result-{call_id}")
+            result_id = self._free(tool_result_id(call_id))
             await self.emit(
                 ev.ToolCallResultEvent(message_id=result_id, tool_call_id=call_id, content=content, metadata=failure)
             )

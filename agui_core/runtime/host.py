@@ -111,7 +111,7 @@ from agui_core.machine.effects import (
 )
 from agui_core.machine.expiry import read_expires_at
 from agui_core.machine.facts import InterruptHome
-from agui_core.machine.history import fitted_id
+from agui_core.machine.history import fitted_id, tool_result_id
 from agui_core.machine.ownership import may_read
 from agui_core.machine.policy import DecisionPolicy
 from agui_core.machine.record import ANONYMOUS, OpenInterrupt, Proposal, ResolvedInterrupt, ThreadRecord
@@ -994,7 +994,7 @@ class Host:
     ) -> ev.ToolCallResultEvent:
         # The usual id is predictable; one a client already took for a message of its own gets
         # a fresh suffix, so the thread's message ids stay unique.
-        message_id = fitted_id(f"result-{call_id}")
+        message_id = tool_result_id(call_id)
         if machine.has_message(message_id):
             message_id = fitted_id(f"{message_id}-{self.new_id()}")
         return ev.ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content, metadata=metadata)
