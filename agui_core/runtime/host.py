@@ -222,7 +222,7 @@ class Host:
         where the policy wants them signed (:mod:`agui_core.runtime.signatures`)."""
         self.agent = agent
         self.store: ThreadStore = store if store is not None else MemoryThreadStore()
-        self.tools: Mapping[str, Tool] = {t.name: t for t in tools}
+        self.tools: Mapping[str, Tool] = {_tool_named(t, i): t for i, t in enumerate(tools)}
         self._clock: Clock = as_clock(clock) if clock is not None else SystemClock()
         self.clock: Callable[[], datetime] = self._clock.now
         """The current instant on the host's clock."""
@@ -998,6 +998,14 @@ class Host:
         if machine.has_message(message_id):
             message_id = fitted_id(f"{message_id}-{self.new_id()}")
         return ev.ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content, metadata=metadata)
+
+
+def _tool_named(registered: object, index: int) -> str:
+    """The name ``tools[index]`` of a host is registered under; a precise error for what is no :class:`Tool`."""
+    if not isinstance(registered, Tool):
+        hint = ": make it one with @tool" if callable(registered) else ""
+        raise TypeError(f"tools[{index}] is {registered!r}, not a Tool{hint}")
+    return registered.name
 
 
 def _expired(opened: OpenInterrupt, now: datetime) -> bool:

@@ -296,18 +296,32 @@ def _holds_record_class(annotation: Any) -> bool:
     return any(_holds_record_class(argument) for argument in typing.get_args(annotation))
 
 
+@typing.overload
+def tool(name: Callable[..., Awaitable[JSON] | JSON], /) -> Tool: ...
+
+
+@typing.overload
 def tool(
     name: str | None = None,
     *,
     needs_approval: bool = False,
     allow_edits: bool = True,
     args_schema: Mapping[str, JSON] | None = None,
-) -> Callable[[Callable[..., Awaitable[JSON] | JSON]], Tool]:
-    """Make a :class:`Tool` of a function: ``@tool("sendEmail", needs_approval=True)``."""
+) -> Callable[[Callable[..., Awaitable[JSON] | JSON]], Tool]: ...
+
+
+def tool(
+    name: str | Callable[..., Awaitable[JSON] | JSON] | None = None,
+    *,
+    needs_approval: bool = False,
+    allow_edits: bool = True,
+    args_schema: Mapping[str, JSON] | None = None,
+) -> Tool | Callable[[Callable[..., Awaitable[JSON] | JSON]], Tool]:
+    """Make a :class:`Tool` of a function: ``@tool``, or ``@tool("sendEmail", needs_approval=True)``."""
 
     def wrap(function: Callable[..., Awaitable[JSON] | JSON]) -> Tool:
         return Tool(
-            name=name or function.__name__,
+            name=(name if isinstance(name, str) else None) or function.__name__,
             function=function,
             needs_approval=needs_approval,
             allow_edits=allow_edits,
@@ -315,6 +329,10 @@ def tool(
             args_schema=args_schema,
         )
 
+    if name is not None and not isinstance(name, str):
+        if not callable(name):
+            raise TypeError(f"@tool takes a tool's name (a string) or its function, not {name!r}")
+        return wrap(name)  # ``@tool`` without parentheses
     return wrap
 
 

@@ -195,3 +195,25 @@ async def test_edits_the_published_schema_accepts_run_with_nested_classes_built(
     (call,) = booked
     assert call["room"] == Room(building="B", floor=3, size=Size.LARGE)
     assert call["guests"] == [Guest(name="Ann"), Guest(name="Bob", email="bob@example.com")]
+
+
+def test_tool_without_parentheses_makes_a_tool_as_with_them() -> None:
+    def look_up(name: str) -> str:
+        """Look up a person's address."""
+        return name
+
+    bare, called = tool(look_up), tool()(look_up)
+    assert isinstance(bare, Tool) and bare == called
+    assert (bare.name, bare.description, bare.needs_approval) == ("look_up", "Look up a person's address.", False)
+    with pytest.raises(TypeError, match=r"@tool takes a tool's name \(a string\) or its function, not 42"):
+        tool(42)  # type: ignore[call-overload]
+
+
+def test_a_host_refuses_a_tool_list_holding_what_is_no_tool_naming_it() -> None:
+    def look_up(name: str) -> str:
+        return name
+
+    with pytest.raises(TypeError, match=r"tools\[1\] is <function .*look_up.*>, not a Tool: make it one with @tool"):
+        Host(lambda ctx: None, tools=[tool(look_up), look_up])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"tools\[0\] is 'look_up', not a Tool$"):
+        Host(lambda ctx: None, tools=["look_up"])  # type: ignore[list-item]
