@@ -4,11 +4,13 @@ Clients send ``messages`` and ``state`` with every run (the seed allows replay-s
 continuation), but the server is the authority for everything it emitted (SPEC section 9):
 
 - A client message whose id the thread knows must match the thread's copy (role, content,
-  tool calls, the tool call a result answers); a client cannot rewrite what was said.
+  tool calls, the tool call a result answers); a client cannot rewrite what was said. A thread
+  may hold two messages under one id (an agent that reused it): a copy of either is taken.
 - Messages the client leaves out are kept: an input never deletes history.
 - Messages the thread does not know are the client's own words when they are ``user``,
   ``system`` or ``developer`` messages, or ``tool`` results of calls the agent left to the
-  client (a frontend tool: a call of this thread with no result yet): those are appended, in the
+  client (a frontend tool: a call of this thread with no result yet, counted per id, as a
+  provider may give a later call the id of an earlier one): those are appended, in the
   order the input gives them.
 - Anything else the thread does not know is in the agent's voice (``assistant``, ``reasoning``,
   ``activity``, a result of a call the thread never made or one an interrupt gates, whose
@@ -369,22 +371,56 @@ def _calls_any(message: Mapping[str, Any], calls: set[str]) -> bool:
     return any(isinstance(call, Mapping) and call.get("id") in calls for call in message.get("toolCalls") or ())
 
 
-def _calls_and_results(messages: Sequence[dict[str, Any] | Message]) -> tuple[set[str], set[str]]:
-    """The tool calls ``messages`` (wire dicts and objects) hold, and those of them a ``tool`` message answers."""
-    calls: set[str] = set()
-    answered: set[str] = set()
+def _open_calls(messages: Sequence[dict[str, Any] | Message]) -> dict[str, int]:
+    """The tool calls ``messages`` (wire dicts and objects) hold, each with how many of its
+    proposals no ``tool`` message answers yet. Counted, not collected: some model providers
+    number their calls afresh every round (``call_0``), so a thread may hold one id twice, the
+    first answered and the second open."""
+    open_calls: dict[str, int] = {}
     for m in messages:
         if isinstance(m, AssistantMessage):
-            calls.update(call.id for call in m.tool_calls or ())
+            for call in m.tool_calls or ():
+                open_calls[call.id] = open_calls.get(call.id, 0) + 1
         elif isinstance(m, ToolMessage):
-            answered.add(m.tool_call_id)
+            open_calls[m.tool_call_id] = open_calls.get(m.tool_call_id, 0) - 1
         elif isinstance(m, dict):
             role = m.get("role")
             if role == "assistant":  # only the agent makes tool calls; a key on another role is inert
-                calls.update(call["id"] for call in m.get("toolCalls") or ())
+                for call in m.get("toolCalls") or ():
+                    open_calls[call["id"]] = open_calls.get(call["id"], 0) + 1
             elif role == "tool":
-                answered.add(m.get("toolCallId", ""))
-    return calls, answered
+                call_id = m.get("toolCallId", "")
+                open_calls[call_id] = open_calls.get(call_id, 0) - 1
+    return open_calls
+
+
+def _held_copy(message: Message, copy: Mapping[str, Any] | None, held: dict[str, Any] | Message) -> bool:
+    """Whether ``message`` of an input (``copy``: as the input's bytes carried it, when known)
+    is the thread's ``held`` message sent back (see :func:`merge_history`)."""
+    if held.__class__ is dict:
+        if (copy is not None and _same_copy(copy, held)) or _said_the_same(message, held):
+            return True
+    elif _same_message(message, held):  # type: ignore[arg-type]
+        return True
+    return _same_json(message, held)
+
+
+def _same_json(message: Message, held: dict[str, Any] | Message) -> bool:
+    """Whether ``message`` and the thread's ``held`` message are the same JSON: the question
+    :func:`_held_copy` asks last, of the copies its quicker ones cannot tell."""
+    server = held if held.__class__ is dict else unstructure_message(held)  # type: ignore[arg-type]
+    data = unstructure_message(message)
+    # A copy whose JSON is the thread's, byte for byte, is the same message without the
+    # canonical forms. (Not ``==`` on the dicts: to Python, ``true``, ``1`` and ``1.0`` are equal.)
+    return orjson.dumps(data) == orjson.dumps(server) or _normal(data) == _normal(server)
+
+
+def _held_twice(thread_messages: Sequence[dict[str, Any] | Message]) -> dict[str, list[dict[str, Any] | Message]]:
+    """The thread's messages whose id it holds more than once, by id, in the thread's order."""
+    by_id: dict[str, list[dict[str, Any] | Message]] = {}
+    for m in thread_messages:
+        by_id.setdefault(m["id"] if m.__class__ is dict else m.id, []).append(m)  # type: ignore[union-attr]
+    return {key: held for key, held in by_id.items() if len(held) > 1}
 
 
 def merge_history(
@@ -409,13 +445,15 @@ def merge_history(
     # Told apart by class: the thread's dicts are plain dicts, and isinstance() would double
     # the cost of this line (12 us against 7 us for 100 messages).
     known = {(m["id"] if m.__class__ is dict else m.id): m for m in thread_messages}  # type: ignore[union-attr]
+    # An agent may have given two of its messages one id (one it reuses every run, a result of
+    # a call id its provider reuses): a copy of either is the thread's.
+    twice = _held_twice(thread_messages) if len(known) != len(thread_messages) else None
     if host_results:
         known = {**host_results, **known}  # the thread's own message wins an id they share
     fresh = not thread_messages
-    calls: set[str] | None = None  # the thread's tool calls and those answered, when first asked
-    answered: set[str] = set()
+    open_calls: dict[str, int] | None = None  # the thread's open tool calls, when first asked
     gated = set(gated_calls)
-    unstructure, dumps = unstructure_message, orjson.dumps
+    unstructure = unstructure_message
     sent = parsed_messages(run_input)
     added: list[Message] = []
     added_ids: dict[str, dict[str, Any]] = {}
@@ -423,26 +461,25 @@ def merge_history(
         held = known.get(message.id)
         if held is not None:
             # A client sends the whole conversation with every input: the copies the thread has
-            # are told apart without building their wire dicts where they can be.
-            if isinstance(held, dict):
+            # are told apart without building their wire dicts where they can be (the fast
+            # paths of _held_copy, without a call a message).
+            if held.__class__ is dict:
                 if (sent is not None and _same_copy(sent[index], held)) or _said_the_same(message, held):
                     continue
-                server = held
-            else:
-                if _same_message(message, held):
-                    continue
-                server = unstructure(held)
-            data = unstructure(message)
-            # A copy whose JSON is the thread's, byte for byte, is the same message without the
-            # canonical forms. (Not ``==`` on the dicts: to Python, ``true``, ``1`` and ``1.0`` are equal.)
-            if dumps(data) != dumps(server) and _normal(data) != _normal(server):
-                where = f"messages[{index}] (id {message.id!r})"
-                raise RemoteProtocolError(
-                    RunErrorCode.HISTORY_CONFLICT,
-                    f"{where}: its {_differs(data, server)} differs from the thread's record of that message; "
-                    "a client cannot rewrite messages the thread has (send them unchanged, or leave them out)",
-                )
-            continue  # the thread has it (or, for a host result of a failed run, its journal does)
+            elif _same_message(message, held):  # type: ignore[arg-type]
+                continue
+            if _same_json(message, held):
+                continue
+            copy = sent[index] if sent is not None else None
+            if twice is not None and any(_held_copy(message, copy, m) for m in twice.get(message.id, ())):
+                continue
+            server = held if held.__class__ is dict else unstructure(held)  # type: ignore[arg-type]
+            where = f"messages[{index}] (id {message.id!r})"
+            raise RemoteProtocolError(
+                RunErrorCode.HISTORY_CONFLICT,
+                f"{where}: its {_differs(unstructure(message), server)} differs from the thread's record of that "
+                "message; a client cannot rewrite messages the thread has (send them unchanged, or leave them out)",
+            )
         data = unstructure(message)
         where = f"messages[{index}] (id {message.id!r})"
         twin = added_ids.get(message.id)
@@ -464,15 +501,15 @@ def merge_history(
                     RunErrorCode.HISTORY_CONFLICT, f"{where}: only the agent's messages carry tool calls"
                 )
             if role == "tool":
-                if calls is None:
-                    calls, answered = _calls_and_results(thread_messages)
-                call_id = data.get("toolCallId")
-                if call_id in gated or call_id not in calls or call_id in answered:
+                if open_calls is None:
+                    open_calls = _open_calls(thread_messages)
+                call_id: str = data["toolCallId"]  # a tool message's, required
+                if call_id in gated or open_calls.get(call_id, 0) <= 0:
                     # Not the client's to give: a gated call's result is the host's (a client may
                     # still hold one from a run that failed), and the others the thread never
                     # made or already has.
                     continue
-                answered.add(call_id)
+                open_calls[call_id] -= 1
             elif role not in CLIENT_ROLES:
                 continue  # in the agent's voice: only the agent writes those
         added_ids[message.id] = data

@@ -174,6 +174,10 @@ class ToolJournalEntry:
     """What the tool (or function) returned, as JSON, when the agent's code needs it back."""
     execution: str | None = None
     """The agent's execution whose run started it (see :mod:`agui_core.machine.journal`)."""
+    answered: str | None = None
+    """The interrupt whose answer the tool ran on (a tool behind an approval). An agent may
+    propose another call under the same id later (some model providers number their calls
+    afresh every round); a run whose answers bind that id to another interrupt is that call's."""
 
 
 _DIGEST_PREFIX = "sha256:"
@@ -405,6 +409,7 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
                 "ran": _proposal_to_dict(j.ran),
                 **({} if j.value is None else {"value": j.value}),
                 **({} if j.execution is None else {"execution": j.execution}),
+                **({} if j.answered is None else {"answered": j.answered}),
             }
             for j in record.tool_journal
         ],
@@ -617,6 +622,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
                 ran=_proposal_from_dict(j.get("ran")),
                 value=j.get("value"),
                 execution=j.get("execution"),
+                answered=j.get("answered"),
             )
             for j in data["toolJournal"]
         ),

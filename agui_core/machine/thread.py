@@ -414,6 +414,35 @@ def _extra_clash_of(owner: Any, whose: str = "its") -> str | None:
     return f"extra holds {format_ids(sorted(own.intersection(owner.extra)))}, {whose} own fields: set those instead"
 
 
+def _answering(run: _Run, call_id: str) -> str | None:
+    """The interrupt among ``run``'s answers that is bound to the tool call ``call_id``, if any."""
+    for answer in run.answers:
+        if answer.interrupt.tool_call_id == call_id:
+            return answer.interrupt.id
+    return None
+
+
+def _of_this_call(entry: ToolJournalEntry, run: _Run) -> bool:
+    """Whether the tool journal's ``entry`` is of the call ``run`` knows by its id, and not of an
+    earlier call the agent gave the same id.
+
+    The tool of a call behind an approval ran on the answer to one interrupt; a run whose
+    answers bind the id to another interrupt is about another call (interrupt ids are never
+    used twice on a thread). A straight-line agent's step that took the id in this run's
+    execution is another call than one a step of another execution started (a retry of a run
+    is in the run's own execution; an adapter's runs take no steps). Entries saved before
+    either was kept are taken as the call's, as they were then.
+    """
+    if entry.answered is not None:
+        answering = _answering(run, entry.tool_call_id)
+        if answering is not None:
+            return answering == entry.answered
+    replay = run.replay
+    if entry.execution is not None and replay is not None and entry.execution != replay.execution:
+        return not any(step.id == entry.tool_call_id for step in replay.taken)
+    return True
+
+
 def _plain_result(event: ev.Event) -> bool:
     """A ``TOOL_CALL_RESULT`` whose content is text: no free JSON of its own to nest too deep."""
     return event.__class__ is ev.ToolCallResultEvent and isinstance(event.content, str)
@@ -774,8 +803,22 @@ class ThreadMachine:
 
     @property
     def tool_journal(self) -> Mapping[str, ToolJournalEntry]:
-        """The tools the host ran for approved calls, by tool call id."""
-        return dict(self._journal)
+        """The tools the host ran for approved calls, by tool call id: while a run is in
+        progress, only those of the calls it knows by those ids (see :meth:`_journaled`)."""
+        run = self._run
+        if run is None:
+            return dict(self._journal)
+        return {call_id: entry for call_id, entry in self._journal.items() if _of_this_call(entry, run)}
+
+    def _journaled(self, run: _Run, call_id: str) -> ToolJournalEntry | None:
+        """The journal's entry for ``call_id`` if it is of the call ``run`` knows by that id.
+
+        A thread may hold two calls with one id: an agent reusing the id it gave a call (a fixed
+        one, or a model provider that numbers its calls afresh every round). The tool of the
+        earlier call ran; the later one is another call, whose tool has not.
+        """
+        entry = self._journal.get(call_id)
+        return entry if entry is not None and _of_this_call(entry, run) else None
 
     @property
     def replay(self) -> Replay:
@@ -1557,7 +1600,7 @@ class ThreadMachine:
                     raise self._refuse(event, invalid.message) from None
         self._track(event)
         if isinstance(event, ev.ToolCallResultEvent):
-            journal = self._journal.get(event.tool_call_id)
+            journal = self._journaled(run, event.tool_call_id)
             if journal is not None and journal.result is None:
                 self._journal[event.tool_call_id] = attrs.evolve(journal, result=event)
                 return [self._persist(), make_emit(event=event)]
@@ -1640,7 +1683,7 @@ class ThreadMachine:
         they make a host that restarts never run an approved tool twice.
         """
         run = self._live_run(MachineInput.EMIT)
-        if tool_call_id in self._journal:
+        if self._journaled(run, tool_call_id) is not None:
             raise LocalProtocolError(f"tool call {tool_call_id!r} was already started", state=self._state)
         if self._transcript.find_tool_call(tool_call_id) is None or tool_call_id in run.verifier.open_tool_calls:
             raise LocalProtocolError(
@@ -1652,6 +1695,7 @@ class ThreadMachine:
             started_at=now.isoformat(),
             ran=ran,
             execution=None if run.replay is None else run.replay.execution,
+            answered=_answering(run, tool_call_id),
         )
         self._pin_answers(run)
         return [self._persist()]
@@ -1674,6 +1718,7 @@ class ThreadMachine:
         (``INTERRUPT_ALREADY_RESOLVED``). Answers to anything but a bound tool call decide no tool.
         """
         decisions: list[ToolDecision] = []
+        run = self._run
         for answer in self.answers:
             proposal = answer.proposal
             if proposal is None or answer.interrupt.reason != "tool_call":
@@ -1681,7 +1726,7 @@ class ThreadMachine:
             call_id, name = proposal.tool_call_id, proposal.name
             args = answer.tool_args or {}
             edited = answer.edited_args is not None
-            started = self._journal.get(call_id)
+            started = None if run is None else self._journaled(run, call_id)
             if started is not None:
                 ran = started.ran.args if started.ran is not None else args
                 decisions.append(
@@ -1982,7 +2027,7 @@ class ThreadMachine:
         for answer in run.answers:
             interrupt, entry = answer.interrupt, answer.entry
             call_id = interrupt.tool_call_id
-            journal = self._journal.get(call_id) if call_id is not None else None
+            journal = self._journaled(run, call_id) if call_id is not None else None
             by_expiry = entry.metadata is not None and entry.metadata.get(EXPIRED_MARK) == entry.status
             votes = run.votes.get(interrupt.id, ())
             decided_by, decided_roles, decided_key = (

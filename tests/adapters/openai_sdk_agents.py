@@ -64,8 +64,10 @@ def look_up(name: str) -> str:
     return f"{name.lower()}@example.com"
 
 
-def scripted(calls: Sequence[tuple[str, dict[str, Any]]]) -> ScriptedModel:
-    """The SDK's scripted model, answering every call (its one step renews itself)."""
+def scripted(calls: Sequence[tuple[str, dict[str, Any]]], *, call_ids: str | None = None) -> ScriptedModel:
+    """The SDK's scripted model, answering every call (its one step renews itself). With
+    ``call_ids``, its calls are numbered afresh every round (``call_ids`` 0, 1, ...), as some
+    model providers do, rather than given random ids."""
     model = ScriptedModel()
 
     def respond(call: ModelCall) -> Any:
@@ -80,19 +82,22 @@ def scripted(calls: Sequence[tuple[str, dict[str, Any]]]) -> ScriptedModel:
             if HICCUPS:
                 raise RuntimeError(HICCUPS.pop(0))
             return [assistant_message("Done: " + "; ".join(outputs))]
-        proposed = [function_call(n, a, call_id=f"call_{uuid.uuid4().hex[:12]}") for n, a in calls]
+        proposed = [
+            function_call(n, a, call_id=f"{call_ids}{i}" if call_ids else f"call_{uuid.uuid4().hex[:12]}")
+            for i, (n, a) in enumerate(calls)
+        ]
         return [assistant_message("On it."), *proposed]
 
     model.enqueue(ModelStep.respond(respond))
     return model
 
 
-def build(name: str, calls: Sequence[tuple[str, dict[str, Any]]]) -> Agent[Any]:
+def build(name: str, calls: Sequence[tuple[str, dict[str, Any]]], *, call_ids: str | None = None) -> Agent[Any]:
     return Agent(
         name=name,
         instructions="You do what you are asked.",
         tools=[send_email, look_up],
-        model=scripted(calls),
+        model=scripted(calls, call_ids=call_ids),
         model_settings=ModelSettings(parallel_tool_calls=True),
     )
 

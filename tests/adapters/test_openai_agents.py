@@ -221,6 +221,23 @@ async def test_a_thread_goes_on_with_its_history_after_the_approvals_are_answere
     ]
 
 
+async def test_a_call_id_the_model_gives_again_in_a_later_round_is_another_call_that_runs_when_approved() -> None:
+    # The tool journal keeps the first call_0's run; the second call_0 is answered by another
+    # interrupt, so it is not taken for a retry of the first (its result was sent as if it ran).
+    async with serving(OpenAIAgentsAdapter(oa.build("renumbering", [oa.BOB], call_ids="call_"))) as client:
+        talk = Talk(client, "renumbered-1")
+        results = []
+        for text in ("mail bob", "and again"):
+            await talk.start(text)
+            (interrupt,) = talk.open
+            assert interrupt.tool_call_id == "call_0"
+            events = await talk.resume({interrupt.id: approve()})
+            assert outcome(events) == {"type": "success"}
+            results += [(e["toolCallId"], e["content"]) for e in of(events, "TOOL_CALL_RESULT")]
+    assert results == [("call_0", "sent to bob@example.com: Hi")] * 2
+    assert oa.EXECUTIONS == [{"tool": "send_email", "to": "bob@example.com", "subject": "Hi"}] * 2
+
+
 async def test_an_approval_expires_by_the_adapters_ttl_and_then_does_not_run() -> None:
     clock = Clock()
     adapter = OpenAIAgentsAdapter(oa.mailer, ttl=timedelta(minutes=5))

@@ -392,6 +392,7 @@ def _maximal() -> ThreadRecord:
                 ran=proposal,
                 value={"v": 1},
                 execution="e1",
+                answered="int-1",
             ),
         ),
         active_run=ActiveRun(
