@@ -70,9 +70,14 @@ def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
-def step_key(*parts: JSON) -> str:
-    """The key of a step: a digest of the values that identify the call (key order ignored)."""
-    return _digest(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS))
+def step_key(*parts: JSON, call: str = "a step") -> str:
+    """The key of a step: a digest of the values that identify the call (key order ignored).
+
+    Raises ``LocalProtocolError`` naming ``call`` (``ctx.text``, ...) when they are not JSON."""
+    try:
+        return _digest(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS))
+    except TypeError as exc:
+        raise LocalProtocolError(f"{call} was given what is not JSON ({exc})") from None
 
 
 def execution_id(thread_id: str, run_id: str) -> str:

@@ -49,6 +49,7 @@ No clock, no randomness, no I/O: time comes in as ``now``, ids come from the cal
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Final, get_args
@@ -302,6 +303,16 @@ _INTERRUPT_TEXT: Final = (
 """An interrupt's fields that are strings on the wire, as :data:`_KEPT` has them (the id's
 rule is judged next, but for an empty id, which the interrupt's own checks name as they always
 did; ``toolCallId`` must also be one of the run's closed calls, and ``expiresAt`` a date-time)."""
+_WIRE_TEXT: Final[Mapping[type[Any], tuple[tuple[str, str], ...]]] = {
+    ev.StepStartedEvent: (("step_name", "stepName"),),
+    ev.StepFinishedEvent: (("step_name", "stepName"),),
+    ev.SubagentStartedEvent: (("name", "name"), ("description", "description")),
+    ev.SubagentErrorEvent: (("message", "message"), ("code", "code")),
+    ev.ReasoningEncryptedValueEvent: (("encrypted_value", "encryptedValue"),),
+}
+"""The text the agent's events carry to the wire alone, outside :data:`_KEPT` and free JSON
+(which :func:`~agui_core.protocol.codec.json_fault` judges whole): judged for what JSON cannot
+carry before the event is sent (an event that cannot be encoded would end the connection)."""
 _TEXT_OR_NONE: Final = (str, type(None))
 """The classes of an optional string, exactly (a subclass of ``str`` goes the long way)."""
 _CHECKED_BEFORE_APPLIED = frozenset(
@@ -359,6 +370,22 @@ _PARTS: Final = get_args(InputContent)
 """The classes of a tool result's content parts."""
 
 
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+"""A surrogate code point: in a Python string, never half of a pair but alone (a decoder's
+``surrogateescape`` makes them of bytes that are not UTF-8), and not text JSON in UTF-8 can carry."""
+
+
+def _text_fault(wire: str, value: str) -> str | None:
+    """Why the string ``value`` of the field ``wire`` is no text the wire can carry; ``None``: it is."""
+    found = _SURROGATE.search(value)
+    if found is None:
+        return None
+    return (
+        f"{wire} holds the lone surrogate U+{ord(found.group()):04X} at index {found.start()}, which is not "
+        "Unicode text: JSON cannot carry it (decode bytes that are not UTF-8 with errors='replace')"
+    )
+
+
 def _kept_fault(kind: str, wire: str, value: object) -> str | None:
     """Why ``value``, given for the field ``wire`` of the :data:`_KEPT` kind ``kind``, cannot go
     into the thread (its messages, an interrupt); ``None``: it can."""
@@ -368,7 +395,7 @@ def _kept_fault(kind: str, wire: str, value: object) -> str | None:
         return None if isinstance(value, Mapping) else f"{wire} must be a JSON object, not {type(value).__name__}"
     if kind is _RESULT:
         if isinstance(value, str):
-            return None
+            return _text_fault(wire, value)
         if not isinstance(value, tuple | list):
             return f"{wire} must be a string or content parts, not {type(value).__name__}"
         for part in value:
@@ -383,7 +410,7 @@ def _kept_fault(kind: str, wire: str, value: object) -> str | None:
     if not isinstance(value, str):
         return f"{wire} must be a string, not {type(value).__name__}"
     if kind is _TEXT or kind is _OPTIONAL_TEXT:
-        return None
+        return _text_fault(wire, value)
     why = bad_id(value)
     return None if why is None else f"{wire} {_shown_id(value)}: {_unsendable(why)}"
 
@@ -1572,14 +1599,23 @@ class ThreadMachine:
                 value = getattr(event, name)
                 if value.__class__ is str:  # the common cases, without a call
                     if kind is _TEXT or kind is _OPTIONAL_TEXT or kind is _RESULT:
-                        continue
-                    if kind is not _OBJECT and kind is not _ROLE and bad_id(value) is None:
-                        continue
-                    if (kind is _HELD_ID or kind is _OPTIONAL_HELD_ID) and self.holds_id(value):
-                        continue
+                        if value.isascii() or _SURROGATE.search(value) is None:
+                            continue
+                    else:
+                        if kind is not _OBJECT and kind is not _ROLE and bad_id(value) is None:
+                            continue
+                        if (kind is _HELD_ID or kind is _OPTIONAL_HELD_ID) and self.holds_id(value):
+                            continue
                 elif value is None and kind in _MAY_BE_NONE:
                     continue
                 fault = _kept_fault(kind, wire, value)
+                if fault is not None:
+                    raise self._refuse(event, fault)
+        said = _WIRE_TEXT.get(cls)
+        if said is not None:
+            for name, wire in said:
+                value = getattr(event, name)
+                fault = _text_fault(wire, value) if value.__class__ is str and not value.isascii() else None
                 if fault is not None:
                     raise self._refuse(event, fault)
         if (
@@ -1620,9 +1656,11 @@ class ThreadMachine:
             return False
         # A delta that is no string goes the general way too, which names what it is.
         if isinstance(event, ev.TextMessageContentEvent):
+            delta = event.delta
             if (
                 event.subagent_run_id is not None
-                or event.delta.__class__ is not str
+                or delta.__class__ is not str
+                or not (delta.isascii() or _SURROGATE.search(delta) is None)
                 or not run.verifier.take_text_delta(event.message_id)
             ):
                 return False
@@ -1631,9 +1669,11 @@ class ThreadMachine:
             call_id = event.tool_call_id
             # A call answered by an interrupt is never open here (emit refuses its TOOL_CALL_START
             # in the resumed run), so its arguments go the general way, which refuses them.
+            delta = event.delta
             if (
                 event.subagent_run_id is not None
-                or event.delta.__class__ is not str
+                or delta.__class__ is not str
+                or not (delta.isascii() or _SURROGATE.search(delta) is None)
                 or not run.verifier.take_args_delta(call_id)
             ):
                 return False
@@ -1660,6 +1700,7 @@ class ThreadMachine:
             run is None
             or self._state not in _EMITTING
             or delta.__class__ is not str  # emit() names what else it is
+            or not (delta.isascii() or _SURROGATE.search(delta) is None)
             or not run.verifier.take_text_delta(message_id)
         ):
             return False
@@ -1987,6 +2028,8 @@ class ThreadMachine:
                 and interrupt.message.__class__ in _TEXT_OR_NONE
                 and interrupt.tool_call_id.__class__ in _TEXT_OR_NONE
                 and interrupt.subagent_run_id.__class__ in _TEXT_OR_NONE
+                and interrupt.reason.isascii()
+                and (interrupt.message is None or interrupt.message.isascii())
             ):  # the common case at a glance; the loop names the field
                 for name, wire, kind in _INTERRUPT_TEXT:
                     fault = _kept_fault(kind, wire, getattr(interrupt, name))

@@ -541,7 +541,7 @@ class RunContext:
         return self._call("ctx.text", self._text, content, message_id)
 
     async def _text(self, content: str, message_id: str | None) -> str:
-        index, step, recorded = await self._take("text", step_key(content), "msg")
+        index, step, recorded = await self._take("text", step_key(content, call="ctx.text"), "msg")
         if not recorded and message_id is not None:
             step = self._replay.use_ids(index, message_id)
         message_id = step.id
@@ -647,7 +647,7 @@ class RunContext:
         registered = self._tools.get(name)
         if registered is None:
             raise LocalProtocolError(f"no tool named {name!r} is registered with the host")
-        index, step, recorded = await self._take("tool", step_key(name, args), "call")
+        index, step, recorded = await self._take("tool", step_key(name, args, call="ctx.call_tool"), "call")
         if recorded:
             if step.result is not None:
                 return _outcome_from_json(cast(Mapping[str, Any], step.result))
@@ -757,7 +757,14 @@ class RunContext:
         )
         default = expiry_default(on_expiry)
         return _Question(
-            self, "ctx.ask", self._ask, question, default, question, step_key(message, dict(schema)), default
+            self,
+            "ctx.ask",
+            self._ask,
+            question,
+            default,
+            question,
+            step_key(message, dict(schema), call="ctx.ask"),
+            default,
         )
 
     def confirm(
@@ -783,7 +790,16 @@ class RunContext:
             metadata=metadata,
         )
         default = expiry_default(on_expiry)
-        return _Question(self, "ctx.confirm", self._confirm, question, default, question, step_key(message), default)
+        return _Question(
+            self,
+            "ctx.confirm",
+            self._confirm,
+            question,
+            default,
+            question,
+            step_key(message, call="ctx.confirm"),
+            default,
+        )
 
     async def _confirm(self, question: Interrupt, key: str, on_expiry: ExpiryDefault | None) -> bool:
         reply = await self._question("confirm", question, key, on_expiry)
@@ -825,7 +841,7 @@ class RunContext:
     async def _once(
         self, name: str, function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        index, step, recorded = await self._take("once", step_key(name), "once")
+        index, step, recorded = await self._take("once", step_key(name, call="ctx.once"), "once")
         if recorded and step.result is not None:
             return cast(Mapping[str, Any], step.result)["value"]
         kept = self._machine.tool_journal.get(step.id)
@@ -890,7 +906,7 @@ class RunContext:
     async def step(self, name: str) -> AsyncIterator[None]:
         """A named step: ``STEP_STARTED`` on entry, ``STEP_FINISHED`` on exit (a step of the journal)."""
         self._where = None
-        await self._take("step", step_key(name), "step")
+        await self._take("step", step_key(name, call="ctx.step"), "step")
         scope = _Scope(start=ev.StepStartedEvent(step_name=name), sent=not self._quiet)
         await self.emit(scope.start)
         self._scopes.append(scope)
@@ -914,7 +930,7 @@ class RunContext:
         answers those interrupts starts it again under the same id (a continuation).
         """
         self._where = None
-        index, step, recorded = await self._take("subagent", step_key(name), "sub")
+        index, step, recorded = await self._take("subagent", step_key(name, call="ctx.subagent"), "sub")
         if not recorded and subagent_run_id is not None:
             step = self._replay.use_ids(index, subagent_run_id)
         subagent_run_id = step.id

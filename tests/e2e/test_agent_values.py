@@ -3,7 +3,8 @@ WebSocket transport.
 
 A thread's state, an event's free JSON and a run's result are saved and announced as JSON, and
 the messages the agent's events write are sent back by clients with their later inputs. A value
-JSON cannot hold (a set, an ``object()``, a dict with a key that is not a string), or a field of
+JSON cannot hold (a set, an ``object()``, a dict with a key that is not a string, text with a
+lone surrogate), or a field of
 the wrong type (a name that is ``None``, a delta or an id that is a number, a tool result or an
 activity of the wrong shape), used to be taken, and failed later: as a store failure when the
 thread was saved, as an invalid event on the wire, or as a thread whose history no client could
@@ -55,6 +56,12 @@ async def _text(ctx: RunContext, *, message_id: Any = "m-1", delta: Any = "Hello
 async def _activity_patched(ctx: RunContext, patch: list[dict[str, Any]]) -> None:
     await ctx.emit(ev.ActivitySnapshotEvent(message_id="act-1", activity_type="plan", content={"step": 1}))
     await ctx.emit(ev.ActivityDeltaEvent(message_id="act-1", activity_type="plan", patch=tuple(patch)))
+
+
+async def _streamed(ctx: RunContext) -> None:
+    async with ctx.message() as message:
+        await message.delta("Found ")
+        await message.delta("file \udcff")
 
 
 async def _finish(ctx: RunContext, result: Any) -> Any:
@@ -140,6 +147,40 @@ CASES: dict[str, tuple[Act, str]] = {
         lambda ctx: ctx.emit(ev.ActivitySnapshotEvent(message_id="act-1", activity_type="plan", content=[1])),  # type: ignore[arg-type]
         "ACTIVITY_SNAPSHOT: content must be a JSON object, not list",
     ),
+    # A lone surrogate: what Python decodes bytes that are not UTF-8 to with errors="surrogateescape"
+    # (file names, a subprocess's output). JSON cannot carry it; it used to end the connection.
+    "a lone surrogate in a streamed delta": (
+        _streamed,
+        "TEXT_MESSAGE_CONTENT: delta holds the lone surrogate U+DCFF at index 5, which is not Unicode text",
+    ),
+    "a lone surrogate in a text delta": (
+        lambda ctx: _text(ctx, delta="caf\udce9"),
+        "TEXT_MESSAGE_CONTENT: delta holds the lone surrogate U+DCE9 at index 3",
+    ),
+    "a lone surrogate in a tool result": (
+        lambda ctx: _tool(ctx, content="report-\udcff.txt"),
+        "TOOL_CALL_RESULT: content holds the lone surrogate U+DCFF at index 7",
+    ),
+    "a lone surrogate in arguments": (
+        lambda ctx: _tool(ctx, delta='{"path": "\ud800"}'),
+        "TOOL_CALL_ARGS: delta holds the lone surrogate U+D800 at index 10",
+    ),
+    "a lone surrogate in a tool's name": (
+        lambda ctx: _tool(ctx, name="look\udc80up"),
+        "TOOL_CALL_START: toolCallName holds the lone surrogate U+DC80 at index 4",
+    ),
+    "a lone surrogate in an interrupt's message": (
+        lambda ctx: ctx.interrupt(Interrupt(id="i-1", reason="confirmation", message="Delete \udcff?")),
+        "an interrupt's message holds the lone surrogate U+DCFF at index 7",
+    ),
+    "a lone surrogate in a step's name": (
+        lambda ctx: ctx.emit(ev.StepStartedEvent(step_name="scan \udcff")),
+        "STEP_STARTED: stepName holds the lone surrogate U+DCFF at index 5",
+    ),
+    "a lone surrogate given to ctx.text": (
+        lambda ctx: ctx.text("caf\udce9"),
+        "ctx.text was given what is not JSON (str is not valid UTF-8: surrogates not allowed)",
+    ),
 }
 
 
@@ -184,7 +225,7 @@ async def test_a_value_no_client_could_be_sent_fails_the_run_at_once_and_the_thr
             # and none carries what was refused.
             for sent in frames[:-1]:
                 decode_event(orjson.dumps(sent))
-            assert all(f["type"] not in ("STATE_SNAPSHOT", "CUSTOM", "ACTIVITY_DELTA") for f in frames), frames
+            assert all(f["type"] not in ("STATE_SNAPSHOT", "CUSTOM", "ACTIVITY_DELTA", "STEP_STARTED") for f in frames)
             # The failed run went back to where the thread stood before it: nothing.
             record = await store.load("t")
             assert record is None or (record.state is ThreadState.IDLE and record.messages == ())
