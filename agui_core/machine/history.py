@@ -397,10 +397,10 @@ def _open_calls(messages: Sequence[dict[str, Any] | Message]) -> dict[str, int]:
 def _held_copy(message: Message, copy: Mapping[str, Any] | None, held: dict[str, Any] | Message) -> bool:
     """Whether ``message`` of an input (``copy``: as the input's bytes carried it, when known)
     is the thread's ``held`` message sent back (see :func:`merge_history`)."""
-    if held.__class__ is dict:
+    if isinstance(held, dict):
         if (copy is not None and _same_copy(copy, held)) or _said_the_same(message, held):
             return True
-    elif _same_message(message, held):  # type: ignore[arg-type]
+    elif _same_message(message, held):
         return True
     return _same_json(message, held)
 
@@ -408,7 +408,7 @@ def _held_copy(message: Message, copy: Mapping[str, Any] | None, held: dict[str,
 def _same_json(message: Message, held: dict[str, Any] | Message) -> bool:
     """Whether ``message`` and the thread's ``held`` message are the same JSON: the question
     :func:`_held_copy` asks last, of the copies its quicker ones cannot tell."""
-    server = held if held.__class__ is dict else unstructure_message(held)  # type: ignore[arg-type]
+    server = held if isinstance(held, dict) else unstructure_message(held)
     data = unstructure_message(message)
     # A copy whose JSON is the thread's, byte for byte, is the same message without the
     # canonical forms. (Not ``==`` on the dicts: to Python, ``true``, ``1`` and ``1.0`` are equal.)
@@ -463,17 +463,17 @@ def merge_history(
             # A client sends the whole conversation with every input: the copies the thread has
             # are told apart without building their wire dicts where they can be (the fast
             # paths of _held_copy, without a call a message).
-            if held.__class__ is dict:
+            if isinstance(held, dict):
                 if (sent is not None and _same_copy(sent[index], held)) or _said_the_same(message, held):
                     continue
-            elif _same_message(message, held):  # type: ignore[arg-type]
+            elif _same_message(message, held):
                 continue
             if _same_json(message, held):
                 continue
             copy = sent[index] if sent is not None else None
             if twice is not None and any(_held_copy(message, copy, m) for m in twice.get(message.id, ())):
                 continue
-            server = held if held.__class__ is dict else unstructure(held)  # type: ignore[arg-type]
+            server = held if isinstance(held, dict) else unstructure(held)
             where = f"messages[{index}] (id {message.id!r})"
             raise RemoteProtocolError(
                 RunErrorCode.HISTORY_CONFLICT,
