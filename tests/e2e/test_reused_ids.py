@@ -10,6 +10,7 @@ again as if it had.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -109,28 +110,39 @@ async def test_each_round_of_a_reused_frontend_tool_call_id_takes_its_result() -
                 assert seen_messages(fourth)[0]["content"] == "Results so far: ['picked 1', 'picked 2', 'picked 3']"
 
 
-SENT: list[str] = []
+CALLED: list[str] = []
 
 
 @tool(needs_approval=True)
 def send_email(to: str) -> str:
     """Send an email."""
-    SENT.append(to)
-    return f"email {len(SENT)} sent to {to}"
+    CALLED.append(to)
+    return f"email {len(CALLED)} sent to {to}"
 
 
-async def mail_under_a_fixed_call_id(ctx: RunContext) -> JSON:
-    """Emails whoever the last user message names, under the tool call id ``call_0`` every time."""
-    to = str([m for m in ctx.messages if m.role == "user"][-1].content)
-    outcome = await ctx.call_tool("send_email", {"to": to}, tool_call_id="call_0")
-    await ctx.text(f"{outcome.status}: {outcome.result}")
-    return None
+@tool
+def look_up(name: str) -> str:
+    """Look up a person's address (needs no approval)."""
+    CALLED.append(name)
+    return f"{name.lower()}@example.com ({len(CALLED)})"
+
+
+def under_call_0(tool_name: str, arg: str) -> Callable[[RunContext], Awaitable[JSON]]:
+    """An agent that calls ``tool_name`` on the last user message, under the tool call id ``call_0`` every time."""
+
+    async def agent(ctx: RunContext) -> JSON:
+        said = str([m for m in ctx.messages if m.role == "user"][-1].content)
+        outcome = await ctx.call_tool(tool_name, {arg: said}, tool_call_id="call_0")
+        await ctx.text(f"{outcome.status}: {outcome.result}")
+        return None
+
+    return agent
 
 
 async def test_an_approved_host_tool_under_a_reused_call_id_runs_for_the_later_call_too() -> None:
-    SENT.clear()
+    CALLED.clear()
     with anyio.fail_after(LIMIT):
-        async with Host(mail_under_a_fixed_call_id, store=MemoryThreadStore(), tools=[send_email]) as host:
+        async with Host(under_call_0("send_email", "to"), store=MemoryThreadStore(), tools=[send_email]) as host:
             async with WebSocketServer(host, port=0) as server, connect(server.url) as ws:
                 for turn, to in enumerate(("bob@example.com", "carol@example.com"), start=1):
                     asked = await exchange(
@@ -150,31 +162,13 @@ async def test_an_approved_host_tool_under_a_reused_call_id_runs_for_the_later_c
                 assert [f["content"] for f in again if f["type"] == "TOOL_CALL_RESULT"] == [
                     "email 2 sent to carol@example.com"
                 ]
-    assert SENT == ["bob@example.com", "carol@example.com"]
-
-
-LOOKED_UP: list[str] = []
-
-
-@tool
-def look_up(name: str) -> str:
-    """Look up a person's address (needs no approval)."""
-    LOOKED_UP.append(name)
-    return f"{name.lower()}@example.com ({len(LOOKED_UP)})"
-
-
-async def look_up_under_a_fixed_call_id(ctx: RunContext) -> JSON:
-    """Looks up whoever the last user message names, under the tool call id ``call_0`` every time."""
-    name = str([m for m in ctx.messages if m.role == "user"][-1].content)
-    outcome = await ctx.call_tool("look_up", {"name": name}, tool_call_id="call_0")
-    await ctx.text(f"{outcome.status}: {outcome.result}")
-    return None
+    assert CALLED == ["bob@example.com", "carol@example.com"]
 
 
 async def test_a_host_tool_without_approval_under_a_reused_call_id_runs_in_each_execution() -> None:
-    LOOKED_UP.clear()
+    CALLED.clear()
     with anyio.fail_after(LIMIT):
-        async with Host(look_up_under_a_fixed_call_id, store=MemoryThreadStore(), tools=[look_up]) as host:
+        async with Host(under_call_0("look_up", "name"), store=MemoryThreadStore(), tools=[look_up]) as host:
             async with WebSocketServer(host, port=0) as server, connect(server.url) as ws:
                 said_back = []
                 for turn, name in enumerate(("Ann", "Bo"), start=1):
@@ -182,5 +176,5 @@ async def test_a_host_tool_without_approval_under_a_reused_call_id_runs_in_each_
                     done = await exchange(ws, frame("t", f"run-{turn}", messages=[user]))
                     assert done[-1]["type"] == "RUN_FINISHED", done[-1]
                     said_back += [m["content"] for m in seen_messages(done)]
-    assert LOOKED_UP == ["Ann", "Bo"]
+    assert CALLED == ["Ann", "Bo"]
     assert said_back == ["executed: ann@example.com (1)", "executed: bo@example.com (2)"]
