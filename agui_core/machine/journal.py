@@ -37,12 +37,14 @@ its execution waits for a person, and holds at most :data:`MAX_STEPS` steps.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from typing import Final
 
 import attrs
 import orjson
 
-from agui_core.errors import LocalProtocolError
+from agui_core.errors import LocalProtocolError, format_path
+from agui_core.protocol.codec import json_fault
 from agui_core.protocol.types import JSON
 
 __all__ = ["MAX_STEPS", "Divergence", "Replay", "Step", "StepJournal", "execution_id", "step_key"]
@@ -77,15 +79,27 @@ def step_key(*parts: JSON, call: str = "a step") -> str:
     try:
         return _digest(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS))
     except TypeError as exc:
-        raise LocalProtocolError(f"{call} was given what is not JSON ({exc})") from None
+        fault = json_fault(parts)
+        if fault is None:
+            raise LocalProtocolError(f"{call} was given what is not JSON ({exc})") from None
+        path, why = fault  # its first step is which of the parts
+        where = f" at {format_path(path[1:])}" if len(path) > 1 else ""
+        why = why.removeprefix("not JSON: ").removeprefix("not JSON ")
+        raise LocalProtocolError(f"{call} was given what is not JSON{where}: {why}") from None
 
 
-def execution_id(thread_id: str, run_id: str) -> str:
+def execution_id(thread_id: str, run_id: str, answered: Iterable[str] = ()) -> str:
     """The id of the execution the run ``run_id`` starts on ``thread_id``.
 
     Made from the two, so that a client retrying the run (the same ``runId``) after its host
-    died is the same execution, and finds what the first attempt journaled.
+    died is the same execution, and finds what the first attempt journaled. A resume that
+    replays no journal (its questions were asked by an agent that keeps none) is made from the
+    interrupts it answers (``answered``) instead: a resume is retried by its answers, under any
+    ``runId``.
     """
+    ids = sorted(answered)
+    if ids:
+        return _digest("\x00".join([thread_id, "resume", *ids]).encode())
     return _digest(f"{thread_id}\x00{run_id}".encode())
 
 

@@ -49,7 +49,6 @@ No clock, no randomness, no I/O: time comes in as ``now``, ids come from the cal
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Final, get_args
@@ -139,7 +138,7 @@ from agui_core.machine.record import (
 from agui_core.machine.transcript import Transcript, own_json, tool_message, wire_size
 from agui_core.machine.transitions import TRANSITIONS, MachineInput, ThreadState, next_state
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import event_to_dict, json_fault, wire_keys
+from agui_core.protocol.codec import SURROGATE, event_to_dict, json_fault, text_fault, text_fields, wire_keys
 from agui_core.protocol.frozen import maker
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import (
@@ -303,16 +302,6 @@ _INTERRUPT_TEXT: Final = (
 """An interrupt's fields that are strings on the wire, as :data:`_KEPT` has them (the id's
 rule is judged next, but for an empty id, which the interrupt's own checks name as they always
 did; ``toolCallId`` must also be one of the run's closed calls, and ``expiresAt`` a date-time)."""
-_WIRE_TEXT: Final[Mapping[type[Any], tuple[tuple[str, str], ...]]] = {
-    ev.StepStartedEvent: (("step_name", "stepName"),),
-    ev.StepFinishedEvent: (("step_name", "stepName"),),
-    ev.SubagentStartedEvent: (("name", "name"), ("description", "description")),
-    ev.SubagentErrorEvent: (("message", "message"), ("code", "code")),
-    ev.ReasoningEncryptedValueEvent: (("encrypted_value", "encryptedValue"),),
-}
-"""The text the agent's events carry to the wire alone, outside :data:`_KEPT` and free JSON
-(which :func:`~agui_core.protocol.codec.json_fault` judges whole): judged for what JSON cannot
-carry before the event is sent (an event that cannot be encoded would end the connection)."""
 _TEXT_OR_NONE: Final = (str, type(None))
 """The classes of an optional string, exactly (a subclass of ``str`` goes the long way)."""
 _CHECKED_BEFORE_APPLIED = frozenset(
@@ -335,6 +324,16 @@ _FREE_JSON_EVENTS = frozenset(
 )
 """Events with fields of free JSON, whose nesting ``emit`` checks (any event with a
 ``rawEvent``, ``metadata`` or unknown keys too)."""
+_WIRE_TEXT: Final[Mapping[type[Any], tuple[tuple[str, str], ...]]] = {
+    cls: tuple((n, w) for n, w in text_fields(cls) if n != "type" and n not in {k[0] for k in _KEPT.get(cls, ())})
+    for cls in _AGENT_EVENTS
+    if cls not in _FREE_JSON_EVENTS or cls is ev.ToolCallResultEvent
+}
+"""The text fields of the agent's events that :data:`_KEPT` does not judge, by class: judged
+for what JSON cannot carry (:func:`~agui_core.protocol.codec.text_fault`) before the event is
+applied or sent, since an event that cannot be encoded would end the connection. The events
+with free JSON are judged whole by :func:`~agui_core.protocol.codec.json_fault` (but a tool
+result of text, which is not)."""
 _EMITTING = frozenset(state for state, what in TRANSITIONS if what is MachineInput.EMIT)
 """The states a run emits in (``emit`` looks this up rather than the whole table)."""
 _STATE_LEVEL = 2
@@ -370,20 +369,10 @@ _PARTS: Final = get_args(InputContent)
 """The classes of a tool result's content parts."""
 
 
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-"""A surrogate code point: in a Python string, never half of a pair but alone (a decoder's
-``surrogateescape`` makes them of bytes that are not UTF-8), and not text JSON in UTF-8 can carry."""
-
-
 def _text_fault(wire: str, value: str) -> str | None:
     """Why the string ``value`` of the field ``wire`` is no text the wire can carry; ``None``: it is."""
-    found = _SURROGATE.search(value)
-    if found is None:
-        return None
-    return (
-        f"{wire} holds the lone surrogate U+{ord(found.group()):04X} at index {found.start()}, which is not "
-        "Unicode text: JSON cannot carry it (decode bytes that are not UTF-8 with errors='replace')"
-    )
+    why = text_fault(value)
+    return None if why is None else f"{wire} {why}"
 
 
 def _kept_fault(kind: str, wire: str, value: object) -> str | None:
@@ -457,8 +446,9 @@ def _of_this_call(entry: ToolJournalEntry, run: _Run) -> bool:
     answers bind the id to another interrupt is about another call (interrupt ids are never
     used twice on a thread). A straight-line agent's step that took the id in this run's
     execution is another call than one a step of another execution started (a retry of a run
-    is in the run's own execution; an adapter's runs take no steps). Entries saved before
-    either was kept are taken as the call's, as they were then.
+    is in the run's own execution: see :meth:`ThreadMachine._replay_for`; a call a framework
+    made, which no step took, is not judged so). Entries saved before either was kept are
+    taken as the call's, as they were then.
     """
     if entry.answered is not None:
         answering = _answering(run, entry.tool_call_id)
@@ -631,6 +621,9 @@ class ThreadMachine:
         self._resolved: list[ResolvedInterrupt] = []
         self._completed: list[CompletedResume] = []
         self._journal: dict[str, ToolJournalEntry] = {}
+        self._displaced: list[ToolJournalEntry] = []
+        """Entries of :attr:`_journal` a later call under the same id took the place of, kept
+        while a retry of their run may come (see :meth:`_journaled`)."""
         self._run: _Run | None = None
         self._owner: str | None = None
         self._steps: StepJournal | None = None
@@ -835,17 +828,31 @@ class ThreadMachine:
         run = self._run
         if run is None:
             return dict(self._journal)
-        return {call_id: entry for call_id, entry in self._journal.items() if _of_this_call(entry, run)}
+        entries = ((call_id, self._journaled(run, call_id)) for call_id in self._journal)
+        return {call_id: entry for call_id, entry in entries if entry is not None}
 
     def _journaled(self, run: _Run, call_id: str) -> ToolJournalEntry | None:
         """The journal's entry for ``call_id`` if it is of the call ``run`` knows by that id.
 
         A thread may hold two calls with one id: an agent reusing the id it gave a call (a fixed
         one, or a model provider that numbers its calls afresh every round). The tool of the
-        earlier call ran; the later one is another call, whose tool has not.
+        earlier call ran; the later one is another call, whose tool has not. An earlier call's
+        entry stays (:attr:`_displaced`) while its run may be retried, which finds it.
         """
         entry = self._journal.get(call_id)
-        return entry if entry is not None and _of_this_call(entry, run) else None
+        if entry is not None and _of_this_call(entry, run):
+            return entry
+        for earlier in reversed(self._displaced):
+            if earlier.tool_call_id == call_id and _of_this_call(earlier, run):
+                return earlier
+        return None
+
+    def _rewrite(self, entry: ToolJournalEntry, new: ToolJournalEntry) -> None:
+        """Put ``new`` in the place of the journal's ``entry``, wherever that is kept."""
+        if self._journal.get(entry.tool_call_id) is entry:
+            self._journal[entry.tool_call_id] = new
+        else:
+            self._displaced = [new if e is entry else e for e in self._displaced]
 
     @property
     def replay(self) -> Replay:
@@ -907,7 +914,7 @@ class ThreadMachine:
             open_interrupts=self._open,
             resolved=tuple(self._resolved),
             completed_resumes=tuple(self._completed),
-            tool_journal=tuple(self._journal.values()),
+            tool_journal=(*self._displaced, *self._journal.values()),
             owner=self._owner,
             step_journal=self._steps,
             acted_on=self._acted_on,
@@ -952,7 +959,11 @@ class ThreadMachine:
         machine._open = record.open_interrupts
         machine._resolved = list(record.resolved)
         machine._completed = list(record.completed_resumes)
-        machine._journal = {entry.tool_call_id: entry for entry in record.tool_journal}
+        for entry in record.tool_journal:  # a later entry of an id is the later call's
+            earlier = machine._journal.get(entry.tool_call_id)
+            if earlier is not None:
+                machine._displaced.append(earlier)
+            machine._journal[entry.tool_call_id] = entry
         machine._owner = record.owner
         machine._steps = record.step_journal
         machine._acted_on = record.acted_on
@@ -974,7 +985,7 @@ class ThreadMachine:
                 continuation=run.continuation,
                 continuation_in=run.continuation,
                 lease_until=run.lease_until,
-                replay=machine._replay_for(run.run_id, bool(run.answers)),
+                replay=machine._replay_for(run.run_id, bool(run.answers), run.answers),
                 decided_by=run.decided_by,
                 decided_roles=run.decided_roles,
                 expiry_defaults=dict(run.expiry_defaults),
@@ -1315,7 +1326,8 @@ class ThreadMachine:
         gated = {o.interrupt.tool_call_id for o in self._open if o.interrupt.tool_call_id is not None}
         gated |= {r.interrupt.tool_call_id for r in self._resolved if r.interrupt.tool_call_id is not None}
         gated |= set(self._journal)
-        host_results = {j.result.message_id: tool_message(j.result) for j in self._journal.values() if j.result}
+        entries = (*self._displaced, *self._journal.values())
+        host_results = {j.result.message_id: tool_message(j.result) for j in entries if j.result}
         self._transcript.settle()
         transcript = self._transcript
         return merge_history(transcript.raw, transcript.state, run_input, gated_calls=gated, host_results=host_results)
@@ -1453,7 +1465,7 @@ class ThreadMachine:
             continuation_in=continuation,
             lease_until=None if lease_until is None else lease_until.isoformat(),
             # A resume replays even when all it did was dismiss questions that had expired.
-            replay=self._replay_for(run_input.run_id, bool(run_input.resume) if resumed is None else resumed),
+            replay=self._replay_for(run_input.run_id, bool(run_input.resume) if resumed is None else resumed, answers),
             decided_by=decider[0] if decider is not None and answers else None,
             decided_roles=decider[1] if decider is not None and answers else (),
             expiry_defaults=expiry_defaults,
@@ -1474,13 +1486,14 @@ class ThreadMachine:
             make_start_agent(run_input=run_input, answers=self.answers),
         ]
 
-    def _replay_for(self, run_id: str, resumed: bool) -> Replay:
+    def _replay_for(self, run_id: str, resumed: bool, answers: Sequence[BoundAnswer] = ()) -> Replay:
         """The steps a run takes: a resume of a waiting execution's questions replays its
         journal; any other run (a new input, even once those questions expired) starts an
-        execution of its own."""
+        execution of its own, which a retry of the run is too: one of the same ``runId``, or
+        for a resume, one of the same answers (whatever its ``runId``)."""
         if resumed and self._steps is not None:
             return Replay(self._steps)
-        execution = execution_id(self._thread_id, run_id)
+        execution = execution_id(self._thread_id, run_id, [a.interrupt.id for a in answers])
         if not resumed:
             # A new input: the answers an earlier attempt acted on are no one's to retry now.
             self._acted_on = ()
@@ -1498,7 +1511,7 @@ class ThreadMachine:
         if not journal:
             return  # no tool ran through the host yet: nothing to forget
         recent: list[str] = []
-        for entry in reversed(journal.values()):
+        for entry in reversed((*self._displaced, *journal.values())):
             if entry.execution is not None and entry.execution not in recent:
                 recent.append(entry.execution)
         keep = {starting, *recent[:_RETRIES_KEPT]}
@@ -1506,6 +1519,7 @@ class ThreadMachine:
             keep.add(self._steps.execution)
         if any(e.execution is not None and e.execution not in keep for e in journal.values()):
             self._journal = {k: e for k, e in journal.items() if e.execution is None or e.execution in keep}
+        self._displaced = [e for e in self._displaced if e.execution in keep]
 
     def _replay(self, run_input: RunAgentInput, completed: CompletedResume) -> list[Effect]:
         self._state = next_state(self._state, MachineInput.REPLAY)
@@ -1599,7 +1613,7 @@ class ThreadMachine:
                 value = getattr(event, name)
                 if value.__class__ is str:  # the common cases, without a call
                     if kind is _TEXT or kind is _OPTIONAL_TEXT or kind is _RESULT:
-                        if value.isascii() or _SURROGATE.search(value) is None:
+                        if value.isascii() or SURROGATE.search(value) is None:
                             continue
                     else:
                         if kind is not _OBJECT and kind is not _ROLE and bad_id(value) is None:
@@ -1611,11 +1625,10 @@ class ThreadMachine:
                 fault = _kept_fault(kind, wire, value)
                 if fault is not None:
                     raise self._refuse(event, fault)
-        said = _WIRE_TEXT.get(cls)
-        if said is not None:
-            for name, wire in said:
-                value = getattr(event, name)
-                fault = _text_fault(wire, value) if value.__class__ is str and not value.isascii() else None
+        for name, wire in _WIRE_TEXT.get(cls, ()):
+            value = getattr(event, name)
+            if value is not None and not (value.__class__ is str and value.isascii()) and isinstance(value, str):
+                fault = _text_fault(wire, value)
                 if fault is not None:
                     raise self._refuse(event, fault)
         if (
@@ -1638,7 +1651,7 @@ class ThreadMachine:
         if isinstance(event, ev.ToolCallResultEvent):
             journal = self._journaled(run, event.tool_call_id)
             if journal is not None and journal.result is None:
-                self._journal[event.tool_call_id] = attrs.evolve(journal, result=event)
+                self._rewrite(journal, attrs.evolve(journal, result=event))
                 return [self._persist(), make_emit(event=event)]
         return [make_emit(event=event)]
 
@@ -1660,7 +1673,7 @@ class ThreadMachine:
             if (
                 event.subagent_run_id is not None
                 or delta.__class__ is not str
-                or not (delta.isascii() or _SURROGATE.search(delta) is None)
+                or not (delta.isascii() or SURROGATE.search(delta) is None)
                 or not run.verifier.take_text_delta(event.message_id)
             ):
                 return False
@@ -1673,7 +1686,7 @@ class ThreadMachine:
             if (
                 event.subagent_run_id is not None
                 or delta.__class__ is not str
-                or not (delta.isascii() or _SURROGATE.search(delta) is None)
+                or not (delta.isascii() or SURROGATE.search(delta) is None)
                 or not run.verifier.take_args_delta(call_id)
             ):
                 return False
@@ -1700,7 +1713,7 @@ class ThreadMachine:
             run is None
             or self._state not in _EMITTING
             or delta.__class__ is not str  # emit() names what else it is
-            or not (delta.isascii() or _SURROGATE.search(delta) is None)
+            or not (delta.isascii() or SURROGATE.search(delta) is None)
             or not run.verifier.take_text_delta(message_id)
         ):
             return False
@@ -1730,6 +1743,11 @@ class ThreadMachine:
             raise LocalProtocolError(
                 f"tool call {tool_call_id!r} is not a closed tool call of this thread", state=self._state
             )
+        earlier = self._journal.get(tool_call_id)
+        if earlier is not None and earlier.answered is None and earlier.execution is not None:
+            # Another call's under the same id, whose run a client may retry: kept for it (one that
+            # ran on an answer is done with: a later call under its id is bound once it was committed).
+            self._displaced.append(earlier)
         self._journal[tool_call_id] = ToolJournalEntry(
             tool_call_id=tool_call_id,
             run_id=run.run_id,
@@ -1812,14 +1830,15 @@ class ThreadMachine:
         Saved with the ``TOOL_CALL_RESULT`` that follows, so a retry after a crash hands the
         agent the very value again, not only the text the client was sent.
         """
-        entry = self._journal.get(tool_call_id)
+        run = self._live_run(MachineInput.EMIT)
+        entry = self._journaled(run, tool_call_id)
         if entry is None:
             raise LocalProtocolError(f"tool call {tool_call_id!r} was not started", state=self._state)
         try:
             kept = orjson.loads(orjson.dumps(value))
         except (TypeError, orjson.JSONEncodeError):
             return  # not JSON: the result's text stands for it
-        self._journal[tool_call_id] = attrs.evolve(entry, value=kept)
+        self._rewrite(entry, attrs.evolve(entry, value=kept))
 
     def kept_value(self, step_id: str, *, name: str, value: JSON, now: datetime) -> list[Effect]:
         """Record what the function a step ran (``ctx.once``) returned, before the agent goes on.
@@ -1834,8 +1853,11 @@ class ThreadMachine:
         try:
             kept = orjson.loads(orjson.dumps(value))
         except (TypeError, orjson.JSONEncodeError):
+            fault = json_fault(value)
+            why = f" ({format_path(fault[0])}: {fault[1]})" if fault is not None else ""
             raise LocalProtocolError(
-                f"ctx.once({name!r}) returned {type(value).__name__}: the thread keeps its value, so it must be JSON",
+                f"ctx.once({name!r}) returned {type(value).__name__}: the thread keeps its value, so it must be "
+                f"JSON{why}",
                 state=self._state,
             ) from None
         self._check_depth(kept, 1, kept, f"the value of {name!r}")
@@ -2030,6 +2052,7 @@ class ThreadMachine:
                 and interrupt.subagent_run_id.__class__ in _TEXT_OR_NONE
                 and interrupt.reason.isascii()
                 and (interrupt.message is None or interrupt.message.isascii())
+                and (interrupt.subagent_run_id is None or interrupt.subagent_run_id.isascii())
             ):  # the common case at a glance; the loop names the field
                 for name, wire, kind in _INTERRUPT_TEXT:
                     fault = _kept_fault(kind, wire, getattr(interrupt, name))
@@ -2125,6 +2148,8 @@ class ThreadMachine:
         mark = f"-{run.replay.execution}-"
         if any(mark in call_id for call_id in self._journal):
             self._journal = {call_id: entry for call_id, entry in self._journal.items() if mark not in call_id}
+        if self._displaced:
+            self._displaced = [e for e in self._displaced if e.execution != run.replay.execution]
 
     def _end(self, run: _Run, finished: ev.Event, target: MachineInput) -> list[Effect]:
         self._acted_on = ()  # the answers are committed: a resume of them again is a replay
@@ -2265,6 +2290,8 @@ class ThreadMachine:
         if not isinstance(code, RunErrorCode):
             raise TypeError(f"fail() takes a RunErrorCode, not {code!r}")
         run = self._live_run(MachineInput.FAIL)
+        if not message.isascii():  # an exception's text may hold what JSON cannot carry
+            message = SURROGATE.sub("\ufffd", message)
         error = ev.RunErrorEvent(message=message, code=code.value)
         run.verifier.check(error)
         self._state = next_state(self._state, MachineInput.FAIL)

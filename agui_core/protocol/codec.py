@@ -38,10 +38,11 @@ and tool calls in all its messages together (code ``INVALID_INPUT``). The error 
 from __future__ import annotations
 
 import functools
+import re
 import types
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Union, get_args, get_origin, get_type_hints
+from typing import Any, Final, Literal, Union, get_args, get_origin, get_type_hints
 
 import attrs
 import cattrs
@@ -57,6 +58,7 @@ from agui_core.protocol.validation import validate_event, validate_input
 __all__ = [
     "MAX_DEPTH",
     "MAX_RESUME_ENTRIES",
+    "SURROGATE",
     "converter",
     "decode_event",
     "decode_input",
@@ -72,6 +74,8 @@ __all__ = [
     "json_fault",
     "overnested_at",
     "structure_message",
+    "text_fault",
+    "text_fields",
     "unstructure_message",
     "wire_keys",
 ]
@@ -182,6 +186,38 @@ def json_fault(value: Any, *, level: int = 1) -> tuple[Path, str] | None:
     return _unwritable_at(value)
 
 
+SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
+"""A surrogate code point. In a Python string one is never half of a pair but alone (a decoder's
+``errors="surrogateescape"`` makes them of bytes that are not UTF-8), and it is not text: JSON in
+UTF-8 cannot carry it. ``s.isascii() or SURROGATE.search(s) is None`` is the quick way to know a
+string is free of them; :func:`text_fault` says where one is."""
+
+
+def text_fault(value: str) -> str | None:
+    """Why the string ``value`` is no text JSON can carry (a lone surrogate, named with its
+    index), as a phrase that follows what holds it; ``None``: it is text."""
+    found = SURROGATE.search(value)
+    if found is None:
+        return None
+    return (
+        f"holds the lone surrogate U+{ord(found.group()):04X} at index {found.start()}, which is not "
+        "Unicode text: JSON cannot carry it (decode bytes that are not UTF-8 with errors='replace')"
+    )
+
+
+def text_fields(cls: type[Any]) -> tuple[tuple[str, str], ...]:
+    """The attributes of the wire class ``cls`` that hold text (a string, or a ``Literal`` of
+    strings, optional or not), each with its key on the wire."""
+    hints = get_type_hints(cls)
+    out = []
+    for name, wire in _wire_names(cls).items():
+        tp = hints[name]
+        kinds = get_args(tp) if get_origin(tp) in (Union, types.UnionType) else (tp,)
+        if any(k is str or (get_origin(k) is Literal and all(isinstance(a, str) for a in get_args(k))) for k in kinds):
+            out.append((name, wire))
+    return tuple(out)
+
+
 def _unwritable_at(value: Any) -> tuple[Path, str] | None:
     """The path of the first part of ``value`` (not too deep) that ``orjson`` cannot write, and why."""
     try:
@@ -197,6 +233,9 @@ def _unwritable_at(value: Any) -> tuple[Path, str] | None:
             for key in item:
                 if not isinstance(key, str):
                     return path, f"not JSON: an object key that is not a string ({type(key).__name__} {key!r:.40})"
+                why = None if key.isascii() else text_fault(key)
+                if why is not None:
+                    return path, f"not JSON: an object key {why}"
             children: list[tuple[str | int, Any]] = list(item.items())
         elif isinstance(item, list | tuple):
             children = list(enumerate(item))
@@ -204,7 +243,8 @@ def _unwritable_at(value: Any) -> tuple[Path, str] | None:
             try:
                 orjson.dumps(item)
             except TypeError as exc:
-                return path, f"not JSON ({exc})"
+                why = text_fault(item) if isinstance(item, str) else None
+                return path, f"not JSON: a string {why}" if why is not None else f"not JSON ({exc})"
             continue
         children.reverse()  # so the first in document order is found first
         for key, child in children:

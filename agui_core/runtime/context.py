@@ -68,6 +68,7 @@ from agui_core.machine.record import ExpiryDefault, Proposal, ResolvedInterrupt,
 from agui_core.machine.replies import Reply as ClientReply
 from agui_core.machine.thread import ThreadMachine
 from agui_core.protocol import events as ev
+from agui_core.protocol.codec import json_fault
 from agui_core.protocol.types import JSON, Interrupt, Message, RunAgentInput
 from agui_core.runtime.observe import NO_OBSERVER, Observer
 from agui_core.runtime.tools import NO_EDITS, NOT_RUN_AGAIN, Tool, ToolOutcome, approval_message, failed_result
@@ -180,7 +181,9 @@ def _as_json(value: Any, what: str) -> JSON:
     try:
         result: JSON = orjson.loads(orjson.dumps(value))
     except (TypeError, orjson.JSONEncodeError):
-        raise LocalProtocolError(f"{what} returned {type(value).__name__}: a result is kept as JSON") from None
+        fault = json_fault(value)
+        why = f": {fault[1]}" if fault is not None else ""
+        raise LocalProtocolError(f"{what} returned {type(value).__name__}, and a result is kept as JSON{why}") from None
     return result
 
 

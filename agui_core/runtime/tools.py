@@ -25,6 +25,7 @@ from typing import Any, Literal
 import attrs
 import cattrs
 
+from agui_core.protocol.codec import SURROGATE
 from agui_core.protocol.types import JSON
 
 __all__ = [
@@ -95,6 +96,8 @@ def failed_result(exc: BaseException) -> tuple[str, Mapping[str, JSON]]:
     client shows a failure as one.
     """
     said = str(exc).strip()
+    if not said.isascii():  # bytes that are not UTF-8 in its message (a file name): not text
+        said = SURROGATE.sub("\ufffd", said)
     if len(said) > FAILURE_SHOWN:
         said = said[:FAILURE_SHOWN] + "…"
     error = f"{type(exc).__name__}: {said}" if said else type(exc).__name__

@@ -24,12 +24,13 @@ import pytest
 from agui_transports.websocket import WebSocketServer
 from websockets.asyncio.client import ClientConnection, connect
 
+from agui_core.errors import LocalProtocolError
 from agui_core.machine.record import record_to_dict
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
 from agui_core.protocol.codec import decode_event
 from agui_core.protocol.types import Interrupt, TextInputContent
-from agui_core.runtime import Host, RunContext
+from agui_core.runtime import Host, RunContext, tool
 from agui_core.store import SqliteThreadStore, ThreadStore
 from tests.e2e.test_attacks import exchange
 
@@ -40,11 +41,13 @@ LIMIT = 15.0
 Act = Callable[[RunContext], Awaitable[Any]]
 
 
-async def _tool(ctx: RunContext, *, name: Any = "lookup", delta: Any = "{}", content: Any = "found") -> None:
+async def _tool(
+    ctx: RunContext, *, name: Any = "lookup", delta: Any = "{}", content: Any = "found", role: Any = None
+) -> None:
     await ctx.emit(ev.ToolCallStartEvent(tool_call_id="tc-1", tool_call_name=name, parent_message_id="a-1"))
     await ctx.emit(ev.ToolCallArgsEvent(tool_call_id="tc-1", delta=delta))
     await ctx.emit(ev.ToolCallEndEvent(tool_call_id="tc-1"))
-    await ctx.emit(ev.ToolCallResultEvent(message_id="r-1", tool_call_id="tc-1", content=content))
+    await ctx.emit(ev.ToolCallResultEvent(message_id="r-1", tool_call_id="tc-1", content=content, role=role))
 
 
 async def _text(ctx: RunContext, *, message_id: Any = "m-1", delta: Any = "Hello.") -> None:
@@ -56,6 +59,14 @@ async def _text(ctx: RunContext, *, message_id: Any = "m-1", delta: Any = "Hello
 async def _activity_patched(ctx: RunContext, patch: list[dict[str, Any]]) -> None:
     await ctx.emit(ev.ActivitySnapshotEvent(message_id="act-1", activity_type="plan", content={"step": 1}))
     await ctx.emit(ev.ActivityDeltaEvent(message_id="act-1", activity_type="plan", patch=tuple(patch)))
+
+
+class _Name(str):
+    """A subclass of ``str``, as some libraries hand out (``numpy.str_``)."""
+
+
+async def _raises_surrogate(ctx: RunContext) -> None:
+    raise LocalProtocolError(b"cannot open report-\xff.txt".decode(errors="surrogateescape"))
 
 
 async def _streamed(ctx: RunContext) -> None:
@@ -179,7 +190,27 @@ CASES: dict[str, tuple[Act, str]] = {
     ),
     "a lone surrogate given to ctx.text": (
         lambda ctx: ctx.text("caf\udce9"),
-        "ctx.text was given what is not JSON (str is not valid UTF-8: surrogates not allowed)",
+        "ctx.text was given what is not JSON: a string holds the lone surrogate U+DCE9 at index 3",
+    ),
+    "a lone surrogate in any event's subagentRunId": (
+        lambda ctx: ctx.emit(ev.StepStartedEvent(step_name="scan", subagent_run_id="sub-\udcff")),
+        "STEP_STARTED: subagentRunId holds the lone surrogate U+DCFF at index 4",
+    ),
+    "a lone surrogate in a tool result's role": (
+        lambda ctx: _tool(ctx, role="tool\udcff"),
+        "TOOL_CALL_RESULT: role holds the lone surrogate U+DCFF at index 4",
+    ),
+    "a lone surrogate in an interrupt's subagentRunId": (
+        lambda ctx: ctx.interrupt(Interrupt(id="i-1", reason="confirmation", subagent_run_id="sub-\udcff")),
+        "an interrupt's subagentRunId holds the lone surrogate U+DCFF at index 4",
+    ),
+    "a lone surrogate in a subclass of str": (
+        lambda ctx: ctx.emit(ev.StepStartedEvent(step_name=_Name("scan \udcff"))),
+        "STEP_STARTED: stepName holds the lone surrogate U+DCFF at index 5",
+    ),
+    "a lone surrogate in what the agent raises": (
+        _raises_surrogate,
+        "the agent broke a protocol rule: cannot open report-\ufffd.txt",  # replaced, and sent
     ),
 }
 
@@ -237,3 +268,29 @@ async def test_a_value_no_client_could_be_sent_fails_the_run_at_once_and_the_thr
             saved = await store.load("t")
             assert saved is not None
             assert orjson.loads(orjson.dumps(record_to_dict(saved)))["messages"][:2] == [user, more]
+
+
+async def test_a_tool_whose_failure_names_bytes_that_are_not_utf8_is_reported_and_the_run_goes_on(
+    tmp_path: Any,
+) -> None:
+    # The host writes that result: its text is made sendable, and the agent handles the failure.
+    @tool
+    def open_report(name: str) -> str:
+        """Open a report."""
+        raise FileNotFoundError("no such file: " + b"report-\xff.txt".decode(errors="surrogateescape"))
+
+    async def agent(ctx: RunContext) -> Any:
+        opened = await ctx.call_tool("open_report", {"name": "q1"})
+        return {"status": opened.status, "error": opened.error is not None}
+
+    store = SqliteThreadStore(tmp_path / "threads.db")
+    user = {"id": "u-1", "role": "user", "content": "Open it."}
+    with anyio.fail_after(LIMIT):
+        async with Host(agent, store=store, tools=[open_report]) as host, WebSocketServer(host, port=0) as server:
+            async with connect(server.url) as ws:
+                frames = await exchange(ws, frame("run-1", [user], {}))
+    await store.aclose()
+    assert frames[-1]["type"] == "RUN_FINISHED", frames[-1]
+    assert frames[-1]["result"] == {"status": "failed", "error": True}
+    (result,) = [f for f in frames if f["type"] == "TOOL_CALL_RESULT"]
+    assert result["content"] == "the tool failed (FileNotFoundError: no such file: report-\ufffd.txt)"

@@ -178,3 +178,30 @@ async def test_a_host_tool_without_approval_under_a_reused_call_id_runs_in_each_
                     said_back += [m["content"] for m in seen_messages(done)]
     assert CALLED == ["Ann", "Bo"]
     assert said_back == ["executed: ann@example.com (1)", "executed: bo@example.com (2)"]
+
+
+async def test_a_failed_run_retried_after_a_later_call_took_its_call_id_does_not_run_its_tool_again() -> None:
+    # The later call's journal entry takes the id; the failed run's stays beside it for its retry.
+    CALLED.clear()
+    failing = {"run-1"}
+
+    async def agent(ctx: RunContext) -> JSON:
+        name = str([m for m in ctx.messages if m.role == "user"][-1].content)
+        outcome = await ctx.call_tool("look_up", {"name": name}, tool_call_id="call_0")
+        if ctx.run_id in failing:
+            failing.discard(ctx.run_id)
+            raise RuntimeError("the model call after the tool failed")
+        return outcome.result
+
+    ann = {"id": "u-1", "role": "user", "content": "Ann"}
+    bo = {"id": "u-2", "role": "user", "content": "Bo"}
+    with anyio.fail_after(LIMIT):
+        async with Host(agent, store=MemoryThreadStore(), tools=[look_up]) as host:
+            async with WebSocketServer(host, port=0) as server, connect(server.url) as ws:
+                failed = await exchange(ws, frame("t", "run-1", messages=[ann]))
+                assert failed[-1]["type"] == "RUN_ERROR" and CALLED == ["Ann"], failed[-1]
+                later = await exchange(ws, frame("t", "run-2", messages=[bo]))
+                assert later[-1]["result"] == "bo@example.com (2)", later[-1]
+                retried = await exchange(ws, frame("t", "run-1", messages=[ann]))
+                assert retried[-1]["result"] == "ann@example.com (1)", retried[-1]  # what the tool returned then
+    assert CALLED == ["Ann", "Bo"]
