@@ -37,7 +37,6 @@ its execution waits for a person, and holds at most :data:`MAX_STEPS` steps.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
 from typing import Final
 
 import attrs
@@ -88,18 +87,13 @@ def step_key(*parts: JSON, call: str = "a step") -> str:
         raise LocalProtocolError(f"{call} was given what is not JSON{where}: {why}") from None
 
 
-def execution_id(thread_id: str, run_id: str, answered: Iterable[str] = ()) -> str:
+def execution_id(thread_id: str, run_id: str) -> str:
     """The id of the execution the run ``run_id`` starts on ``thread_id``.
 
     Made from the two, so that a client retrying the run (the same ``runId``) after its host
-    died is the same execution, and finds what the first attempt journaled. A resume that
-    replays no journal (its questions were asked by an agent that keeps none) is made from the
-    interrupts it answers (``answered``) instead: a resume is retried by its answers, under any
-    ``runId``.
+    died is the same execution, and finds what the first attempt journaled. (A resume is
+    retried by its answers, under any ``runId``: see ``ThreadMachine._replay_for``.)
     """
-    ids = sorted(answered)
-    if ids:
-        return _digest("\x00".join([thread_id, "resume", *ids]).encode())
     return _digest(f"{thread_id}\x00{run_id}".encode())
 
 

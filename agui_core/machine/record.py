@@ -273,6 +273,9 @@ class ThreadRecord:
     acted_on: tuple[tuple[str, str, str], ...] = ()
     """The answers a resumed run acted on (it started a tool, or kept a ``ctx.once`` value) and
     then failed, as ``(interrupt id, status, payload digest)``: a retry must carry the same."""
+    acted_in: str | None = None
+    """The execution (see :mod:`agui_core.machine.journal`) of the attempt that acted on
+    :attr:`acted_on`: a retry carrying those answers continues it, under any ``runId``."""
     saved_at: str | None = None
     """When the record was saved (RFC 3339, on the saving host's clock): the thread's last
     activity, by which a host's retention judges it. ``None``: its saver did not say (a
@@ -415,6 +418,7 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
         ],
         **({} if record.step_journal is None else {"stepJournal": _journal_to_dict(record.step_journal)}),
         **({} if not record.acted_on else {"actedOn": [list(a) for a in record.acted_on]}),
+        **({} if record.acted_in is None else {"actedIn": record.acted_in}),
         "activeRun": None
         if run is None
         else {
@@ -628,6 +632,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
         ),
         step_journal=_journal_from_dict(data.get("stepJournal")),
         acted_on=tuple(_answer_identity(a) for a in data.get("actedOn", ())),
+        acted_in=data.get("actedIn"),
         active_run=None
         if run is None
         else make_active_run(

@@ -444,7 +444,8 @@ def _of_this_call(entry: ToolJournalEntry, run: _Run) -> bool:
 
     The tool of a call behind an approval ran on the answer to one interrupt; a run whose
     answers bind the id to another interrupt is about another call (interrupt ids are never
-    used twice on a thread). A straight-line agent's step that took the id in this run's
+    used twice on a thread), and so is one whose answer approves another tool than the one
+    that ran under the id without an approval. A straight-line agent's step that took the id in this run's
     execution is another call than one a step of another execution started (a retry of a run
     is in the run's own execution: see :meth:`ThreadMachine._replay_for`; a call a framework
     made, which no step took, is not judged so). Entries saved before either was kept are
@@ -454,6 +455,10 @@ def _of_this_call(entry: ToolJournalEntry, run: _Run) -> bool:
         answering = _answering(run, entry.tool_call_id)
         if answering is not None:
             return answering == entry.answered
+    elif entry.ran is not None:
+        bound = run.proposals.get(entry.tool_call_id)
+        if bound is not None and bound.name != entry.ran.name:
+            return False  # a tool no approval gates ran under the id; the run's answer approves another
     replay = run.replay
     if entry.execution is not None and replay is not None and entry.execution != replay.execution:
         return not any(step.id == entry.tool_call_id for step in replay.taken)
@@ -630,6 +635,8 @@ class ThreadMachine:
         """The step journal of the execution waiting on the open interrupts (outside a run)."""
         self._acted_on: tuple[tuple[str, str, str], ...] = ()
         """The answers a failed resumed run acted on: a retry must carry the same."""
+        self._acted_in: str | None = None
+        """The execution of the attempt that acted on :attr:`_acted_on` (see :meth:`_replay_for`)."""
 
     # -- reading -------------------------------------------------------------------------
 
@@ -918,6 +925,7 @@ class ThreadMachine:
             owner=self._owner,
             step_journal=self._steps,
             acted_on=self._acted_on,
+            acted_in=self._acted_in,
             active_run=None
             if run is None
             else make_active_run(
@@ -967,6 +975,7 @@ class ThreadMachine:
         machine._owner = record.owner
         machine._steps = record.step_journal
         machine._acted_on = record.acted_on
+        machine._acted_in = record.acted_in
         run = record.active_run
         if run is not None:
             machine._run = _Run(
@@ -1489,14 +1498,27 @@ class ThreadMachine:
     def _replay_for(self, run_id: str, resumed: bool, answers: Sequence[BoundAnswer] = ()) -> Replay:
         """The steps a run takes: a resume of a waiting execution's questions replays its
         journal; any other run (a new input, even once those questions expired) starts an
-        execution of its own, which a retry of the run is too: one of the same ``runId``, or
-        for a resume, one of the same answers (whatever its ``runId``)."""
+        execution of its own, made from its ``runId`` so that a retry of the run is the same.
+
+        A resume is retried by its answers, under any ``runId``: one whose answers are those an
+        attempt that failed acted on (all of them, or those still open) continues that
+        attempt's execution, and finds what its tools did. Other answers (the host's at expiry,
+        say) start their own.
+        """
         if resumed and self._steps is not None:
             return Replay(self._steps)
-        execution = execution_id(self._thread_id, run_id, [a.interrupt.id for a in answers])
+        execution = execution_id(self._thread_id, run_id)
+        if (
+            resumed
+            and answers
+            and self._acted_in is not None
+            and set(fingerprint(a.entry for a in answers)) <= set(self._acted_on)
+        ):
+            execution = self._acted_in
         if not resumed:
             # A new input: the answers an earlier attempt acted on are no one's to retry now.
             self._acted_on = ()
+            self._acted_in = None
         self._keep_recent_executions(execution)
         return Replay(StepJournal(execution=execution))
 
@@ -1763,6 +1785,7 @@ class ThreadMachine:
         """The run acts on its answers (a side effect starts): a retry of it must carry the same."""
         if run.answers and not self._acted_on:
             self._acted_on = fingerprint(a.entry for a in run.answers)
+            self._acted_in = None if run.replay is None else run.replay.execution
 
     def tool_decisions(self) -> tuple[ToolDecision, ...]:
         """What becomes of each gated tool call the run in progress answers, in the answers' order.
@@ -2153,6 +2176,7 @@ class ThreadMachine:
 
     def _end(self, run: _Run, finished: ev.Event, target: MachineInput) -> list[Effect]:
         self._acted_on = ()  # the answers are committed: a resume of them again is a replay
+        self._acted_in = None
         self._track(finished)
         self._state = next_state(self._state, target)
         self._run = None
@@ -2349,6 +2373,9 @@ class ThreadMachine:
             if interrupt.expires_at is None:
                 raise self._refuse(finished, f"interrupt {iid!r} has an answer for its expiry but no expiresAt")
             fault = answer_fault(default.status, default.payload, None)
+            if fault is None and default.payload is not None:  # kept in the record until it is used
+                found = json_fault(default.payload, level=2)
+                fault = None if found is None else f"at {format_path(('payload', *found[0]))}: {found[1]}"
             if fault is not None:
                 raise self._refuse(finished, f"the answer for the expiry of interrupt {iid!r}: {fault}")
             if default.status == "resolved":

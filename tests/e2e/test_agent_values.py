@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import anyio
@@ -25,6 +26,7 @@ from agui_transports.websocket import WebSocketServer
 from websockets.asyncio.client import ClientConnection, connect
 
 from agui_core.errors import LocalProtocolError
+from agui_core.machine.client import resolve
 from agui_core.machine.record import record_to_dict
 from agui_core.machine.transitions import ThreadState
 from agui_core.protocol import events as ev
@@ -59,6 +61,10 @@ async def _text(ctx: RunContext, *, message_id: Any = "m-1", delta: Any = "Hello
 async def _activity_patched(ctx: RunContext, patch: list[dict[str, Any]]) -> None:
     await ctx.emit(ev.ActivitySnapshotEvent(message_id="act-1", activity_type="plan", content={"step": 1}))
     await ctx.emit(ev.ActivityDeltaEvent(message_id="act-1", activity_type="plan", patch=tuple(patch)))
+
+
+_LATER = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+"""A deadline no run of these tests reaches."""
 
 
 class _Name(str):
@@ -207,6 +213,10 @@ CASES: dict[str, tuple[Act, str]] = {
     "a lone surrogate in a subclass of str": (
         lambda ctx: ctx.emit(ev.StepStartedEvent(step_name=_Name("scan \udcff"))),
         "STEP_STARTED: stepName holds the lone surrogate U+DCFF at index 5",
+    ),
+    "a lone surrogate in the answer an agent declares for expiry": (
+        lambda ctx: ctx.ask("Which report?", {"type": "string"}, expires_at=_LATER, on_expiry=resolve("report-\udcff")),
+        "at $.payload: not JSON: a string holds the lone surrogate U+DCFF at index 7",
     ),
     "a lone surrogate in what the agent raises": (
         _raises_surrogate,

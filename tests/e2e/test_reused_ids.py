@@ -205,3 +205,30 @@ async def test_a_failed_run_retried_after_a_later_call_took_its_call_id_does_not
                 retried = await exchange(ws, frame("t", "run-1", messages=[ann]))
                 assert retried[-1]["result"] == "ann@example.com (1)", retried[-1]  # what the tool returned then
     assert CALLED == ["Ann", "Bo"]
+
+
+async def test_an_approved_tool_under_an_id_a_tool_without_approval_had_runs() -> None:
+    # The journal's entry of the id is of look_up, which nobody approved: not this call's.
+    CALLED.clear()
+
+    async def agent(ctx: RunContext) -> JSON:
+        said = str([m for m in ctx.messages if m.role == "user"][-1].content)
+        name, arg = ("look_up", "name") if "@" not in said else ("send_email", "to")
+        outcome = await ctx.call_tool(name, {arg: said}, tool_call_id="call_0")
+        return outcome.result
+
+    with anyio.fail_after(LIMIT):
+        async with Host(agent, store=MemoryThreadStore(), tools=[look_up, send_email]) as host:
+            async with WebSocketServer(host, port=0) as server, connect(server.url) as ws:
+                looked = await exchange(
+                    ws, frame("t", "run-1", messages=[{"id": "u-1", "role": "user", "content": "Ann"}])
+                )
+                assert looked[-1]["result"] == "ann@example.com (1)", looked[-1]
+                asked = await exchange(
+                    ws, frame("t", "run-2", messages=[{"id": "u-2", "role": "user", "content": "bo@example.com"}])
+                )
+                (approval,) = asked[-1]["outcome"]["interrupts"]
+                answer = [{"interruptId": approval["id"], "status": "resolved", "payload": {"approved": True}}]
+                done = await exchange(ws, frame("t", "run-3", resume=answer))
+    assert done[-1]["result"] == "email 2 sent to bo@example.com", done[-1]
+    assert CALLED == ["Ann", "bo@example.com"]

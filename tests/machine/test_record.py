@@ -420,6 +420,7 @@ def _maximal() -> ThreadRecord:
             execution="e1", steps=(Step(kind="tool", key="k", id="tc-1", interrupt_id="int-1", result={"r": 2}),)
         ),
         acted_on=(("int-1", "resolved", payload_digest("{}")),),
+        acted_in="e1",
         saved_at="2026-01-01T00:00:04+00:00",
     )
 
