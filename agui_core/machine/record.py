@@ -175,7 +175,8 @@ class ToolJournalEntry:
     execution: str | None = None
     """The agent's execution whose run started it (see :mod:`agui_core.machine.journal`)."""
     answered: str | None = None
-    """The interrupt whose answer the tool ran on (a tool behind an approval). An agent may
+    """The interrupt whose answer the tool ran on (a tool behind an approval), or ``""``: it ran
+    on no interrupt's answer (``None``: an entry saved before this was kept). An agent may
     propose another call under the same id later (some model providers number their calls
     afresh every round); a run whose answers bind that id to another interrupt is that call's."""
 

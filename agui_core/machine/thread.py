@@ -455,7 +455,7 @@ def _of_this_call(entry: ToolJournalEntry, run: _Run) -> bool:
         answering = _answering(run, entry.tool_call_id)
         if answering is not None:
             return answering == entry.answered
-    elif entry.ran is not None:
+    elif entry.ran is not None:  # saved before ``answered`` was kept
         bound = run.proposals.get(entry.tool_call_id)
         if bound is not None and bound.name != entry.ran.name:
             return False  # a tool no approval gates ran under the id; the run's answer approves another
@@ -1766,7 +1766,7 @@ class ThreadMachine:
                 f"tool call {tool_call_id!r} is not a closed tool call of this thread", state=self._state
             )
         earlier = self._journal.get(tool_call_id)
-        if earlier is not None and earlier.answered is None and earlier.execution is not None:
+        if earlier is not None and not earlier.answered and earlier.execution is not None:
             # Another call's under the same id, whose run a client may retry: kept for it (one that
             # ran on an answer is done with: a later call under its id is bound once it was committed).
             self._displaced.append(earlier)
@@ -1776,7 +1776,7 @@ class ThreadMachine:
             started_at=now.isoformat(),
             ran=ran,
             execution=None if run.replay is None else run.replay.execution,
-            answered=_answering(run, tool_call_id),
+            answered=_answering(run, tool_call_id) or "",
         )
         self._pin_answers(run)
         return [self._persist()]

@@ -232,3 +232,40 @@ async def test_an_approved_tool_under_an_id_a_tool_without_approval_had_runs() -
                 done = await exchange(ws, frame("t", "run-3", resume=answer))
     assert done[-1]["result"] == "email 2 sent to bo@example.com", done[-1]
     assert CALLED == ["Ann", "bo@example.com"]
+
+
+async def test_an_approved_call_under_the_id_of_the_same_tool_run_without_approval_runs() -> None:
+    # A small transfer runs at once as call_0; a large one, later, is call_0 again behind an approval.
+    CALLED.clear()
+
+    @tool
+    def transfer(amount: int) -> str:
+        """Transfer money."""
+        CALLED.append(f"transfer {amount}")
+        return f"sent {amount}"
+
+    async def agent(ctx: RunContext) -> JSON:
+        if ctx.resumed:
+            done = ctx.tool_outcomes["call_0"]
+            return f"{done.status}: {done.result}"
+        amount = int(str([m for m in ctx.messages if m.role == "user"][-1].content))
+        if amount < 100:
+            return (await ctx.call_tool("transfer", {"amount": amount}, tool_call_id="call_0")).result
+        await ctx.propose_tool_call("transfer", {"amount": amount}, tool_call_id="call_0")
+        await ctx.interrupt(ctx.approval("call_0"))
+        return None
+
+    def said(n: int, amount: str) -> list[dict[str, Any]]:
+        return [{"id": f"u-{n}", "role": "user", "content": amount}]
+
+    with anyio.fail_after(LIMIT):
+        async with Host(agent, store=MemoryThreadStore(), tools=[transfer]) as host:
+            async with WebSocketServer(host, port=0) as server, connect(server.url) as ws:
+                small = await exchange(ws, frame("t", "run-1", messages=said(1, "5")))
+                assert small[-1]["result"] == "sent 5", small[-1]
+                large = await exchange(ws, frame("t", "run-2", messages=said(2, "500")))
+                (approval,) = large[-1]["outcome"]["interrupts"]
+                answer = [{"interruptId": approval["id"], "status": "resolved", "payload": {"approved": True}}]
+                done = await exchange(ws, frame("t", "run-3", resume=answer))
+    assert done[-1]["result"] == "executed: sent 500", done[-1]
+    assert CALLED == ["transfer 5", "transfer 500"]
