@@ -138,7 +138,15 @@ from agui_core.machine.record import (
 from agui_core.machine.transcript import Transcript, own_json, tool_message, wire_size
 from agui_core.machine.transitions import TRANSITIONS, MachineInput, ThreadState, next_state
 from agui_core.protocol import events as ev
-from agui_core.protocol.codec import SURROGATE, event_to_dict, json_fault, text_fault, text_fields, wire_keys
+from agui_core.protocol.codec import (
+    SURROGATE,
+    event_to_dict,
+    json_fault,
+    sendable_text,
+    text_fault,
+    text_fields,
+    wire_keys,
+)
 from agui_core.protocol.frozen import maker
 from agui_core.protocol.payload import PayloadValidators
 from agui_core.protocol.types import (
@@ -2314,9 +2322,8 @@ class ThreadMachine:
         if not isinstance(code, RunErrorCode):
             raise TypeError(f"fail() takes a RunErrorCode, not {code!r}")
         run = self._live_run(MachineInput.FAIL)
-        if not message.isascii():  # an exception's text may hold what JSON cannot carry
-            message = SURROGATE.sub("\ufffd", message)
-        error = ev.RunErrorEvent(message=message, code=code.value)
+        # An exception's text may hold what JSON cannot carry.
+        error = ev.RunErrorEvent(message=sendable_text(message), code=code.value)
         run.verifier.check(error)
         self._state = next_state(self._state, MachineInput.FAIL)
         self._transcript.replace(run.messages_before, run.bytes_before)

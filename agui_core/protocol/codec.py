@@ -73,6 +73,7 @@ __all__ = [
     "input_to_dict",
     "json_fault",
     "overnested_at",
+    "sendable_text",
     "structure_message",
     "text_fault",
     "text_fields",
@@ -203,6 +204,12 @@ def text_fault(value: str) -> str | None:
         f"holds the lone surrogate U+{ord(found.group()):04X} at index {found.start()}, which is not "
         "Unicode text: JSON cannot carry it (decode bytes that are not UTF-8 with errors='replace')"
     )
+
+
+def sendable_text(value: str) -> str:
+    """``value`` with each lone surrogate replaced by U+FFFD: text of the host's own (an
+    exception's message) that it sends as it can, rather than refuses."""
+    return value if value.isascii() else SURROGATE.sub("\ufffd", value)
 
 
 def text_fields(cls: type[Any]) -> tuple[tuple[str, str], ...]:

@@ -25,7 +25,7 @@ from typing import Any, Literal
 import attrs
 import cattrs
 
-from agui_core.protocol.codec import SURROGATE
+from agui_core.protocol.codec import sendable_text
 from agui_core.protocol.types import JSON
 
 __all__ = [
@@ -95,9 +95,7 @@ def failed_result(exc: BaseException) -> tuple[str, Mapping[str, JSON]]:
     ``{"agui-core": {"status": "failed", "error": ...}}`` says the same to a program, so a
     client shows a failure as one.
     """
-    said = str(exc).strip()
-    if not said.isascii():  # bytes that are not UTF-8 in its message (a file name): not text
-        said = SURROGATE.sub("\ufffd", said)
+    said = sendable_text(str(exc).strip())  # bytes that are not UTF-8 in it (a file name) are no text
     if len(said) > FAILURE_SHOWN:
         said = said[:FAILURE_SHOWN] + "…"
     error = f"{type(exc).__name__}: {said}" if said else type(exc).__name__

@@ -32,13 +32,13 @@ pytestmark = pytest.mark.anyio
 
 @pytest.mark.parametrize("call_id", [None, "call_0"], ids=["the step's own id", "an id of the author's"])
 async def test_a_resume_retried_under_another_run_id_does_not_run_its_tool_again(call_id: str | None) -> None:
-    ran: list[str] = []
+    looked_up: list[str] = []
     attempts: list[str] = []
 
     @tool
     def look_up(name: str) -> str:
         """Look up a person's address."""
-        ran.append(name)
+        looked_up.append(name)
         return f"{name.lower()}@example.com"
 
     async def agent(ctx: RunContext) -> Any:
@@ -59,26 +59,29 @@ async def test_a_resume_retried_under_another_run_id_does_not_run_its_tool_again
                 asked = await exchange(ws, frame("t", "ask", messages=[user]))
                 assert asked[-1]["outcome"]["type"] == "interrupt", asked[-1]
                 failed = await exchange(ws, frame("t", "resume-1", resume=yes))
-                assert failed[-1]["type"] == "RUN_ERROR" and ran == ["Ann"], failed[-1]
+                assert failed[-1]["type"] == "RUN_ERROR" and looked_up == ["Ann"], failed[-1]
                 retried = await exchange(ws, frame("t", "resume-2", resume=yes))
     assert retried[-1]["type"] == "RUN_FINISHED", retried[-1]
     assert retried[-1]["result"] == {"status": "executed", "result": "ann@example.com"}
-    assert ran == ["Ann"]  # once, across both attempts
+    assert looked_up == ["Ann"]  # once, across both attempts
     assert attempts == ["resume-1", "resume-2"]
 
 
 START = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+ran: list[str] = []
+"""What the tools of the two tests below did, in order."""
+
+
+@tool
+def pay(amount: int) -> str:
+    """Pay."""
+    ran.append(f"pay {amount}")
+    return "paid"
 
 
 async def test_a_resume_retried_with_fewer_answers_once_one_expired_does_not_run_its_tool_again() -> None:
     # The retry carries what is still open of what the attempt acted on: the same resume.
-    ran: list[str] = []
-
-    @tool
-    def pay(amount: int) -> str:
-        """Pay."""
-        ran.append(f"pay {amount}")
-        return "paid"
+    ran.clear()
 
     async def agent(ctx: RunContext) -> Any:
         if not ctx.resumed:
@@ -112,14 +115,8 @@ async def test_a_resume_retried_with_fewer_answers_once_one_expired_does_not_run
 
 async def test_the_hosts_answer_at_expiry_after_a_failed_resume_is_its_own_run_of_the_agent() -> None:
     # Another answer than the one the failed attempt acted on: its own steps, its own tools.
-    ran: list[str] = []
+    ran.clear()
     drafted: list[str] = []
-
-    @tool
-    def pay(amount: int) -> str:
-        """Pay."""
-        ran.append(f"pay {amount}")
-        return "paid"
 
     @tool
     def notify(text: str) -> str:
