@@ -1511,18 +1511,23 @@ class ThreadMachine:
         A resume is retried by its answers, under any ``runId``: one whose answers are those an
         attempt that failed acted on (all of them, or those still open) continues that
         attempt's execution, and finds what its tools did. Other answers (the host's at expiry,
-        say) start their own.
+        say) start their own. A straight-line agent's replays the steps that asked the questions
+        either way: only the steps after them are the attempt's.
         """
-        if resumed and self._steps is not None:
-            return Replay(self._steps)
-        execution = execution_id(self._thread_id, run_id)
-        if (
-            resumed
-            and answers
-            and self._acted_in is not None
+        acted_in = self._acted_in
+        retried = (
+            acted_in is not None
+            and resumed
+            and bool(answers)
             and set(fingerprint(a.entry for a in answers)) <= set(self._acted_on)
-        ):
-            execution = self._acted_in
+        )
+        steps = self._steps
+        if resumed and steps is not None:
+            if acted_in is None or retried:
+                return Replay(steps)
+            # Other answers than an attempt acted on: the steps that asked, then steps of its own.
+            return Replay(StepJournal(execution=execution_id(self._thread_id, run_id), steps=steps.steps))
+        execution = acted_in if acted_in is not None and retried else execution_id(self._thread_id, run_id)
         if not resumed:
             # A new input: the answers an earlier attempt acted on are no one's to retry now.
             self._acted_on = ()

@@ -155,3 +155,47 @@ async def test_the_hosts_answer_at_expiry_after_a_failed_resume_is_its_own_run_o
     assert drafted == ["drafted for yes=True", "drafted for yes=False"]
     (audit,) = await store.audit("t")
     assert (audit.status, audit.payload, audit.outcome) == ("expired", False, "success")
+
+
+async def test_the_hosts_answer_at_expiry_after_a_failed_resume_of_a_straight_line_agent_takes_its_own_steps() -> None:
+    # The same, written straight-line: the steps up to the question replay, the answer's own follow.
+    ran.clear()
+    drafted: list[str] = []
+
+    @tool
+    def notify(text: str) -> str:
+        """Notify."""
+        ran.append(f"notify {text}")
+        return "notified"
+
+    async def agent(ctx: RunContext) -> Any:
+        await ctx.text("Let me check.")
+        expires = (START + timedelta(minutes=10)).isoformat()
+        yes = await ctx.confirm("Pay?", expires_at=expires, on_expiry=resolve(False))
+        drafted.append(await ctx.once("draft", lambda: f"drafted for yes={yes}"))
+        if yes:
+            await ctx.call_tool("pay", {"amount": 5})
+            raise RuntimeError("the model call after paying failed")
+        return (await ctx.call_tool("notify", {"text": "declined"})).status
+
+    store = MemoryThreadStore()
+    clock = ManualClock(START)
+    user = {"id": "u-1", "role": "user", "content": "Pay."}
+    with anyio.fail_after(15):
+        async with Host(agent, store=store, tools=[pay, notify], clock=clock, expire_every=60) as host:
+            async with WebSocketServer(host, port=0) as server, connect(server.url) as ws:
+                asked = await exchange(ws, frame("t", "ask", messages=[user]))
+                (question,) = asked[-1]["outcome"]["interrupts"]
+                yes = [{"interruptId": question["id"], "status": "resolved", "payload": True}]
+                failed = await exchange(ws, frame("t", "resume-1", resume=yes))
+                assert failed[-1]["type"] == "RUN_ERROR", failed[-1]
+            clock.advance(minutes=11)  # nobody retried: no, by the agent's own declaration
+            with anyio.move_on_after(5):  # the host's own run at expiry
+                while (record := await store.load("t")) is None or record.state.name != "IDLE":
+                    await anyio.sleep(0.02)
+    assert record is not None and record.state.name == "IDLE"
+    assert ran == ["pay 5", "notify declined"]
+    assert drafted == ["drafted for yes=True", "drafted for yes=False"]
+    (audit,) = await store.audit("t")
+    assert (audit.status, audit.payload, audit.outcome) == ("expired", False, "success")
+    assert record.step_journal is None  # the execution finished
