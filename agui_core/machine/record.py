@@ -277,6 +277,10 @@ class ThreadRecord:
     acted_in: str | None = None
     """The execution (see :mod:`agui_core.machine.journal`) of the attempt that acted on
     :attr:`acted_on`: a retry carrying those answers continues it, under any ``runId``."""
+    acted: tuple[ResumeEntry, ...] = ()
+    """The entries of :attr:`acted_on` as the attempt received them, for the host to retry
+    them at expiry (records saved before they were kept have none: the host then closes the
+    interrupts as expired)."""
     saved_at: str | None = None
     """When the record was saved (RFC 3339, on the saving host's clock): the thread's last
     activity, by which a host's retention judges it. ``None``: its saver did not say (a
@@ -420,6 +424,7 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
         **({} if record.step_journal is None else {"stepJournal": _journal_to_dict(record.step_journal)}),
         **({} if not record.acted_on else {"actedOn": [list(a) for a in record.acted_on]}),
         **({} if record.acted_in is None else {"actedIn": record.acted_in}),
+        **({} if not record.acted else {"acted": [_unstructure_entry(e) for e in record.acted]}),
         "activeRun": None
         if run is None
         else {
@@ -634,6 +639,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
         step_journal=_journal_from_dict(data.get("stepJournal")),
         acted_on=tuple(_answer_identity(a) for a in data.get("actedOn", ())),
         acted_in=data.get("actedIn"),
+        acted=tuple(_structure_entry(e, ResumeEntry) for e in data.get("acted", ())),
         active_run=None
         if run is None
         else make_active_run(

@@ -645,6 +645,8 @@ class ThreadMachine:
         """The answers a failed resumed run acted on: a retry must carry the same."""
         self._acted_in: str | None = None
         """The execution of the attempt that acted on :attr:`_acted_on` (see :meth:`_replay_for`)."""
+        self._acted: tuple[ResumeEntry, ...] = ()
+        """The entries of :attr:`_acted_on`, for the host's retry of them at expiry (see :meth:`expire`)."""
 
     # -- reading -------------------------------------------------------------------------
 
@@ -934,6 +936,7 @@ class ThreadMachine:
             step_journal=self._steps,
             acted_on=self._acted_on,
             acted_in=self._acted_in,
+            acted=self._acted,
             active_run=None
             if run is None
             else make_active_run(
@@ -984,6 +987,7 @@ class ThreadMachine:
         machine._steps = record.step_journal
         machine._acted_on = record.acted_on
         machine._acted_in = record.acted_in
+        machine._acted = record.acted
         run = record.active_run
         if run is not None:
             machine._run = _Run(
@@ -1128,6 +1132,8 @@ class ThreadMachine:
         if entries and self._acted_on:
             self._check_acted_on(entries)
         live, expired = partition_open(self._open, now)
+        if entries and self._acted and expired:
+            live, expired, entries = self._held_by_acted(live, expired, entries)
         if not entries:
             retried = find_retry(run_input.run_id, self._completed)
             if retried is not None:
@@ -1339,6 +1345,25 @@ class ThreadMachine:
                 interrupt_ids=changed,
             )
 
+    def _held_by_acted(
+        self, live: list[OpenInterrupt], expired: list[OpenInterrupt], entries: tuple[ResumeEntry, ...]
+    ) -> tuple[list[OpenInterrupt], list[OpenInterrupt], tuple[ResumeEntry, ...]]:
+        """A retry of the answers an attempt acted on (:meth:`_check_acted_on` let it through),
+        after some of the interrupts expired: those were answered in time, and acted on, so they
+        are still the retry's to answer, with the attempt's answers where it leaves them out
+        (the agent reads what its tools ran on, not an expiry)."""
+        acted = {e.interrupt_id: e for e in self._acted}
+        held = {o.interrupt.id for o in expired if o.interrupt.id in acted}
+        if not held:
+            return live, expired, entries
+        given = {e.interrupt_id for e in entries}
+        held_live = held | {o.interrupt.id for o in live}
+        return (
+            [o for o in self._open if o.interrupt.id in held_live],
+            [o for o in expired if o.interrupt.id not in held],
+            (*entries, *(acted[i] for i in sorted(held - given))),
+        )
+
     def _merge_history(self, run_input: RunAgentInput) -> HistoryUpdate:
         gated = {o.interrupt.tool_call_id for o in self._open if o.interrupt.tool_call_id is not None}
         gated |= {r.interrupt.tool_call_id for r in self._resolved if r.interrupt.tool_call_id is not None}
@@ -1511,27 +1536,20 @@ class ThreadMachine:
         A resume is retried by its answers, under any ``runId``: one whose answers are those an
         attempt that failed acted on (all of them, or those still open) continues that
         attempt's execution, and finds what its tools did. Other answers (the host's at expiry,
-        say) start their own. A straight-line agent's replays the steps that asked the questions
-        either way: only the steps after them are the attempt's.
+        say) start their own.
         """
-        acted_in = self._acted_in
-        retried = (
-            acted_in is not None
-            and resumed
-            and bool(answers)
+        if resumed and self._steps is not None:
+            return Replay(self._steps)
+        execution = execution_id(self._thread_id, run_id)
+        if (
+            resumed
+            and answers
+            and self._acted_in is not None
             and set(fingerprint(a.entry for a in answers)) <= set(self._acted_on)
-        )
-        steps = self._steps
-        if resumed and steps is not None:
-            if acted_in is None or retried:
-                return Replay(steps)
-            # Other answers than an attempt acted on: the steps that asked, then steps of its own.
-            return Replay(StepJournal(execution=execution_id(self._thread_id, run_id), steps=steps.steps))
-        execution = acted_in if acted_in is not None and retried else execution_id(self._thread_id, run_id)
+        ):
+            execution = self._acted_in
         if not resumed:
-            # A new input: the answers an earlier attempt acted on are no one's to retry now.
-            self._acted_on = ()
-            self._acted_in = None
+            self._forget_acted()  # a new input: the answers an earlier attempt acted on are no one's to retry now
         self._keep_recent_executions(execution)
         return Replay(StepJournal(execution=execution))
 
@@ -1799,6 +1817,13 @@ class ThreadMachine:
         if run.answers and not self._acted_on:
             self._acted_on = fingerprint(a.entry for a in run.answers)
             self._acted_in = None if run.replay is None else run.replay.execution
+            self._acted = tuple(a.entry for a in run.answers)
+
+    def _forget_acted(self) -> None:
+        """No attempt's answers are pinned any more (committed, or closed without them)."""
+        self._acted_on = ()
+        self._acted_in = None
+        self._acted = ()
 
     def tool_decisions(self) -> tuple[ToolDecision, ...]:
         """What becomes of each gated tool call the run in progress answers, in the answers' order.
@@ -2188,8 +2213,7 @@ class ThreadMachine:
             self._displaced = [e for e in self._displaced if e.execution != run.replay.execution]
 
     def _end(self, run: _Run, finished: ev.Event, target: MachineInput) -> list[Effect]:
-        self._acted_on = ()  # the answers are committed: a resume of them again is a replay
-        self._acted_in = None
+        self._forget_acted()  # the answers are committed: a resume of them again is a replay
         self._track(finished)
         self._state = next_state(self._state, target)
         self._run = None
@@ -2435,6 +2459,8 @@ class ThreadMachine:
         live, expired = partition_open(self._open, now)
         if not expired:
             return []
+        if self._acted_on:
+            return self._expire_acted(now, run_id, expired, lease_until)
         defaulted = [o for o in expired if o.on_expiry is not None]
         # With interrupts still live, the run starts only if their votes decided them all.
         settled = () if not live else None if policy is None else self._decided_answers(live, policy)
@@ -2442,6 +2468,43 @@ class ThreadMachine:
             return self._resume_on_expiry(run_id, now, defaulted, expired, lease_until, settled)
         self._close_expired(expired)
         if not self._open:
+            self._state = next_state(self._state, MachineInput.EXPIRE)
+        return [self._persist()]
+
+    def _expire_acted(
+        self, now: datetime, run_id: str | None, expired: list[OpenInterrupt], lease_until: datetime | None
+    ) -> list[Effect]:
+        """:meth:`expire` when a person answered the open interrupts in time and an attempt
+        acted on the answers before it failed: the deadline does not undo them, and no answer
+        declared for expiry applies (it would contradict what already ran).
+
+        The host's run retries the resume with those answers, once: the agent continues the
+        attempt and finds what its tools did. If that run fails too (or the answers were not
+        kept: a record from before they were), the interrupts close as expired, and the agent
+        learns of it at its next run.
+        """
+        acted = {e.interrupt_id: e for e in self._acted}
+        if run_id is not None and acted and all(o.interrupt.id in acted for o in self._open):
+            entries = tuple(acted[o.interrupt.id] for o in self._open)
+            answers = tuple(
+                make_bound_answer(interrupt=o.interrupt, entry=e, raised_in=o.run_id)
+                for o, e in zip(self._open, entries, strict=True)
+            )
+            self._acted = ()  # retried once
+            run_input = RunAgentInput(thread_id=self._thread_id, run_id=run_id, resume=entries)
+            return self._start(
+                run_input,
+                now,
+                [],
+                answers=answers,
+                history=self._merge_history(run_input),
+                sizes=None,
+                principal=self._owner if self._owner is not None else ANONYMOUS,
+                lease_until=lease_until,
+            )
+        self._close_expired(expired)
+        if not self._open:
+            self._forget_acted()
             self._state = next_state(self._state, MachineInput.EXPIRE)
         return [self._persist()]
 

@@ -97,6 +97,7 @@ import orjson
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from agui_core.errors import AguiError, LocalProtocolError, PayloadError, RemoteProtocolError, RunErrorCode
+from agui_core.machine.admission import EXPIRED_MARK
 from agui_core.machine.effects import (
     Answer,
     Effect,
@@ -491,15 +492,15 @@ class Host:
 
     async def _resume_on_expiry(self, machine: ThreadMachine, effects: Sequence[Effect], start: StartAgent) -> None:
         """Carry out the run :meth:`ThreadMachine.expire` started with the agent's declared
-        answers (its record already saved), as a run without a caller; the thread is this
+        answers, or a failed attempt's (its record already saved), as a run without a caller; the thread is this
         host's until the run ends."""
         thread_id, run_input = machine.thread_id, start.run_input
         send, receive = anyio.create_memory_object_stream[Streamed](0)
         receive.close()  # nobody listens: the outlet finds the caller gone, and the run goes on
         out = Outlet(send, self.send_timeout, run_input.run_id)
-        log.info(
-            "resuming thread %r with the answers its agent declared for expiry (run %r)", thread_id, run_input.run_id
-        )
+        declared = any(a.entry.metadata is not None and EXPIRED_MARK in a.entry.metadata for a in start.answers)
+        whose = "its agent declared for expiry" if declared else "a failed attempt acted on"
+        log.info("resuming thread %r with the answers %s (run %r)", thread_id, whose, run_input.run_id)
         try:
             async with send:
                 await self._carry([e for e in effects if not isinstance(e, StartAgent)], out)

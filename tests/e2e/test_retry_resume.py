@@ -7,13 +7,18 @@ raised without a step journal (``ctx.interrupt``, which keeps none), each attemp
 execution of its own, made from its ``runId``: the retry's tool step had another id, missed the
 tool journal, and the tool ran a second time. The execution of the attempt that acted on its
 answers is now kept with them, and a retry carrying them (or those still open of them)
-continues it and finds what the tool did; other answers, such as the host's at expiry, start
-an execution of their own.
+continues it and finds what the tool did.
+
+Answers a person gave in time and a tool acted on stand past the deadline: a retry may still
+carry them, and at expiry the host retries them itself, once, rather than resume the agent with
+an answer declared for nobody answering (which contradicts what ran, and made an agent that
+took the same path run its tool again).
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -21,10 +26,10 @@ import pytest
 from agui_transports.websocket import WebSocketServer
 from websockets.asyncio.client import connect
 
-from agui_core.machine.client import resolve
+from agui_core.machine.client import deny, resolve
 from agui_core.protocol.types import Interrupt
 from agui_core.runtime import Host, ManualClock, RunContext, tool
-from agui_core.store import MemoryThreadStore
+from agui_core.store import MemoryThreadStore, SqliteThreadStore
 from tests.e2e.test_attacks import exchange, frame
 
 pytestmark = pytest.mark.anyio
@@ -69,7 +74,7 @@ async def test_a_resume_retried_under_another_run_id_does_not_run_its_tool_again
 
 START = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 ran: list[str] = []
-"""What the tools of the two tests below did, in order."""
+"""What the tools of the tests below did, in order."""
 
 
 @tool
@@ -79,123 +84,227 @@ def pay(amount: int) -> str:
     return "paid"
 
 
-async def test_a_resume_retried_with_fewer_answers_once_one_expired_does_not_run_its_tool_again() -> None:
-    # The retry carries what is still open of what the attempt acted on: the same resume.
+@tool
+def send_receipt(amount: int) -> str:
+    """Send a receipt."""
+    ran.append(f"receipt {amount}")
+    return "sent"
+
+
+@tool(needs_approval=True)
+def pay_approved(amount: int) -> str:
+    """Pay, once someone approves."""
+    ran.append(f"pay {amount}")
+    return "paid"
+
+
+def at(minutes: int) -> str:
+    return (START + timedelta(minutes=minutes)).isoformat()
+
+
+async def explicit_pay_and_tip(ctx: RunContext) -> Any:
+    if not ctx.resumed:
+        await ctx.interrupt(
+            Interrupt(id="pay", reason="confirmation", message="Pay?"),
+            Interrupt(id="tip", reason="confirmation", message="Also tip?", expires_at=at(5)),
+        )
+        return None
+    tip = ctx.answer("tip")
+    paid = await ctx.call_tool("pay", {"amount": 6 if tip is not None and tip.entry.payload is True else 5})
+    if ran == ["pay 6"] and ctx.run_id == "resume-1":
+        raise RuntimeError("the host died after paying")
+    return paid.status
+
+
+async def straight_pay_and_tip(ctx: RunContext) -> Any:
+    pay_it, tip = await ctx.gather(ctx.confirm("Pay?"), ctx.confirm("Also tip?", expires_at=at(5)))
+    if not pay_it:
+        return "nothing"
+    paid = await ctx.call_tool("pay", {"amount": 6 if tip else 5})
+    if ran == ["pay 6"] and ctx.run_id == "resume-1":
+        raise RuntimeError("the host died after paying")
+    return paid.status
+
+
+@pytest.mark.parametrize("agent", [explicit_pay_and_tip, straight_pay_and_tip], ids=["explicit", "straight-line"])
+@pytest.mark.parametrize("carried", ["both", "the open one"])
+async def test_a_resume_retried_once_one_of_its_interrupts_expired_continues_it(agent: Any, carried: str) -> None:
+    # The tip was answered in time and the tool ran on it: the retry is the same resume, the
+    # tip's answer the attempt's (an agent reading it as expired took another path and failed
+    # on every retry, the thread stuck, when its retry carried only the open answer).
     ran.clear()
-
-    async def agent(ctx: RunContext) -> Any:
-        if not ctx.resumed:
-            tip_by = (START + timedelta(minutes=5)).isoformat()
-            await ctx.interrupt(
-                Interrupt(id="pay", reason="confirmation", message="Pay?"),
-                Interrupt(id="tip", reason="confirmation", message="Also tip?", expires_at=tip_by),
-            )
-            return None
-        paid = await ctx.call_tool("pay", {"amount": 5})
-        if len(ran) == 1 and ctx.run_id == "resume-1":
-            raise RuntimeError("the host died after paying")
-        return paid.status
-
     user = {"id": "u-1", "role": "user", "content": "Pay."}
-    both = [{"interruptId": i, "status": "resolved", "payload": True} for i in ("pay", "tip")]
     clock = ManualClock(START)
     with anyio.fail_after(15):
         async with Host(agent, store=MemoryThreadStore(), tools=[pay], clock=clock) as host:
             async with WebSocketServer(host, port=0) as server, connect(server.url) as ws:
-                await exchange(ws, frame("t", "ask", messages=[user]))
+                asked = await exchange(ws, frame("t", "ask", messages=[user]))
+                ids = [i["id"] for i in asked[-1]["outcome"]["interrupts"]]
+                both = [{"interruptId": i, "status": "resolved", "payload": True} for i in ids]
                 failed = await exchange(ws, frame("t", "resume-1", resume=both))
-                assert failed[-1]["type"] == "RUN_ERROR" and ran == ["pay 5"], failed[-1]
+                assert failed[-1]["type"] == "RUN_ERROR" and ran == ["pay 6"], failed[-1]
                 clock.advance(minutes=6)
-                late = await exchange(ws, frame("t", "resume-2", resume=both))
-                assert [(f["type"], f.get("code")) for f in late] == [("RUN_ERROR", "INTERRUPT_EXPIRED")]
-                retried = await exchange(ws, frame("t", "resume-3", resume=both[:1]))
+                cancel = [both[0], {"interruptId": ids[1], "status": "cancelled"}]
+                otherwise = await exchange(ws, frame("t", "resume-2", resume=cancel))
+                assert [(f["type"], f.get("code")) for f in otherwise] == [("RUN_ERROR", "INTERRUPT_ALREADY_RESOLVED")]
+                retried = await exchange(ws, frame("t", "resume-3", resume=both if carried == "both" else both[:1]))
     assert retried[-1]["type"] == "RUN_FINISHED" and retried[-1]["result"] == "executed", retried[-1]
-    assert ran == ["pay 5"]
+    assert ran == ["pay 6"]
 
 
-async def test_the_hosts_answer_at_expiry_after_a_failed_resume_is_its_own_run_of_the_agent() -> None:
-    # Another answer than the one the failed attempt acted on: its own steps, its own tools.
+async def test_a_late_answer_that_nothing_acted_on_is_still_refused() -> None:
+    # The attempt failed before it acted: the answers are not pinned, and the deadline holds.
     ran.clear()
-    drafted: list[str] = []
-
-    @tool
-    def notify(text: str) -> str:
-        """Notify."""
-        ran.append(f"notify {text}")
-        return "notified"
 
     async def agent(ctx: RunContext) -> Any:
-        if not ctx.resumed:
-            expires = (START + timedelta(minutes=10)).isoformat()
-            await ctx.interrupt(ctx.confirm("Pay?", expires_at=expires, interrupt_id="q", on_expiry=resolve(False)))
-            return None
-        yes = ctx.answer("q").entry.payload is True
-        drafted.append(await ctx.once("draft", lambda: f"drafted for yes={yes}"))
-        if yes:
-            await ctx.call_tool("pay", {"amount": 5})
-            raise RuntimeError("the model call after paying failed")
-        return (await ctx.call_tool("notify", {"text": "declined"})).status
+        yes = await ctx.confirm("Pay?", expires_at=at(5))
+        if ctx.run_id == "resume-1":
+            raise RuntimeError("the model call failed before anything ran")
+        return (await ctx.call_tool("pay", {"amount": 5})).status if yes else "no"
 
-    store = MemoryThreadStore()
-    clock = ManualClock(START)
-    user = {"id": "u-1", "role": "user", "content": "Pay."}
-    yes = [{"interruptId": "q", "status": "resolved", "payload": True}]
-    with anyio.fail_after(15):
-        async with Host(agent, store=store, tools=[pay, notify], clock=clock, expire_every=60) as host:
-            async with WebSocketServer(host, port=0) as server, connect(server.url) as ws:
-                await exchange(ws, frame("t", "ask", messages=[user]))
-                failed = await exchange(ws, frame("t", "resume-1", resume=yes))
-                assert failed[-1]["type"] == "RUN_ERROR", failed[-1]
-            clock.advance(minutes=11)  # nobody retried: no, by the agent's own declaration
-            with anyio.move_on_after(5):  # the host's own run at expiry
-                while (record := await store.load("t")) is None or record.state.name != "IDLE":
-                    await anyio.sleep(0.02)
-    assert record is not None and record.state.name == "IDLE"
-    assert ran == ["pay 5", "notify declined"]
-    assert drafted == ["drafted for yes=True", "drafted for yes=False"]
-    (audit,) = await store.audit("t")
-    assert (audit.status, audit.payload, audit.outcome) == ("expired", False, "success")
-
-
-async def test_the_hosts_answer_at_expiry_after_a_failed_resume_of_a_straight_line_agent_takes_its_own_steps() -> None:
-    # The same, written straight-line: the steps up to the question replay, the answer's own follow.
-    ran.clear()
-    drafted: list[str] = []
-
-    @tool
-    def notify(text: str) -> str:
-        """Notify."""
-        ran.append(f"notify {text}")
-        return "notified"
-
-    async def agent(ctx: RunContext) -> Any:
-        await ctx.text("Let me check.")
-        expires = (START + timedelta(minutes=10)).isoformat()
-        yes = await ctx.confirm("Pay?", expires_at=expires, on_expiry=resolve(False))
-        drafted.append(await ctx.once("draft", lambda: f"drafted for yes={yes}"))
-        if yes:
-            await ctx.call_tool("pay", {"amount": 5})
-            raise RuntimeError("the model call after paying failed")
-        return (await ctx.call_tool("notify", {"text": "declined"})).status
-
-    store = MemoryThreadStore()
     clock = ManualClock(START)
     user = {"id": "u-1", "role": "user", "content": "Pay."}
     with anyio.fail_after(15):
-        async with Host(agent, store=store, tools=[pay, notify], clock=clock, expire_every=60) as host:
+        async with Host(agent, store=MemoryThreadStore(), tools=[pay], clock=clock) as host:
             async with WebSocketServer(host, port=0) as server, connect(server.url) as ws:
                 asked = await exchange(ws, frame("t", "ask", messages=[user]))
                 (question,) = asked[-1]["outcome"]["interrupts"]
                 yes = [{"interruptId": question["id"], "status": "resolved", "payload": True}]
                 failed = await exchange(ws, frame("t", "resume-1", resume=yes))
                 assert failed[-1]["type"] == "RUN_ERROR", failed[-1]
-            clock.advance(minutes=11)  # nobody retried: no, by the agent's own declaration
+                clock.advance(minutes=6)
+                late = await exchange(ws, frame("t", "resume-2", resume=yes))
+    assert [(f["type"], f.get("code")) for f in late] == [("RUN_ERROR", "INTERRUPT_EXPIRED")]
+    assert ran == []
+
+
+async def explicit_confirm_then_pay(ctx: RunContext) -> Any:
+    if not ctx.resumed:
+        await ctx.interrupt(ctx.confirm("Pay?", expires_at=at(10), interrupt_id="q", on_expiry=resolve(False)))
+        return None
+    if ctx.answer("q").entry.payload is not True:
+        return (await ctx.call_tool("send_receipt", {"amount": 0})).status
+    paid = await ctx.call_tool("pay", {"amount": 5})
+    if ctx.run_id == "resume-1":
+        raise RuntimeError("the model call after paying failed")
+    return paid.status
+
+
+async def straight_confirm_then_pay(ctx: RunContext) -> Any:
+    if not await ctx.confirm("Pay?", expires_at=at(10), on_expiry=resolve(False)):
+        return (await ctx.call_tool("send_receipt", {"amount": 0})).status
+    paid = await ctx.call_tool("pay", {"amount": 5})
+    if ctx.run_id == "resume-1":
+        raise RuntimeError("the model call after paying failed")
+    return paid.status
+
+
+async def straight_approved_pay_then_receipt(ctx: RunContext) -> Any:
+    # The approval's answer at expiry (deny) contradicts the payment: the recorded result
+    # reaches the agent, which then sends the receipt, so it must not send it twice.
+    paid = await ctx.call_tool("pay_approved", {"amount": 5}, expires_at=at(10), on_expiry=deny())
+    if paid.status == "executed":
+        await ctx.call_tool("send_receipt", {"amount": 5})
+        if ctx.run_id == "resume-1":
+            raise RuntimeError("the model call after the receipt failed")
+    return paid.status
+
+
+@pytest.mark.parametrize(
+    ("agent", "answer", "before", "after"),
+    [
+        (explicit_confirm_then_pay, True, ["pay 5"], ["pay 5"]),
+        (straight_confirm_then_pay, True, ["pay 5"], ["pay 5"]),
+        (straight_approved_pay_then_receipt, {"approved": True}, ["pay 5", "receipt 5"], ["pay 5", "receipt 5"]),
+    ],
+    ids=["explicit", "straight-line", "an approval and a tool after it"],
+)
+async def test_at_expiry_the_host_retries_the_answers_a_failed_attempt_acted_on(
+    agent: Any, answer: Any, before: list[str], after: list[str]
+) -> None:
+    # Nobody retried the failed resume: at its deadline the host does, with the person's
+    # answers, not the one declared for nobody answering; nothing that ran runs again.
+    ran.clear()
+    store = MemoryThreadStore()
+    clock = ManualClock(START)
+    user = {"id": "u-1", "role": "user", "content": "Pay."}
+    tools = [pay, send_receipt, pay_approved]
+    with anyio.fail_after(15):
+        async with Host(agent, store=store, tools=tools, clock=clock, expire_every=60) as host:
+            async with WebSocketServer(host, port=0) as server, connect(server.url) as ws:
+                asked = await exchange(ws, frame("t", "ask", messages=[user]))
+                (question,) = asked[-1]["outcome"]["interrupts"]
+                given = [{"interruptId": question["id"], "status": "resolved", "payload": answer}]
+                failed = await exchange(ws, frame("t", "resume-1", resume=given))
+                assert failed[-1]["type"] == "RUN_ERROR" and ran == before, failed[-1]
+            clock.advance(minutes=11)
             with anyio.move_on_after(5):  # the host's own run at expiry
                 while (record := await store.load("t")) is None or record.state.name != "IDLE":
                     await anyio.sleep(0.02)
     assert record is not None and record.state.name == "IDLE"
-    assert ran == ["pay 5", "notify declined"]
-    assert drafted == ["drafted for yes=True", "drafted for yes=False"]
+    assert ran == after
     (audit,) = await store.audit("t")
-    assert (audit.status, audit.payload, audit.outcome) == ("expired", False, "success")
-    assert record.step_journal is None  # the execution finished
+    assert (audit.status, audit.payload, audit.outcome) == ("resolved", answer, "success")
+    assert record.step_journal is None and record.acted_on == () and record.acted == ()
+
+
+async def test_the_hosts_retry_at_expiry_is_made_once() -> None:
+    # It fails too: the next look closes the interrupt as expired; no loop, no answer declared
+    # for nobody answering, the tool run once.
+    ran.clear()
+
+    async def agent(ctx: RunContext) -> Any:
+        if await ctx.confirm("Pay?", expires_at=at(10), on_expiry=resolve(False)):
+            await ctx.call_tool("pay", {"amount": 5})
+            raise RuntimeError("the model call after paying fails every time")
+        return (await ctx.call_tool("send_receipt", {"amount": 0})).status
+
+    store = MemoryThreadStore()
+    clock = ManualClock(START)
+    user = {"id": "u-1", "role": "user", "content": "Pay."}
+    with anyio.fail_after(15):
+        async with Host(agent, store=store, tools=[pay, send_receipt], clock=clock, expire_every=60) as host:
+            async with WebSocketServer(host, port=0) as server, connect(server.url) as ws:
+                asked = await exchange(ws, frame("t", "ask", messages=[user]))
+                (question,) = asked[-1]["outcome"]["interrupts"]
+                yes = [{"interruptId": question["id"], "status": "resolved", "payload": True}]
+                failed = await exchange(ws, frame("t", "resume-1", resume=yes))
+                assert failed[-1]["type"] == "RUN_ERROR", failed[-1]
+            for _ in range(3):
+                clock.advance(minutes=11)
+                with anyio.move_on_after(2):
+                    while (record := await store.load("t")) is None or record.state.name != "IDLE":
+                        await anyio.sleep(0.02)
+    assert record is not None and record.state.name == "IDLE"
+    assert ran == ["pay 5"]
+    (audit,) = await store.audit("t")
+    assert (audit.status, audit.payload) == ("expired", None)
+    assert record.acted_on == ()
+
+
+async def test_a_host_started_after_the_failure_retries_the_answers_at_expiry(tmp_path: Path) -> None:
+    # The answers are kept with the thread's record: another host over the same file retries them.
+    ran.clear()
+    store_path = tmp_path / "threads.sqlite3"
+    clock = ManualClock(START)
+    user = {"id": "u-1", "role": "user", "content": "Pay."}
+    tools = [pay_approved, send_receipt]
+    with anyio.fail_after(20):
+        first = SqliteThreadStore(store_path)
+        async with Host(straight_approved_pay_then_receipt, store=first, tools=tools, clock=clock) as host:
+            async with WebSocketServer(host, port=0) as server, connect(server.url) as ws:
+                asked = await exchange(ws, frame("t", "ask", messages=[user]))
+                (approval,) = asked[-1]["outcome"]["interrupts"]
+                yes = [{"interruptId": approval["id"], "status": "resolved", "payload": {"approved": True}}]
+                failed = await exchange(ws, frame("t", "resume-1", resume=yes))
+                assert failed[-1]["type"] == "RUN_ERROR" and ran == ["pay 5", "receipt 5"], failed[-1]
+        clock.advance(minutes=11)
+        store = SqliteThreadStore(store_path)
+        async with Host(straight_approved_pay_then_receipt, store=store, tools=tools, clock=clock, expire_every=60):
+            with anyio.move_on_after(5):
+                while (record := await store.load("t")) is None or record.state.name != "IDLE":
+                    await anyio.sleep(0.02)
+    assert record is not None and record.state.name == "IDLE"
+    assert ran == ["pay 5", "receipt 5"]
+    (audit,) = await store.audit("t")
+    assert (audit.status, audit.outcome) == ("resolved", "success")

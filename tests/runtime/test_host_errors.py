@@ -115,7 +115,7 @@ async def test_an_agent_exception_is_agent_error_without_traceback_and_logged(
     # it ran (so the tool is never run twice) and the answers it ran it on (a retry must carry them).
     assert [j.tool_call_id for j in after.tool_journal] == ["tc-1"]
     assert sorted(a[0] for a in after.acted_on) == ["int-archive", "int-mail"]
-    assert same_thread(before, attrs.evolve(after, tool_journal=(), acted_on=(), acted_in=None))
+    assert same_thread(before, attrs.evolve(after, tool_journal=(), acted_on=(), acted_in=None, acted=()))
     assert after.state is ThreadState.INTERRUPTED and after.active_run is None
     assert sent == ["ops@example.com"]
     assert types(retried) == ["RUN_STARTED", "TOOL_CALL_RESULT", "RUN_FINISHED"]
@@ -475,7 +475,7 @@ async def test_a_run_out_of_time_fails_cleanly(store: ThreadStore) -> None:
     assert "longer than 0.2 s" in failed[-1]["message"]
     assert after is not None and after.active_run is None and after.state is ThreadState.INTERRUPTED
     # The tool ran on these answers: its journal, and the answers it ran on, are kept.
-    assert same_thread(before, attrs.evolve(after, tool_journal=(), acted_on=(), acted_in=None))
+    assert same_thread(before, attrs.evolve(after, tool_journal=(), acted_on=(), acted_in=None, acted=()))
 
 
 @pytest.mark.parametrize("ending", ["interrupt", "finish"])
@@ -654,7 +654,7 @@ async def test_a_store_failure_fails_one_run_not_the_host(store: ThreadStore, fa
     assert before is not None and after is not None
     assert after.active_run is None and after.state is ThreadState.INTERRUPTED
     # The tool ran on these answers: its journal, and the answers it ran on, are kept.
-    assert same_thread(before, attrs.evolve(after, tool_journal=(), acted_on=(), acted_in=None))
+    assert same_thread(before, attrs.evolve(after, tool_journal=(), acted_on=(), acted_in=None, acted=()))
     assert other[-1]["outcome"]["type"] == "interrupt"
     # The tool ran once, in run-2 (its result lost with the failed save) or in run-3.
     assert sent == ["ops@example.com"]
@@ -690,7 +690,7 @@ async def test_a_host_that_shuts_down_mid_run_leaves_the_thread_answerable(store
     after = await store.load("t")
     assert after is not None and after.active_run is None
     # The tool ran on these answers: its journal, and the answers it ran on, are kept.
-    assert same_thread(before, attrs.evolve(after, tool_journal=(), acted_on=(), acted_in=None))
+    assert same_thread(before, attrs.evolve(after, tool_journal=(), acted_on=(), acted_in=None, acted=()))
     # No need to wait for run_timeout: the answers are accepted again at once.
     async with Host(two_interrupts(), store=store, tools=[mail_tool(sent)], clock=clock, new_id=counter()) as host:
         answered = await Conversation(host, "t", clock).send({"runId": "run-3", "resume": [APPROVE, ARCHIVE_YES]})
