@@ -1575,6 +1575,17 @@ class ThreadMachine:
         self._displaced = [e for e in self._displaced if e.execution in keep]
 
     def _replay(self, run_input: RunAgentInput, completed: CompletedResume) -> list[Effect]:
+        # A replay sends what the run did; it takes nothing. Copies of the thread's messages
+        # are what a client catching up sends, a changed one is refused as for any input, and
+        # a new one would be dropped unseen: the client is told to send it on its own.
+        added = self._merge_history(run_input).added
+        if added:
+            index = next(i for i, m in enumerate(run_input.messages) if m.id == added[0].id)
+            raise RemoteProtocolError(
+                RunErrorCode.HISTORY_CONFLICT,
+                f"messages[{index}] (id {added[0].id!r}) is new to the thread, and this input replays run "
+                f"{completed.run_id!r}, which takes no messages; send new messages in an input without that resume",
+            )
         self._state = next_state(self._state, MachineInput.REPLAY)
         verifier = StreamVerifier()
         out: list[ev.Event] = [

@@ -478,6 +478,35 @@ async def test_a_client_tool_result_for_the_gated_call_is_left_out() -> None:
             assert RAN == []
 
 
+async def test_a_replayed_resume_takes_no_messages_and_says_so() -> None:
+    # A replay sends what the run did; a message it carried used to be dropped unseen (a new
+    # one lost, a changed copy let through where the same input without the resume is refused).
+    changed = {**USER, "content": "Send it to everyone instead."}
+    new = {"id": "u-new", "role": "user", "content": "And cc the board."}
+    with anyio.fail_after(LIMIT):
+        async with serving(email_agent) as (url, store), connect(url) as ws:
+            pending = await interrupt_email(ws, "replay-msgs")
+            answer = [approve(pending.interrupt["id"], {"approved": False})]
+            finished(await exchange(ws, frame("replay-msgs", "run-2", messages=[USER], resume=answer)))
+            before = await store.load("replay-msgs")
+            said = refused(
+                await exchange(ws, frame("replay-msgs", "run-3", messages=[USER, new], resume=answer)),
+                "HISTORY_CONFLICT",
+            )
+            assert "messages[1] (id 'u-new')" in said and "run-2" in said
+            refused(
+                await exchange(ws, frame("replay-msgs", "run-4", messages=[changed], resume=answer)), "HISTORY_CONFLICT"
+            )
+            assert await store.load("replay-msgs") == before
+            # The same replay with the thread's own messages, or none, is the replay it was.
+            again = finished(await exchange(ws, frame("replay-msgs", "run-5", messages=[USER], resume=answer)))
+            assert again["outcome"]["type"] == "success"
+            caught_up = await exchange(ws, frame("replay-msgs", "run-6", messages=[USER, new]))
+            finished(caught_up)
+    after = await store.load("replay-msgs")
+    assert after is not None and "u-new" in [m["id"] for m in stored_messages(after)]
+
+
 # -- the assistant's form flow, resumed with client-written state ---------------------------------
 
 FILING = {"quarter": "Q3", "year": 2025, "revenue": 125000.5}
