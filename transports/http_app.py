@@ -173,7 +173,7 @@ class HttpApp:
             elif path in ("/capabilities", "/inbox", "/inbox/events", "/metrics"):
                 allowed = "GET"
             elif path == "/keys":
-                allowed = "POST" if method == "POST" else "GET"
+                allowed = "GET, POST"
             elif path.startswith((_THREADS, _AUDIT)) and len(path) > path.index("/", 1) + 1:
                 allowed = "GET"
             elif self._console is not None and self._console.serves(path):
@@ -182,9 +182,9 @@ class HttpApp:
                 raise Refused(404, "not_found", f"no such path {path!r}: POST a run to /")
             if method == "OPTIONS":
                 await self._options(headers, allowed, cors, send)
-            elif method != allowed:
+            elif method not in allowed.split(", "):
                 allow = [(b"allow", f"{allowed}, OPTIONS".encode())]
-                raise Refused(405, "method_not_allowed", f"use {allowed} on {path or '/'}", allow)
+                raise Refused(405, "method_not_allowed", f"use {allowed.replace(', ', ' or ')} on {path or '/'}", allow)
             elif path == "/keys":
                 if method == "POST":
                     await self.keys.post(headers, receive, send, cors)

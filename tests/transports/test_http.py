@@ -151,7 +151,13 @@ def error_of(response: httpx.Response) -> str:
 
 @pytest.mark.parametrize(
     ("method", "path", "allow"),
-    [("GET", "/", "POST, OPTIONS"), ("PUT", "/", "POST, OPTIONS"), ("POST", "/capabilities", "GET, OPTIONS")],
+    [
+        ("GET", "/", "POST, OPTIONS"),
+        ("PUT", "/", "POST, OPTIONS"),
+        ("POST", "/capabilities", "GET, OPTIONS"),
+        ("PUT", "/keys", "GET, POST, OPTIONS"),
+        ("DELETE", "/keys", "GET, POST, OPTIONS"),
+    ],
 )
 async def test_a_wrong_method_is_405_with_allow(method: str, path: str, allow: str) -> None:
     async with serving() as client:
@@ -159,6 +165,7 @@ async def test_a_wrong_method_is_405_with_allow(method: str, path: str, allow: s
     assert response.status_code == 405
     assert response.headers["allow"] == allow
     assert error_of(response) == "method_not_allowed"
+    assert response.json()["message"] == f"use {allow.removesuffix(', OPTIONS').replace(', ', ' or ')} on {path}"
 
 
 async def test_an_unknown_path_is_404() -> None:
