@@ -12,7 +12,8 @@ A fenced block is runnable when the line before it is an HTML comment that says 
 
 The blocks of one page run in order in one folder, with the virtual environment's ``bin`` first
 on the ``PATH`` (as after ``source .venv/bin/activate``). Every ``127.0.0.1:PORT`` a page
-names is moved to a free port, so a test never depends on a port being free.
+names (and every ``--port PORT``, as ``uvicorn`` takes it) is moved to a free port, so a test
+never depends on a port being free.
 """
 
 from __future__ import annotations
@@ -83,15 +84,15 @@ class Player:
         self.outputs: list[str] = []
 
     def moved(self, code: str) -> str:
-        """``code`` with every ``127.0.0.1:PORT`` moved to this player's free port for it."""
+        """``code`` with every ``127.0.0.1:PORT`` and ``--port PORT`` moved to this player's free port for it."""
 
         def move(found: re.Match[str]) -> str:
-            port = int(found.group(1))
+            port = int(found.group(2))
             if port not in self.ports:
                 self.ports[port] = free_port()
-            return f"127.0.0.1:{self.ports[port]}"
+            return f"{found.group(1)}{self.ports[port]}"
 
-        return re.sub(r"127\.0\.0\.1:(\d+)", move, code)
+        return re.sub(r"(127\.0\.0\.1:|--port )(\d+)", move, code)
 
     def play(self, block: Block) -> str:
         """Run ``block``; its output (standard output and error)."""
