@@ -473,6 +473,19 @@ def _of_this_call(entry: ToolJournalEntry, run: _Run) -> bool:
     return True
 
 
+def _declared_answer(item: OpenInterrupt) -> BoundAnswer:
+    """The answer the agent declared for ``item``'s expiry, marked as the host's (:data:`EXPIRED_MARK`)."""
+    default = item.on_expiry
+    assert default is not None
+    entry = ResumeEntry(
+        interrupt_id=item.interrupt.id,
+        status=default.status,
+        payload=default.payload,
+        metadata={EXPIRED_MARK: default.status},
+    )
+    return make_bound_answer(interrupt=item.interrupt, entry=entry, raised_in=item.run_id)
+
+
 def _plain_result(event: ev.Event) -> bool:
     """A ``TOOL_CALL_RESULT`` whose content is text: no free JSON of its own to nest too deep."""
     return event.__class__ is ev.ToolCallResultEvent and isinstance(event.content, str)
@@ -1187,6 +1200,8 @@ class ThreadMachine:
                 f"interrupt {format_ids(e.interrupt_id for e in entries)} expired before the resume arrived",
                 interrupt_ids=[e.interrupt_id for e in entries],
             )
+        if not self._acted_on:
+            answers, expired = self._with_declared(answers, expired, entries)
         return self._begin(
             run_input,
             now,
@@ -1196,6 +1211,20 @@ class ThreadMachine:
             lease_until=lease_until,
             decider=decider,
         )
+
+    def _with_declared(
+        self, answers: tuple[BoundAnswer, ...], expired: list[OpenInterrupt], entries: Sequence[ResumeEntry]
+    ) -> tuple[tuple[BoundAnswer, ...], list[OpenInterrupt]]:
+        """``answers`` with the answers the agent declared for the expired interrupts the resume
+        does not cancel (see :meth:`expire`), in the order the interrupts were raised; and the
+        expired interrupts left to close as expired."""
+        given = {e.interrupt_id for e in entries}
+        declared = [o for o in expired if o.on_expiry is not None and o.interrupt.id not in given]
+        if not declared:
+            return answers, expired
+        by_id = {a.interrupt.id: a for a in (*answers, *map(_declared_answer, declared))}
+        ordered = tuple(by_id[o.interrupt.id] for o in self._open if o.interrupt.id in by_id)
+        return ordered, [o for o in expired if o.on_expiry is None or o.interrupt.id in given]
 
     def _in_turns(
         self, live: Sequence[OpenInterrupt], policy: DecisionPolicy, principal: str, roles: frozenset[str]
@@ -1443,6 +1472,7 @@ class ThreadMachine:
         lease_until: datetime | None = None,
         decider: tuple[str, tuple[str, ...], dict[str, str]] | None = None,
         resumed: bool | None = None,
+        by_expiry: bool = False,
     ) -> list[Effect]:
         # From here on the input is accepted and the machine changes.
         if self._owner is None:
@@ -1459,7 +1489,6 @@ class ThreadMachine:
             # Kept for a failure to give back; not for the host's own run at expiry: if that
             # fails, the interrupts come back without them and the next look closes them (no
             # retry loop).
-            by_expiry = any(a.entry.metadata is not None and EXPIRED_MARK in a.entry.metadata for a in answers)
             for item in answered_open:
                 iid, call_id = item.interrupt.id, item.interrupt.tool_call_id
                 if item.raised_at:
@@ -2457,7 +2486,9 @@ class ThreadMachine:
         expiry of some (``on_expiry`` of :meth:`interrupt`), and the host names a new run
         (``run_id``, held until ``lease_until``), the run starts instead: the agent is resumed
         with those answers (their metadata names their status under :data:`EXPIRED_MARK`), the others closed as expired;
-        the effects are those of an accepted resume, :class:`StartAgent` last. Each answered
+        the effects are those of an accepted resume, :class:`StartAgent` last. While others are
+        still live, an expired interrupt with a declared answer stays open, and the agent's next
+        resume (a person's of the others, or this one once they expire) carries that answer. Each answered
         interrupt is ``expired`` in the audit trail, with its answer, once the run ends. Under
         a decision ``policy``, the interrupts still open that their votes decided count as
         answered (:mod:`~agui_core.machine.quorum`): once the others expire, the run resumes the
@@ -2477,6 +2508,12 @@ class ThreadMachine:
         settled = () if not live else None if policy is None else self._decided_answers(live, policy)
         if run_id is not None and (defaulted or settled) and settled is not None:
             return self._resume_on_expiry(run_id, now, defaulted, expired, lease_until, settled)
+        if live:
+            # One with an answer declared for its expiry stays open until the agent resumes
+            # (when the others are answered, or expire too), and gets that answer then.
+            expired = [o for o in expired if o.on_expiry is None]
+            if not expired:
+                return []
         self._close_expired(expired)
         if not self._open:
             self._state = next_state(self._state, MachineInput.EXPIRE)
@@ -2528,26 +2565,8 @@ class ThreadMachine:
         lease_until: datetime | None,
         settled: tuple[BoundAnswer, ...] = (),
     ) -> list[Effect]:
-        entries = tuple(
-            ResumeEntry(
-                interrupt_id=o.interrupt.id,
-                status=o.on_expiry.status,
-                payload=o.on_expiry.payload,
-                metadata={EXPIRED_MARK: o.on_expiry.status},
-            )
-            for o in defaulted
-            if o.on_expiry is not None
-        )
-        run_input = RunAgentInput(
-            thread_id=self._thread_id, run_id=run_id, resume=entries + tuple(a.entry for a in settled)
-        )
-        answers = (
-            *(
-                make_bound_answer(interrupt=o.interrupt, entry=entry, raised_in=o.run_id)
-                for o, entry in zip(defaulted, entries, strict=True)
-            ),
-            *settled,
-        )
+        answers = (*(_declared_answer(o) for o in defaulted), *settled)
+        run_input = RunAgentInput(thread_id=self._thread_id, run_id=run_id, resume=tuple(a.entry for a in answers))
         history = self._merge_history(run_input)
         rest = [o for o in expired if o.on_expiry is None]
         return self._start(
@@ -2559,6 +2578,7 @@ class ThreadMachine:
             sizes=None,
             principal=self._owner if self._owner is not None else ANONYMOUS,
             lease_until=lease_until,
+            by_expiry=True,
         )
 
     def close_abandoned_run(self, now: datetime, *, run_timeout: timedelta | None = None) -> list[Effect]:

@@ -69,17 +69,48 @@ def test_at_expiry_the_agent_is_resumed_with_the_declared_answer_and_the_audit_s
     assert isinstance(refused, Reject) and refused.code is RunErrorCode.INTERRUPT_EXPIRED
 
 
-def test_without_a_run_id_or_with_a_live_interrupt_left_it_only_closes() -> None:
+def test_without_a_run_id_it_only_closes() -> None:
     machine = asked(question("i1"), on_expiry={"i1": DENY})
     (persist,) = machine.expire(DUE)
     assert isinstance(persist, Persist) and machine.state is ThreadState.IDLE
-    later = Interrupt(
-        id="i2", reason="input_required", response_schema=SCHEMA, expires_at=(DUE + timedelta(hours=1)).isoformat()
-    )
-    mixed = asked(question("i1"), later, on_expiry={"i1": DENY})
-    (persist,) = mixed.expire(DUE, run_id="r-exp")
+
+
+LATER = Interrupt(
+    id="i2", reason="input_required", response_schema=SCHEMA, expires_at=(DUE + timedelta(hours=1)).isoformat()
+)
+
+
+def test_with_a_live_interrupt_left_the_declared_one_waits_for_the_agents_next_run() -> None:
+    # Closed now, it lost its declared answer; the agent got it only when no look came between.
+    mixed = asked(question("i1"), question("i3"), LATER, on_expiry={"i1": DENY})
+    (persist,) = mixed.expire(DUE, run_id="r-exp")  # i3 has no declared answer: it closes
     assert isinstance(persist, Persist) and mixed.state is ThreadState.INTERRUPTED
-    assert [(r.interrupt.id, r.status) for r in mixed.resolved] == [("i1", "expired")]
+    assert [(r.interrupt.id, r.status) for r in mixed.resolved] == [("i3", "expired")]
+    assert mixed.expire(DUE + timedelta(minutes=1), run_id="r-exp") == []  # i1 waits, nothing to save
+    effects = mixed.expire(DUE + timedelta(hours=1), run_id="r-exp")
+    start = effects[-1]
+    assert isinstance(start, StartAgent)
+    assert [(a.interrupt.id, a.entry.payload) for a in start.answers] == [("i1", {"approved": False})]
+    assert [(r.interrupt.id, r.status) for r in mixed.resolved] == [("i3", "expired"), ("i2", "expired")]
+
+
+def test_a_persons_resume_of_the_others_carries_the_declared_answer_of_the_expired_one() -> None:
+    for cancels in (False, True):
+        mixed = asked(question("i1"), LATER, on_expiry={"i1": DENY})
+        entries = [ResumeEntry(interrupt_id="i2", status="resolved", payload={"approved": True})]
+        if cancels:  # a client that saw it expire and moves on: no answer for it
+            entries.append(ResumeEntry(interrupt_id="i1", status="cancelled"))
+        resume = RunAgentInput(thread_id="t", run_id="r2", resume=tuple(entries))
+        effects = mixed.receive_input(resume, now=DUE + timedelta(minutes=1), principal="ann")
+        start = effects[-1]
+        assert isinstance(start, StartAgent)
+        answered = [(a.interrupt.id, a.entry.payload, a.entry.metadata) for a in start.answers]
+        declared = ("i1", {"approved": False}, {EXPIRED_MARK: "resolved"})
+        assert answered == [("i2", {"approved": True}, None)] if cancels else [declared, answered[1]], answered
+        mixed.finish(None)
+        audit = {r.interrupt.id: (r.status, r.payload) for r in mixed.resolved}
+        assert audit["i1"] == (("expired", None) if cancels else ("expired", {"approved": False}))
+        assert audit["i2"] == ("resolved", {"approved": True})
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from agui_transports.client import connect_websocket
 from agui_transports.http import HttpApp
+from agui_transports.websocket import WebSocketServer
 
 from agui_core.machine.client import cancel, resolve
 from agui_core.machine.record import ThreadRecord
@@ -89,6 +90,47 @@ async def test_each_expiry_resumes_the_agent_with_its_declared_answer() -> None:
     assert SENT == []  # a cancelled approval runs nothing
     texts = [m.content for m in record.messages if m.role == "assistant"]
     assert texts[-1] == "shipped=True email=cancelled"
+
+
+@pytest.mark.parametrize("how", ["one look after both", "a look between", "a person answers the other"])
+async def test_a_declared_answer_reaches_the_agent_whenever_the_host_looks(how: str) -> None:
+    # Two questions, each yes unless someone says otherwise, due ten minutes apart. A look
+    # between the deadlines closed the first as plainly expired, and the agent read no.
+    got: list[tuple[bool, bool]] = []
+
+    async def agent(ctx: RunContext) -> JSON:
+        first, second = await ctx.gather(
+            ctx.confirm("Ship A?", expires_at=EXPIRES, on_expiry=resolve(True)),
+            ctx.confirm("Ship B?", expires_at=(START + timedelta(minutes=20)).isoformat(), on_expiry=resolve(True)),
+        )
+        got.append((first, second))
+        return [first, second]
+
+    clock = ManualClock(START)
+    store = MemoryThreadStore()
+    with anyio.fail_after(LIMIT):
+        async with Host(agent, store=store, clock=clock, expire_every=60) as host:
+            async with (
+                WebSocketServer(host, port=0) as server,
+                connect_websocket(server.url, clock=clock.now) as client,
+            ):
+                await client.collect(client.new_input("t", "Ship."))
+                (_, second) = client.machine("t").open_interrupts
+                if how == "one look after both":
+                    clock.advance(minutes=21)
+                else:
+                    clock.advance(minutes=11)
+                    await anyio.sleep(0.3)  # the look between the deadlines
+                    if how == "a look between":
+                        clock.advance(minutes=10)
+                    else:
+                        events = await client.collect(client.resume("t", {second.id: resolve(False)}))
+                        assert events[-1].type == "RUN_FINISHED", events[-1]
+                while (record := await store.load("t")) is None or record.state.name != "IDLE":
+                    await anyio.sleep(0.02)
+    assert got == [(True, True)] if how != "a person answers the other" else [(True, False)]
+    audit = {r.interrupt.message: (r.status, r.payload) for r in await store.audit("t")}
+    assert audit["Ship A?"] == ("expired", True)
 
 
 async def test_a_late_answer_is_still_refused_as_expired_and_the_thread_shows_the_hosts_run() -> None:
