@@ -278,9 +278,11 @@ class ThreadRecord:
     """The execution (see :mod:`agui_core.machine.journal`) of the attempt that acted on
     :attr:`acted_on`: a retry carrying those answers continues it, under any ``runId``."""
     acted: tuple[ResumeEntry, ...] = ()
-    """The entries of :attr:`acted_on` as the attempt received them, for the host to retry
-    them at expiry (records saved before they were kept have none: the host then closes the
-    interrupts as expired)."""
+    """The entries of :attr:`acted_on` as the attempt received them, for a retry of them: a
+    client's past a deadline, or the host's at expiry (a record saved before they were kept
+    has none, and its retries go as they did then)."""
+    acted_retried: bool = False
+    """Whether the host retried :attr:`acted` at expiry, which it does once."""
     saved_at: str | None = None
     """When the record was saved (RFC 3339, on the saving host's clock): the thread's last
     activity, by which a host's retention judges it. ``None``: its saver did not say (a
@@ -425,6 +427,7 @@ def record_to_dict(record: ThreadRecord, *, messages: bool = True) -> dict[str, 
         **({} if not record.acted_on else {"actedOn": [list(a) for a in record.acted_on]}),
         **({} if record.acted_in is None else {"actedIn": record.acted_in}),
         **({} if not record.acted else {"acted": [_unstructure_entry(e) for e in record.acted]}),
+        **({} if not record.acted_retried else {"actedRetried": True}),
         "activeRun": None
         if run is None
         else {
@@ -640,6 +643,7 @@ def record_from_dict(data: Mapping[str, Any], *, messages: tuple[Message, ...] |
         acted_on=tuple(_answer_identity(a) for a in data.get("actedOn", ())),
         acted_in=data.get("actedIn"),
         acted=tuple(_structure_entry(e, ResumeEntry) for e in data.get("acted", ())),
+        acted_retried=bool(data.get("actedRetried", False)),
         active_run=None
         if run is None
         else make_active_run(

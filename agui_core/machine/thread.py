@@ -659,7 +659,9 @@ class ThreadMachine:
         self._acted_in: str | None = None
         """The execution of the attempt that acted on :attr:`_acted_on` (see :meth:`_replay_for`)."""
         self._acted: tuple[ResumeEntry, ...] = ()
-        """The entries of :attr:`_acted_on`, for the host's retry of them at expiry (see :meth:`expire`)."""
+        """The entries of :attr:`_acted_on`, for a retry of them (see :meth:`_acted_answers`)."""
+        self._acted_retried = False
+        """Whether the host retried :attr:`_acted` at expiry (it does once)."""
 
     # -- reading -------------------------------------------------------------------------
 
@@ -950,6 +952,7 @@ class ThreadMachine:
             acted_on=self._acted_on,
             acted_in=self._acted_in,
             acted=self._acted,
+            acted_retried=self._acted_retried,
             active_run=None
             if run is None
             else make_active_run(
@@ -1001,6 +1004,7 @@ class ThreadMachine:
         machine._acted_on = record.acted_on
         machine._acted_in = record.acted_in
         machine._acted = record.acted
+        machine._acted_retried = record.acted_retried
         run = record.active_run
         if run is not None:
             machine._run = _Run(
@@ -1145,8 +1149,6 @@ class ThreadMachine:
         if entries and self._acted_on:
             self._check_acted_on(entries)
         live, expired = partition_open(self._open, now)
-        if entries and self._acted and expired:
-            live, expired, entries = self._held_by_acted(live, expired, entries)
         if not entries:
             retried = find_retry(run_input.run_id, self._completed)
             if retried is not None:
@@ -1183,6 +1185,11 @@ class ThreadMachine:
         replay = find_replay(entries, self._resolved, self._completed)
         if replay is not None:
             return self._replay(run_input, replay)
+        retry = self._acted_answers(entries, policy)
+        if retry is not None:
+            return self._begin(
+                run_input, now, [], answers=retry, principal=principal, lease_until=lease_until, decider=decider
+            )
         if policy is not None and self._in_turns(live, policy, principal, roles):
             return self._vote(run_input, now, entries, live, expired, policy, principal, roles, lease_until, decider)
         answers = bind_answers(
@@ -1374,23 +1381,27 @@ class ThreadMachine:
                 interrupt_ids=changed,
             )
 
-    def _held_by_acted(
-        self, live: list[OpenInterrupt], expired: list[OpenInterrupt], entries: tuple[ResumeEntry, ...]
-    ) -> tuple[list[OpenInterrupt], list[OpenInterrupt], tuple[ResumeEntry, ...]]:
-        """A retry of the answers an attempt acted on (:meth:`_check_acted_on` let it through),
-        after some of the interrupts expired: those were answered in time, and acted on, so they
-        are still the retry's to answer, with the attempt's answers where it leaves them out
-        (the agent reads what its tools ran on, not an expiry)."""
+    def _acted_answers(
+        self, entries: Sequence[ResumeEntry] | None, policy: DecisionPolicy | None
+    ) -> tuple[BoundAnswer, ...] | None:
+        """The answers an attempt acted on, bound to the open interrupts, when a resume of
+        ``entries`` retries it (or when the host does, ``entries`` ``None``); else ``None``.
+
+        A retry carries those answers, all or some (:meth:`_check_acted_on` refused any other):
+        the attempt's fill in what it leaves out, and a deadline passed since does not refuse
+        them, since they were given in time and a tool ran on them. Under a decision policy,
+        where each answer is a decider's, a retry is judged by the votes as any resume is.
+        """
+        if not self._acted or policy is not None:
+            return None
         acted = {e.interrupt_id: e for e in self._acted}
-        held = {o.interrupt.id for o in expired if o.interrupt.id in acted}
-        if not held:
-            return live, expired, entries
-        given = {e.interrupt_id for e in entries}
-        held_live = held | {o.interrupt.id for o in live}
-        return (
-            [o for o in self._open if o.interrupt.id in held_live],
-            [o for o in expired if o.interrupt.id not in held],
-            (*entries, *(acted[i] for i in sorted(held - given))),
+        if entries is not None and not all(e.interrupt_id in acted for e in entries):
+            return None
+        if not all(o.interrupt.id in acted for o in self._open):
+            return None
+        return tuple(
+            make_bound_answer(interrupt=o.interrupt, entry=acted[o.interrupt.id], raised_in=o.run_id)
+            for o in self._open
         )
 
     def _merge_history(self, run_input: RunAgentInput) -> HistoryUpdate:
@@ -1864,6 +1875,7 @@ class ThreadMachine:
         self._acted_on = ()
         self._acted_in = None
         self._acted = ()
+        self._acted_retried = False
 
     def tool_decisions(self) -> tuple[ToolDecision, ...]:
         """What becomes of each gated tool call the run in progress answers, in the answers' order.
@@ -2493,6 +2505,9 @@ class ThreadMachine:
         a decision ``policy``, the interrupts still open that their votes decided count as
         answered (:mod:`~agui_core.machine.quorum`): once the others expire, the run resumes the
         agent with their answers too.
+
+        After a resume that acted on a person's answers failed, none of this applies: the run
+        is the host's retry of those answers, at the first deadline (see :meth:`_expire_acted`).
         """
         if now.tzinfo is None or (lease_until is not None and lease_until.tzinfo is None):
             raise LocalProtocolError("expire needs aware datetimes for now and lease_until", state=self._state)
@@ -2502,7 +2517,7 @@ class ThreadMachine:
         if not expired:
             return []
         if self._acted_on:
-            return self._expire_acted(now, run_id, expired, lease_until)
+            return self._expire_acted(now, run_id, expired, lease_until, policy)
         defaulted = [o for o in expired if o.on_expiry is not None]
         # With interrupts still live, the run starts only if their votes decided them all.
         settled = () if not live else None if policy is None else self._decided_answers(live, policy)
@@ -2520,26 +2535,28 @@ class ThreadMachine:
         return [self._persist()]
 
     def _expire_acted(
-        self, now: datetime, run_id: str | None, expired: list[OpenInterrupt], lease_until: datetime | None
+        self,
+        now: datetime,
+        run_id: str | None,
+        expired: list[OpenInterrupt],
+        lease_until: datetime | None,
+        policy: DecisionPolicy | None,
     ) -> list[Effect]:
         """:meth:`expire` when a person answered the open interrupts in time and an attempt
         acted on the answers before it failed: the deadline does not undo them, and no answer
         declared for expiry applies (it would contradict what already ran).
 
-        The host's run retries the resume with those answers, once: the agent continues the
-        attempt and finds what its tools did. If that run fails too (or the answers were not
-        kept: a record from before they were), the interrupts close as expired, and the agent
-        learns of it at its next run.
+        The host's run retries the resume with those answers, once (as the thread's owner, who
+        gave them): the agent continues the attempt and finds what its tools did. After that
+        (it failed too, or it could not be made: the answers were not kept, or a decision
+        policy's deciders gave them), a client may still retry them while an interrupt is
+        live; once every one has expired, they all close as expired.
         """
-        acted = {e.interrupt_id: e for e in self._acted}
-        if run_id is not None and acted and all(o.interrupt.id in acted for o in self._open):
-            entries = tuple(acted[o.interrupt.id] for o in self._open)
-            answers = tuple(
-                make_bound_answer(interrupt=o.interrupt, entry=e, raised_in=o.run_id)
-                for o, e in zip(self._open, entries, strict=True)
-            )
-            self._acted = ()  # retried once
-            run_input = RunAgentInput(thread_id=self._thread_id, run_id=run_id, resume=entries)
+        answers = None if run_id is None or self._acted_retried else self._acted_answers(None, policy)
+        if run_id is not None and answers is not None:
+            self._acted_retried = True
+            run_input = RunAgentInput(thread_id=self._thread_id, run_id=run_id, resume=tuple(a.entry for a in answers))
+            owner = self._owner if self._owner is not None else ANONYMOUS
             return self._start(
                 run_input,
                 now,
@@ -2547,13 +2564,15 @@ class ThreadMachine:
                 answers=answers,
                 history=self._merge_history(run_input),
                 sizes=None,
-                principal=self._owner if self._owner is not None else ANONYMOUS,
+                principal=owner,
                 lease_until=lease_until,
+                decider=(owner, (), {}),
             )
+        if len(expired) < len(self._open):
+            return []
         self._close_expired(expired)
-        if not self._open:
-            self._forget_acted()
-            self._state = next_state(self._state, MachineInput.EXPIRE)
+        self._forget_acted()
+        self._state = next_state(self._state, MachineInput.EXPIRE)
         return [self._persist()]
 
     def _resume_on_expiry(

@@ -71,7 +71,9 @@ interrupts whose ``expiresAt`` has passed on the host's clock, at start and then
 trail, the thread free once none is left open; a late resume is still refused with
 ``INTERRUPT_EXPIRED``. Without it, an expired interrupt is closed at the thread's next input.
 Hosts sharing a store may all look: the save is a compare-and-set, so one closes a thread.
-The agent is not run on an expiry: it learns of it at its next run.
+The agent learns of an expiry at its next run, except where the machine starts one: with the
+answers the agent declared for nobody answering, or, after a resume that acted on a person's
+answers failed, with those answers (a retry of that resume, once).
 
 Failures. Whatever ends a run early (the agent raising, breaking a protocol rule, running out
 of time, the store failing, the host shutting down) ends it with ``RUN_ERROR`` and puts the

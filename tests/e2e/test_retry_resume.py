@@ -22,13 +22,18 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
+import orjson
 import pytest
+from agui_transports.http import HttpApp
 from agui_transports.websocket import WebSocketServer
 from websockets.asyncio.client import connect
 
 from agui_core.machine.client import deny, resolve
+from agui_core.machine.policy import policy_from_toml
 from agui_core.protocol.types import Interrupt
 from agui_core.runtime import Host, ManualClock, RunContext, tool
+from agui_core.runtime.auth import TokenAuthenticator
 from agui_core.store import MemoryThreadStore, SqliteThreadStore
 from tests.e2e.test_attacks import exchange, frame
 
@@ -245,6 +250,7 @@ async def test_at_expiry_the_host_retries_the_answers_a_failed_attempt_acted_on(
     assert ran == after
     (audit,) = await store.audit("t")
     assert (audit.status, audit.payload, audit.outcome) == ("resolved", answer, "success")
+    assert audit.decided_by == "anonymous"  # the thread's owner, who gave the answer (no authenticator here)
     assert record.step_journal is None and record.acted_on == () and record.acted == ()
 
 
@@ -308,3 +314,125 @@ async def test_a_host_started_after_the_failure_retries_the_answers_at_expiry(tm
     assert ran == ["pay 5", "receipt 5"]
     (audit,) = await store.audit("t")
     assert (audit.status, audit.outcome) == ("resolved", "success")
+
+
+async def test_after_the_hosts_retry_at_expiry_failed_a_client_may_still_retry() -> None:
+    # The host retries once; the answers still stand, and a live interrupt keeps the thread
+    # waiting for a client's retry (which found it refused every way before).
+    ran.clear()
+
+    async def agent(ctx: RunContext) -> Any:
+        pay_it, tip = await ctx.gather(ctx.confirm("Pay?"), ctx.confirm("Also tip?", expires_at=at(5)))
+        paid = await ctx.call_tool("pay", {"amount": 6 if pay_it and tip else 5})
+        if ctx.run_id == "resume-1" or ctx.run_id.startswith("expiry-"):
+            raise RuntimeError("the model call after paying failed")
+        return paid.status
+
+    store = MemoryThreadStore()
+    clock = ManualClock(START)
+    user = {"id": "u-1", "role": "user", "content": "Pay."}
+    with anyio.fail_after(20):
+        async with Host(agent, store=store, tools=[pay], clock=clock, expire_every=60) as host:
+            async with WebSocketServer(host, port=0) as server, connect(server.url) as ws:
+                asked = await exchange(ws, frame("t", "ask", messages=[user]))
+                ids = [i["id"] for i in asked[-1]["outcome"]["interrupts"]]
+                both = [{"interruptId": i, "status": "resolved", "payload": True} for i in ids]
+                failed = await exchange(ws, frame("t", "resume-1", resume=both))
+                assert failed[-1]["type"] == "RUN_ERROR" and ran == ["pay 6"], failed[-1]
+                clock.advance(minutes=6)  # the host's retry, which fails too
+                with anyio.move_on_after(5):
+                    while not (record := await store.load("t")).acted_retried or record.active_run is not None:
+                        await anyio.sleep(0.02)
+                clock.advance(minutes=2)  # later looks leave the answers to a retry
+                await anyio.sleep(0.3)
+                assert (await store.load("t")).state.name == "INTERRUPTED"
+                retried = await exchange(ws, frame("t", "resume-2", resume=both[:1]))
+    assert retried[-1]["type"] == "RUN_FINISHED" and retried[-1]["result"] == "executed", retried[-1]
+    assert ran == ["pay 6"]
+
+
+async def test_an_earlier_resume_is_still_replayed_once_a_later_acted_ones_expired() -> None:
+    ran.clear()
+
+    async def agent(ctx: RunContext) -> Any:
+        await ctx.confirm("First?")
+        await ctx.confirm("Second?", expires_at=at(5))
+        paid = await ctx.call_tool("pay", {"amount": 5})
+        if ctx.run_id == "resume-2":
+            raise RuntimeError("the model call after paying failed")
+        return paid.status
+
+    clock = ManualClock(START)
+    user = {"id": "u-1", "role": "user", "content": "Pay."}
+    with anyio.fail_after(15):
+        async with Host(agent, store=MemoryThreadStore(), tools=[pay], clock=clock) as host:
+            async with WebSocketServer(host, port=0) as server, connect(server.url) as ws:
+                asked = await exchange(ws, frame("t", "ask", messages=[user]))
+                (first,) = asked[-1]["outcome"]["interrupts"]
+                yes = [{"interruptId": first["id"], "status": "resolved", "payload": True}]
+                second = await exchange(ws, frame("t", "resume-1", resume=yes))
+                (then,) = second[-1]["outcome"]["interrupts"]
+                failed = await exchange(
+                    ws,
+                    frame("t", "resume-2", resume=[{"interruptId": then["id"], "status": "resolved", "payload": True}]),
+                )
+                assert failed[-1]["type"] == "RUN_ERROR" and ran == ["pay 5"], failed[-1]
+                clock.advance(minutes=6)
+                replayed = await exchange(ws, frame("t", "resume-3", resume=yes))
+    assert replayed[-1]["type"] == "RUN_FINISHED" and replayed[-1]["outcome"]["type"] == "interrupt", replayed[-1]
+    assert ran == ["pay 5"]
+
+
+@pytest.mark.parametrize("owner_may_approve", [False, True], ids=["separation of duties", "owner may approve"])
+async def test_under_a_decision_policy_an_approvers_retry_goes_by_the_votes(owner_may_approve: bool) -> None:
+    # The answers are deciders' votes: the retry is judged by them as any resume is, the owner's
+    # question never recorded as the approver's decision, and the tool not run again.
+    ran.clear()
+    tokens = ["ann token-of-ann-0123456789", "mike token-of-mike-012345678 manager"]
+    rule: dict[str, Any] = {"roles": ["manager"]} if owner_may_approve else {"roles": ["manager"], "owner": False}
+    policy = policy_from_toml({"tools": {"pay_approved": rule}})
+
+    async def agent(ctx: RunContext) -> Any:
+        go, paid = await ctx.gather(
+            ctx.confirm("Go ahead?", expires_at=at(5)), ctx.call_tool("pay_approved", {"amount": 5})
+        )
+        if paid.status == "executed" and not ctx.run_id.startswith("retry"):
+            raise RuntimeError("the model call after paying failed")
+        return [go, paid.status]
+
+    async def send(http: httpx.AsyncClient, token: str, run_id: str, resume: Any = None) -> list[dict[str, Any]]:
+        document = frame("t", run_id, messages=[{"id": "u-1", "role": "user", "content": "Pay."}], resume=resume)
+        headers = {"authorization": f"Bearer {token}"}
+        response = await http.post("/", json=document, headers=headers)
+        return [orjson.loads(line.removeprefix("data: ")) for line in response.text.split("\n\n") if line]
+
+    store = MemoryThreadStore()
+    clock = ManualClock(START)
+    host = Host(
+        agent,
+        store=store,
+        tools=[pay_approved],
+        clock=clock,
+        policy=policy,
+        authenticator=TokenAuthenticator.from_lines(tokens),
+    )
+    ann, mike = "token-of-ann-0123456789", "token-of-mike-012345678"
+    with anyio.fail_after(20):
+        async with host, httpx.AsyncClient(transport=httpx.ASGITransport(HttpApp(host)), base_url="http://h") as http:
+            asked = await send(http, ann, "ask")
+            question, approval = (i["id"] for i in asked[-1]["outcome"]["interrupts"])
+            go = {"interruptId": question, "status": "resolved", "payload": True}
+            yes = {"interruptId": approval, "status": "resolved", "payload": {"approved": True}}
+            if owner_may_approve:
+                failed = await send(http, ann, "both", [go, yes])
+            else:
+                voted = await send(http, ann, "vote", [go])
+                assert voted[-1]["type"] == "RUN_FINISHED", voted[-1]
+                failed = await send(http, mike, "approve", [yes])
+            assert failed[-1]["type"] == "RUN_ERROR" and ran == ["pay 5"], failed[-1]
+            clock.advance(minutes=6)
+            retried = await send(http, mike, "retry", [yes])
+    assert retried[-1]["type"] == "RUN_FINISHED", retried[-1]
+    assert ran == ["pay 5"]
+    decided = {r.interrupt.id: r.decided_by for r in await store.audit("t")}
+    assert decided[question] != "mike"

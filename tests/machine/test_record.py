@@ -422,6 +422,7 @@ def _maximal() -> ThreadRecord:
         acted_on=(("int-1", "resolved", payload_digest("{}")),),
         acted_in="e1",
         acted=(ResumeEntry(interrupt_id="int-1", status="resolved", payload={}, metadata={"note": "x"}),),
+        acted_retried=True,
         saved_at="2026-01-01T00:00:04+00:00",
     )
 
