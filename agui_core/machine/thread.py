@@ -473,6 +473,11 @@ def _of_this_call(entry: ToolJournalEntry, run: _Run) -> bool:
     return True
 
 
+def _declared(entry: ResumeEntry) -> bool:
+    """Whether ``entry`` is the host's answer to an expired interrupt (see :func:`_declared_answer`)."""
+    return entry.metadata is not None and entry.metadata.get(EXPIRED_MARK) == entry.status
+
+
 def _declared_answer(item: OpenInterrupt) -> BoundAnswer:
     """The answer the agent declared for ``item``'s expiry, marked as the host's (:data:`EXPIRED_MARK`)."""
     default = item.on_expiry
@@ -1157,6 +1162,7 @@ class ThreadMachine:
             if settled is not None:
                 # Every open interrupt was decided (by votes; a policy edit or an expiry left
                 # nothing to wait for): the waiting agent resumes with those answers.
+                settled, expired = self._with_declared(settled, expired, ())
                 return self._begin(
                     run_input,
                     now,
@@ -1200,6 +1206,12 @@ class ThreadMachine:
             resolved=self._resolved,
             validators=self._validators,
         )
+        if not answers:
+            # It only dismissed what expired: like an input that answers nothing, it is the
+            # same run again by its runId (a client that lost the stream sends it again).
+            retried = find_retry(run_input.run_id, self._completed)
+            if retried is not None:
+                return self._replay(run_input, retried)
         if approver and not answers:
             # Cancelling what expired is how the owner moves on; an approver has nothing to decide.
             raise RemoteProtocolError(
@@ -1207,8 +1219,7 @@ class ThreadMachine:
                 f"interrupt {format_ids(e.interrupt_id for e in entries)} expired before the resume arrived",
                 interrupt_ids=[e.interrupt_id for e in entries],
             )
-        if not self._acted_on:
-            answers, expired = self._with_declared(answers, expired, entries)
+        answers, expired = self._with_declared(answers, expired, entries)
         return self._begin(
             run_input,
             now,
@@ -1229,9 +1240,9 @@ class ThreadMachine:
         declared = [o for o in expired if o.on_expiry is not None and o.interrupt.id not in given]
         if not declared:
             return answers, expired
-        by_id = {a.interrupt.id: a for a in (*answers, *map(_declared_answer, declared))}
-        ordered = tuple(by_id[o.interrupt.id] for o in self._open if o.interrupt.id in by_id)
-        return ordered, [o for o in expired if o.on_expiry is None or o.interrupt.id in given]
+        index = {o.interrupt.id: n for n, o in enumerate(self._open)}
+        ordered = sorted((*answers, *map(_declared_answer, declared)), key=lambda a: index.get(a.interrupt.id, -1))
+        return tuple(ordered), [o for o in expired if o.on_expiry is None or o.interrupt.id in given]
 
     def _in_turns(
         self, live: Sequence[OpenInterrupt], policy: DecisionPolicy, principal: str, roles: frozenset[str]
@@ -1267,6 +1278,7 @@ class ThreadMachine:
                 return self._vote_events(run_input, policy.undecided(live), policy)
             # Everything was decided meanwhile (a policy edit lowered a quorum, say): the
             # retry resumes the agent with the answers.
+            settled, expired = self._with_declared(settled, expired, entries)
             return self._begin(
                 run_input,
                 now,
@@ -1308,18 +1320,19 @@ class ThreadMachine:
         # From here on the input is accepted and the machine changes.
         self._open = ballot.open
         if ballot.answers:
+            answers, expired = self._with_declared(ballot.answers, expired, entries)
             return self._start(
                 run_input,
                 now,
                 expired,
-                answers=ballot.answers,
+                answers=answers,
                 history=history,
                 sizes=sizes,
                 principal=principal,
                 lease_until=lease_until,
                 decider=decider,
             )
-        self._close_expired(expired)
+        self._close_expired([o for o in expired if o.on_expiry is None])  # the others wait (see expire)
         self._adopt(history.added or None, own_json(history.state), sizes)
         self._state = next_state(self._state, MachineInput.VOTE)
         return [self._persist(), *self._vote_events(run_input, ballot.waiting, policy)]
@@ -1395,8 +1408,12 @@ class ThreadMachine:
         if not self._acted or policy is not None:
             return None
         acted = {e.interrupt_id: e for e in self._acted}
-        if entries is not None and not all(e.interrupt_id in acted for e in entries):
-            return None
+        if entries is not None:
+            # A dismissal of what expired before the attempt is no answer (as for a replay).
+            held = {o.interrupt.id for o in self._open}
+            named = [e for e in entries if e.status != "cancelled" or e.interrupt_id in held]
+            if not named or not all(e.interrupt_id in acted for e in named):
+                return None
         if not all(o.interrupt.id in acted for o in self._open):
             return None
         return tuple(
@@ -1877,6 +1894,11 @@ class ThreadMachine:
         self._acted = ()
         self._acted_retried = False
 
+    @property
+    def acted_retried(self) -> bool:
+        """Whether the host retried, at expiry, answers a failed attempt acted on (once; see :meth:`expire`)."""
+        return self._acted_retried
+
     def tool_decisions(self) -> tuple[ToolDecision, ...]:
         """What becomes of each gated tool call the run in progress answers, in the answers' order.
 
@@ -2207,7 +2229,7 @@ class ThreadMachine:
             interrupt, entry = answer.interrupt, answer.entry
             call_id = interrupt.tool_call_id
             journal = self._journaled(run, call_id) if call_id is not None else None
-            by_expiry = entry.metadata is not None and entry.metadata.get(EXPIRED_MARK) == entry.status
+            by_expiry = _declared(entry)
             votes = run.votes.get(interrupt.id, ())
             decided_by, decided_roles, decided_key = (
                 (votes[-1].principal, votes[-1].roles, votes[-1].key)
@@ -2234,8 +2256,8 @@ class ThreadMachine:
                     votes=votes,
                 )
             )
-        if run.answers and all(EXPIRED_MARK in (a.entry.metadata or {}) for a in run.answers):
-            return  # the host's own run at expiry: no client sent it, so none may replay it
+        if run.answers and run.decided_by is None:
+            return  # the host's own run at expiry, with declared answers: no client sent it, so none may replay it
         # The same input again is a replay: after a quorum, that input is the last decider's votes.
         cast_here = [
             ResumeEntry(interrupt_id=iid, status=v.status, payload=v.payload)
@@ -2246,7 +2268,10 @@ class ThreadMachine:
         self._completed.append(
             make_completed_resume(
                 run_id=run.run_id,
-                answers=fingerprint(cast_here if run.votes else (a.entry for a in run.answers)),
+                # The host's declared answers are not what a client sends again: left out.
+                answers=fingerprint(
+                    cast_here if run.votes else (a.entry for a in run.answers if not _declared(a.entry))
+                ),
                 outcome=outcome,
                 result=result,
                 tool_results=tuple(run.tool_results),

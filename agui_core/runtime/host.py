@@ -99,7 +99,6 @@ import orjson
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from agui_core.errors import AguiError, LocalProtocolError, PayloadError, RemoteProtocolError, RunErrorCode
-from agui_core.machine.admission import EXPIRED_MARK
 from agui_core.machine.effects import (
     Answer,
     Effect,
@@ -500,8 +499,7 @@ class Host:
         send, receive = anyio.create_memory_object_stream[Streamed](0)
         receive.close()  # nobody listens: the outlet finds the caller gone, and the run goes on
         out = Outlet(send, self.send_timeout, run_input.run_id)
-        declared = any(a.entry.metadata is not None and EXPIRED_MARK in a.entry.metadata for a in start.answers)
-        whose = "its agent declared for expiry" if declared else "a failed attempt acted on"
+        whose = "a failed attempt acted on" if machine.acted_retried else "its agent declared for expiry"
         log.info("resuming thread %r with the answers %s (run %r)", thread_id, whose, run_input.run_id)
         try:
             async with send:
