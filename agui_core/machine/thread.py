@@ -1162,7 +1162,7 @@ class ThreadMachine:
             if settled is not None:
                 # Every open interrupt was decided (by votes; a policy edit or an expiry left
                 # nothing to wait for): the waiting agent resumes with those answers.
-                settled, expired = self._with_declared(settled, expired, ())
+                settled, expired = self._with_declared(settled, expired, (), policy)
                 return self._begin(
                     run_input,
                     now,
@@ -1206,12 +1206,6 @@ class ThreadMachine:
             resolved=self._resolved,
             validators=self._validators,
         )
-        if not answers:
-            # It only dismissed what expired: like an input that answers nothing, it is the
-            # same run again by its runId (a client that lost the stream sends it again).
-            retried = find_retry(run_input.run_id, self._completed)
-            if retried is not None:
-                return self._replay(run_input, retried)
         if approver and not answers:
             # Cancelling what expired is how the owner moves on; an approver has nothing to decide.
             raise RemoteProtocolError(
@@ -1219,7 +1213,13 @@ class ThreadMachine:
                 f"interrupt {format_ids(e.interrupt_id for e in entries)} expired before the resume arrived",
                 interrupt_ids=[e.interrupt_id for e in entries],
             )
-        answers, expired = self._with_declared(answers, expired, entries)
+        if not answers:
+            # It only dismissed what expired: like an input that answers nothing, it is the
+            # same run again by its runId (a client that lost the stream sends it again).
+            retried = find_retry(run_input.run_id, self._completed)
+            if retried is not None:
+                return self._replay(run_input, retried)
+        answers, expired = self._with_declared(answers, expired, entries, policy)
         return self._begin(
             run_input,
             now,
@@ -1231,18 +1231,42 @@ class ThreadMachine:
         )
 
     def _with_declared(
-        self, answers: tuple[BoundAnswer, ...], expired: list[OpenInterrupt], entries: Sequence[ResumeEntry]
+        self,
+        answers: tuple[BoundAnswer, ...],
+        expired: list[OpenInterrupt],
+        entries: Sequence[ResumeEntry],
+        policy: DecisionPolicy | None,
     ) -> tuple[tuple[BoundAnswer, ...], list[OpenInterrupt]]:
-        """``answers`` with the answers the agent declared for the expired interrupts the resume
-        does not cancel (see :meth:`expire`), in the order the interrupts were raised; and the
-        expired interrupts left to close as expired."""
+        """``answers`` with the answers the expired interrupts the resume does not dismiss still
+        get, in the order the interrupts were raised; and the expired interrupts left to close
+        as expired.
+
+        The answer a failed attempt acted on stands (a retry :meth:`_acted_answers` did not
+        bind); else the one the agent declared for the expiry (see :meth:`expire`). Under a
+        decision ``policy`` a person's acted answer is not filled in: whose decision it was is
+        not kept, and the audit would name this resume's sender; the interrupt closes as
+        expired, as before answers stood (a declared one, which is nobody's, is filled in).
+        """
+        if not expired:
+            return answers, expired
         given = {e.interrupt_id for e in entries}
-        declared = [o for o in expired if o.on_expiry is not None and o.interrupt.id not in given]
-        if not declared:
+        acted = {e.interrupt_id: e for e in self._acted}
+        added: list[BoundAnswer] = []
+        for item in expired:
+            iid = item.interrupt.id
+            if iid in given:
+                continue
+            if iid in acted:
+                if policy is None or _declared(acted[iid]):
+                    added.append(make_bound_answer(interrupt=item.interrupt, entry=acted[iid], raised_in=item.run_id))
+            elif item.on_expiry is not None:
+                added.append(_declared_answer(item))
+        if not added:
             return answers, expired
         index = {o.interrupt.id: n for n, o in enumerate(self._open)}
-        ordered = sorted((*answers, *map(_declared_answer, declared)), key=lambda a: index.get(a.interrupt.id, -1))
-        return tuple(ordered), [o for o in expired if o.on_expiry is None or o.interrupt.id in given]
+        ordered = sorted((*answers, *added), key=lambda a: index.get(a.interrupt.id, -1))
+        kept = {a.interrupt.id for a in added}
+        return tuple(ordered), [o for o in expired if o.interrupt.id not in kept]
 
     def _in_turns(
         self, live: Sequence[OpenInterrupt], policy: DecisionPolicy, principal: str, roles: frozenset[str]
@@ -1278,7 +1302,7 @@ class ThreadMachine:
                 return self._vote_events(run_input, policy.undecided(live), policy)
             # Everything was decided meanwhile (a policy edit lowered a quorum, say): the
             # retry resumes the agent with the answers.
-            settled, expired = self._with_declared(settled, expired, entries)
+            settled, expired = self._with_declared(settled, expired, entries, policy)
             return self._begin(
                 run_input,
                 now,
@@ -1320,7 +1344,7 @@ class ThreadMachine:
         # From here on the input is accepted and the machine changes.
         self._open = ballot.open
         if ballot.answers:
-            answers, expired = self._with_declared(ballot.answers, expired, entries)
+            answers, expired = self._with_declared(ballot.answers, expired, entries, policy)
             return self._start(
                 run_input,
                 now,
@@ -1332,7 +1356,9 @@ class ThreadMachine:
                 lease_until=lease_until,
                 decider=decider,
             )
-        self._close_expired([o for o in expired if o.on_expiry is None])  # the others wait (see expire)
+        dismissed = {e.interrupt_id for e in entries}
+        # One with a declared answer waits for the agent's next run (see expire), unless dismissed here.
+        self._close_expired([o for o in expired if o.on_expiry is None or o.interrupt.id in dismissed])
         self._adopt(history.added or None, own_json(history.state), sizes)
         self._state = next_state(self._state, MachineInput.VOTE)
         return [self._persist(), *self._vote_events(run_input, ballot.waiting, policy)]

@@ -79,6 +79,13 @@ def pay_approved(amount: int) -> str:
     return "paid"
 
 
+@tool
+def note_no_tip() -> str:
+    """Note that there is no tip."""
+    ran.append("no tip")
+    return "noted"
+
+
 class Served:
     """A host on a WebSocket, the thread ``t`` driven by raw frames."""
 
@@ -216,7 +223,7 @@ async def over_http(
     host = Host(
         agent,
         store=store,
-        tools=[pay, pay_approved],
+        tools=[pay, pay_approved, note_no_tip],
         clock=clock,
         policy=policy_from_toml(policy),
         authenticator=TokenAuthenticator.from_lines(tokens),
@@ -283,3 +290,71 @@ async def test_votes_that_decide_the_other_interrupt_carry_the_declared_answer()
             assert ending(await post(http, MAY, "r-3", approve)) == ("RUN_FINISHED", "success")
     assert got == [("r-3", True, "executed")] and ran == ["pay 5"]
     assert (await audit(store))["Ship?"] == ("expired", True)
+
+
+async def test_the_owners_dismissal_under_votes_closes_the_declared_question() -> None:
+    async def agent(ctx: RunContext) -> Any:
+        ship, _ = await ctx.gather(
+            ctx.confirm("Ship?", expires_at=at(10), on_expiry=resolve(True)),
+            ctx.call_tool("pay_approved", {"amount": 5}, expires_at=at(60)),
+        )
+        got.append(ship)
+        return ship
+
+    policy = {"tools": {"pay_approved": {"roles": ["manager"], "owner": False, "approvals": 2}}}
+    store = MemoryThreadStore()
+    clock = ManualClock(START)
+    host = await over_http(agent, policy, TOKENS, clock, store)
+    with anyio.fail_after(15):
+        async with host, httpx.AsyncClient(transport=httpx.ASGITransport(HttpApp(host)), base_url="http://h") as http:
+            ship, approval = asked(await post(http, ANN, "r-1"))
+            clock.advance(minutes=11)
+            assert ending(await post(http, ANN, "r-2", [dismiss(ship)])) == ("RUN_FINISHED", "interrupt")
+            approve = [yes(approval, {"approved": True})]
+            await post(http, MIKE, "r-3", approve)
+            assert ending(await post(http, MAY, "r-4", approve)) == ("RUN_FINISHED", "success")
+    assert got == [False] and ran == ["pay 5"]
+    assert (await audit(store))["Ship?"] == ("expired", None)
+
+
+async def test_under_a_decision_policy_no_declared_answer_overrides_what_the_attempt_acted_on() -> None:
+    # The person's no ran the tool; the declared yes would have paid. Whose no it was is not kept
+    # under a policy, so the question closes as expired (read as no), as before answers stood.
+    async def agent(ctx: RunContext) -> Any:
+        tip, _ = await ctx.gather(
+            ctx.confirm("Tip?", expires_at=at(10), on_expiry=resolve(True)), ctx.confirm("Note?", expires_at=at(20))
+        )
+        got.append((ctx.run_id, tip))
+        await (ctx.call_tool("pay", {"amount": 5}) if tip else ctx.call_tool("note_no_tip", {}))
+        if ctx.run_id == "r-2":
+            raise RuntimeError("the model call after the tool failed")
+        return tip
+
+    store = MemoryThreadStore()
+    clock = ManualClock(START)
+    host = await over_http(agent, {"default": {"roles": []}}, TOKENS, clock, store)
+    with anyio.fail_after(15):
+        async with host, httpx.AsyncClient(transport=httpx.ASGITransport(HttpApp(host)), base_url="http://h") as http:
+            tip, note = asked(await post(http, ANN, "r-1"))
+            clock.advance(minutes=5)
+            assert ending(await post(http, ANN, "r-2", [yes(tip, False), yes(note, False)]))[0] == "RUN_ERROR"
+            clock.advance(minutes=6)
+            retried = await post(http, ANN, "r-3", [yes(note, False)])
+    assert ending(retried) == ("RUN_FINISHED", "success"), retried[-1]
+    assert got[-1] == ("r-3", False) and ran == ["no tip"]
+    assert (await audit(store))["Tip?"] == ("expired", None)
+
+
+async def test_an_approvers_dismissal_is_refused_whatever_runid_it_borrows() -> None:
+    async def agent(ctx: RunContext) -> Any:
+        return (await ctx.call_tool("pay_approved", {"amount": 5}, expires_at=at(10))).status
+
+    policy = {"tools": {"pay_approved": {"roles": ["manager"], "owner": False}}}
+    clock = ManualClock(START)
+    host = await over_http(agent, policy, TOKENS, clock, MemoryThreadStore())
+    with anyio.fail_after(15):
+        async with host, httpx.AsyncClient(transport=httpx.ASGITransport(HttpApp(host)), base_url="http://h") as http:
+            (approval,) = asked(await post(http, ANN, "r-1"))
+            clock.advance(minutes=11)
+            borrowed = await post(http, MIKE, "r-1", [dismiss(approval)])  # the owner's first run's id
+    assert ending(borrowed) == ("RUN_ERROR", "INTERRUPT_EXPIRED")
