@@ -268,53 +268,34 @@ async def test_under_a_decision_policy_a_retry_keeps_the_declared_answer_the_att
     assert (await audit(store))["Tip?"] == ("expired", True)
 
 
-async def test_votes_that_decide_the_other_interrupt_carry_the_declared_answer() -> None:
-    async def agent(ctx: RunContext) -> Any:
-        ship, paid = await ctx.gather(
-            ctx.confirm("Ship?", expires_at=at(10), on_expiry=resolve(True)),
-            ctx.call_tool("pay_approved", {"amount": 5}, expires_at=at(60)),
-        )
-        got.append((ctx.run_id, ship, paid.status))
-        return ship
+async def ship_and_pay(ctx: RunContext) -> Any:
+    ship, paid = await ctx.gather(
+        ctx.confirm("Ship?", expires_at=at(10), on_expiry=resolve(True)),
+        ctx.call_tool("pay_approved", {"amount": 5}, expires_at=at(60)),
+    )
+    got.append((ctx.run_id, ship, paid.status))
+    return ship
 
+
+@pytest.mark.parametrize("dismissed", [False, True], ids=["nobody dismisses it", "the owner dismisses it"])
+async def test_votes_that_decide_the_other_interrupt_carry_the_declared_answer_unless_dismissed(
+    dismissed: bool,
+) -> None:
     policy = {"tools": {"pay_approved": {"roles": ["manager"], "owner": False, "approvals": 2}}}
     store = MemoryThreadStore()
     clock = ManualClock(START)
-    host = await over_http(agent, policy, TOKENS, clock, store)
-    with anyio.fail_after(15):
-        async with host, httpx.AsyncClient(transport=httpx.ASGITransport(HttpApp(host)), base_url="http://h") as http:
-            _, approval = asked(await post(http, ANN, "r-1"))
-            clock.advance(minutes=11)
-            approve = [yes(approval, {"approved": True})]
-            assert ending(await post(http, MIKE, "r-2", approve)) == ("RUN_FINISHED", "interrupt")
-            assert ending(await post(http, MAY, "r-3", approve)) == ("RUN_FINISHED", "success")
-    assert got == [("r-3", True, "executed")] and ran == ["pay 5"]
-    assert (await audit(store))["Ship?"] == ("expired", True)
-
-
-async def test_the_owners_dismissal_under_votes_closes_the_declared_question() -> None:
-    async def agent(ctx: RunContext) -> Any:
-        ship, _ = await ctx.gather(
-            ctx.confirm("Ship?", expires_at=at(10), on_expiry=resolve(True)),
-            ctx.call_tool("pay_approved", {"amount": 5}, expires_at=at(60)),
-        )
-        got.append(ship)
-        return ship
-
-    policy = {"tools": {"pay_approved": {"roles": ["manager"], "owner": False, "approvals": 2}}}
-    store = MemoryThreadStore()
-    clock = ManualClock(START)
-    host = await over_http(agent, policy, TOKENS, clock, store)
+    host = await over_http(ship_and_pay, policy, TOKENS, clock, store)
     with anyio.fail_after(15):
         async with host, httpx.AsyncClient(transport=httpx.ASGITransport(HttpApp(host)), base_url="http://h") as http:
             ship, approval = asked(await post(http, ANN, "r-1"))
             clock.advance(minutes=11)
-            assert ending(await post(http, ANN, "r-2", [dismiss(ship)])) == ("RUN_FINISHED", "interrupt")
+            if dismissed:
+                assert ending(await post(http, ANN, "r-d", [dismiss(ship)])) == ("RUN_FINISHED", "interrupt")
             approve = [yes(approval, {"approved": True})]
-            await post(http, MIKE, "r-3", approve)
-            assert ending(await post(http, MAY, "r-4", approve)) == ("RUN_FINISHED", "success")
-    assert got == [False] and ran == ["pay 5"]
-    assert (await audit(store))["Ship?"] == ("expired", None)
+            assert ending(await post(http, MIKE, "r-2", approve)) == ("RUN_FINISHED", "interrupt")
+            assert ending(await post(http, MAY, "r-3", approve)) == ("RUN_FINISHED", "success")
+    assert got == [("r-3", not dismissed, "executed")] and ran == ["pay 5"]
+    assert (await audit(store))["Ship?"] == ("expired", None if dismissed else True)
 
 
 async def test_under_a_decision_policy_no_declared_answer_overrides_what_the_attempt_acted_on() -> None:
